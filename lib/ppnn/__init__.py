@@ -1,0 +1,14 @@
+"""PPNN Lab: privacy-preserving neural network protocols in simulated multi-party mode.
+
+Subpackages
+-----------
+core       rings, fixed point, sharing, dealer, cost ledger, network time model
+nn         layer specs, network zoo, numpy forward passes, trainer, quantizers
+data       MNIST / Fashion-MNIST from registry packages (hash-verified)
+he         cryptographic backends (BFV, Paillier, TFHE, garbled circuits)
+protocols  one module per paper (tabula, gala, swann, she, falcon) and baselines
+report     paper-vs-reproduced tables
+reproduce  the papermill pipeline
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,132 @@
+"""A trusted dealer of correlated randomness, booked as *offline* communication.
+
+The dealer stands in for the preprocessing phase (OT/HE-based triple generation in the papers).
+Each item it hands out is booked as dealer -> party messages in the offline phase, one round
+per request, so offline bytes can be reported beside online bytes. Papers that state their
+own offline cost (e.g. Tabula's preprocessing) implement that protocol instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .ledger import Ledger
+from .ring import Ring
+from .sharing import AdditiveShares, XorShares, share_additive, share_xor
+
+__all__ = ["Dealer", "BeaverTriple", "MatrixTriple", "TruncationPair", "BitTriple"]
+
+
+@dataclass
+class BeaverTriple:
+    a: AdditiveShares
+    b: AdditiveShares
+    c: AdditiveShares  # c = a * b
+
+
+@dataclass
+class MatrixTriple:
+    a: AdditiveShares  # (m, n)
+    b: AdditiveShares  # (n, p)
+    c: AdditiveShares  # a @ b
+
+
+@dataclass
+class TruncationPair:
+    r: AdditiveShares       # random r
+    r_trunc: AdditiveShares  # r >> d (arithmetic, as a signed value)
+    d: int
+
+
+@dataclass
+class BitTriple:
+    a: XorShares
+    b: XorShares
+    c: XorShares  # c = a & b
+
+
+class Dealer:
+    """Trusted third party producing correlated randomness for ``parties``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of the dealer's randomness (seeded by the caller).
+    ledger : Ledger
+        Where the material is booked (offline, sender ``"dealer"``).
+    parties : sequence of str
+        The receiving parties, in share order.
+    """
+
+    def __init__(self, rng: np.random.Generator, ledger: Ledger, parties):
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError("rng must be a numpy.random.Generator (seed it explicitly)")
+        parties = tuple(parties)
+        for p in parties:
+            if p not in ledger.parties:
+                raise ValueError(f"dealer party {p!r} is not on the ledger {ledger.parties}")
+        if len(parties) < 2:
+            raise ValueError("the dealer serves at least two parties")
+        self.rng, self.ledger, self.parties = rng, ledger, parties
+
+    def _book(self, bits_per_party: int, what: str) -> None:
+        with self.ledger.offline(), self.ledger.round():
+            for p in self.parties:
+                self.ledger.send(Ledger.DEALER, p, bits_per_party, what)
+
+    def _share(self, x, ring: Ring) -> AdditiveShares:
+        return share_additive(x, ring, self.rng, len(self.parties))
+
+    def triple(self, ring: Ring, shape) -> BeaverTriple:
+        """Elementwise Beaver triple of ``shape``."""
+        a, b = ring.random(self.rng, shape), ring.random(self.rng, shape)
+        n = int(np.prod(shape, dtype=np.int64))
+        self._book(3 * n * ring.bits, "beaver triple")
+        return BeaverTriple(self._share(a, ring), self._share(b, ring),
+                            self._share(ring.mul(a, b), ring))
+
+    def matrix_triple(self, ring: Ring, shape_a, shape_b) -> MatrixTriple:
+        """Matrix Beaver triple: A (m, n), B (n, p), C = A @ B."""
+        shape_a, shape_b = tuple(shape_a), tuple(shape_b)
+        if len(shape_a) != 2 or len(shape_b) != 2 or shape_a[1] != shape_b[0]:
+            raise ValueError(f"matrix triple shapes do not chain: {shape_a} @ {shape_b}")
+        a, b = ring.random(self.rng, shape_a), ring.random(self.rng, shape_b)
+        c = ring.matmul(a, b)
+        n = a.size + b.size + c.size
+        self._book(n * ring.bits, "matrix triple")
+        return MatrixTriple(self._share(a, ring), self._share(b, ring), self._share(c, ring))
+
+    def truncation_pair(self, ring: Ring, shape, d: int, r_bits: int | None = None
+                        ) -> TruncationPair:
+        """(r, r >> d) with r uniform in [0, 2^r_bits) (default: the full ring)."""
+        if not 0 < d < ring.k:
+            raise ValueError(f"truncation by d={d} bits is outside 1..{ring.k - 1}")
+        r_bits = ring.k if r_bits is None else r_bits
+        if not d <= r_bits <= ring.k:
+            raise ValueError(f"r_bits must be in [{d}, {ring.k}], got {r_bits}")
+        r = ring.random(self.rng, shape) & np.uint64((1 << r_bits) - 1 if r_bits < 64
+                                                       else np.iinfo(np.uint64).max)
+        # arithmetic shift of the signed representative (ABY3-style pair)
+        r_trunc = ring.reduce(ring.to_signed(r) >> d)
+        n = int(np.prod(shape, dtype=np.int64))
+        self._book(2 * n * ring.bits, "truncation pair")
+        return TruncationPair(self._share(r, ring), self._share(r_trunc, ring), d)
+
+    def random_bits(self, ring: Ring, shape) -> tuple[AdditiveShares, XorShares]:
+        """Random bits shared both arithmetically (in ``ring``) and as XOR shares."""
+        bits = self.rng.integers(0, 2, size=shape, dtype=np.uint64)
+        n = int(np.prod(shape, dtype=np.int64))
+        self._book(n * (ring.bits + 1), "random bits")
+        return self._share(bits, ring), share_xor(bits, 1, self.rng, len(self.parties))
+
+    def bit_triples(self, shape, k: int = 1) -> BitTriple:
+        """Boolean (AND) triples on k-bit strings."""
+        ring = Ring(k)
+        a, b = ring.random(self.rng, shape), ring.random(self.rng, shape)
+        n = int(np.prod(shape, dtype=np.int64))
+        self._book(3 * n * k, "bit triple")
+        np_ = len(self.parties)
+        return BitTriple(share_xor(a, k, self.rng, np_), share_xor(b, k, self.rng, np_),
+                         share_xor(a & b, k, self.rng, np_))

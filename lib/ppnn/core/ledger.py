@@ -1,0 +1,310 @@
+"""The cost ledger: every cross-party message and every counted cryptographic operation.
+
+A protocol never moves a value between parties without booking it here::
+
+    ledger = Ledger(["client", "server"])
+    with ledger.label("conv1"), ledger.round():
+        ledger.send("client", "server", bits=n * 64, what="x - r")
+
+* **Messages** carry sender, receiver, size in bits, round, phase (``online``/``offline``),
+  a label path (``"net/conv1/relu"``) and a free-text ``what``.
+* **Rounds**: every ``send`` outside a ``round()`` block opens a round of its own; all sends in
+  one ``with ledger.round():`` block share a round (messages sent in parallel). Nested
+  ``round()`` blocks join the outer one. Rounds are counted per phase.
+* **Operations**: ``count(op, n)`` books HE/TFHE/GC/Paillier work (``Perm``, ``ScMult``,
+  ``bootstrap``, ``and_gate``, ``paillier_exp`` ...), with party, phase and label.
+  ``depth(name, d)`` keeps the maximum of a depth-like quantity (multiplicative depth).
+
+Sizes are bits; byte queries divide by 8 (fractional bytes are kept, so nothing is rounded).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import pandas as pd
+
+__all__ = ["Ledger", "Message", "PHASES"]
+
+PHASES = ("online", "offline")
+
+
+@dataclass(frozen=True)
+class Message:
+    sender: str
+    receiver: str
+    bits: int
+    round: int
+    phase: str
+    label: str
+    what: str = ""
+
+
+@dataclass(frozen=True)
+class OpRecord:
+    op: str
+    n: int
+    party: str
+    phase: str
+    label: str
+
+
+class Ledger:
+    """Books messages and operation counts of a simulated multi-party run.
+
+    Parameters
+    ----------
+    parties : iterable of str
+        Names of the parties (e.g. ``["client", "server"]`` or ``["P0", "P1", "P2"]``).
+        A trusted ``"dealer"`` is always allowed as a sender of offline material.
+    """
+
+    DEALER = "dealer"
+
+    def __init__(self, parties: Iterable[str]):
+        parties = tuple(parties)
+        if len(parties) < 2:
+            raise ValueError(f"a ledger needs at least two parties, got {parties!r}")
+        if len(set(parties)) != len(parties):
+            raise ValueError(f"party names must be unique, got {parties!r}")
+        if self.DEALER in parties:
+            raise ValueError(f"'{self.DEALER}' is reserved for the trusted dealer")
+        self.parties: tuple[str, ...] = parties
+        self.messages: list[Message] = []
+        self.ops: list[OpRecord] = []
+        self.depths: dict[tuple[str, str], int] = {}
+        self._labels: list[str] = []
+        self._phase: list[str] = ["online"]
+        self._round_counter = {p: 0 for p in PHASES}
+        self._open_round: int | None = None
+        self._round_depth = 0
+
+    # -- context ------------------------------------------------------------------------
+    @property
+    def current_label(self) -> str:
+        return "/".join(self._labels)
+
+    @property
+    def phase(self) -> str:
+        return self._phase[-1]
+
+    @contextlib.contextmanager
+    def label(self, name: str) -> Iterator[Ledger]:
+        """Nest a label (layer name, protocol step) for everything booked inside."""
+        if not isinstance(name, str) or not name or "/" in name:
+            raise ValueError(f"label must be a non-empty string without '/', got {name!r}")
+        self._labels.append(name)
+        try:
+            yield self
+        finally:
+            self._labels.pop()
+
+    @contextlib.contextmanager
+    def offline(self) -> Iterator[Ledger]:
+        """Book everything inside as preprocessing (offline phase)."""
+        with self.phase_(("offline")):
+            yield self
+
+    @contextlib.contextmanager
+    def phase_(self, phase: str) -> Iterator[Ledger]:
+        if phase not in PHASES:
+            raise ValueError(f"phase must be one of {PHASES}, got {phase!r}")
+        if self._round_depth and phase != self.phase:
+            raise RuntimeError("cannot switch phase inside a round() block")
+        self._phase.append(phase)
+        try:
+            yield self
+        finally:
+            self._phase.pop()
+
+    @contextlib.contextmanager
+    def round(self) -> Iterator[Ledger]:
+        """All messages booked inside belong to one communication round."""
+        if self._round_depth == 0:
+            self._open_round = None  # opened lazily by the first send
+        self._round_depth += 1
+        try:
+            yield self
+        finally:
+            self._round_depth -= 1
+            if self._round_depth == 0:
+                self._open_round = None
+
+    def _round_for_send(self) -> int:
+        ph = self.phase
+        if self._round_depth == 0:
+            self._round_counter[ph] += 1
+            return self._round_counter[ph]
+        if self._open_round is None:
+            self._round_counter[ph] += 1
+            self._open_round = self._round_counter[ph]
+        return self._open_round
+
+    # -- booking ------------------------------------------------------------------------
+    def _check_party(self, name: str, role: str, allow_dealer: bool = False) -> None:
+        if name in self.parties or (allow_dealer and name == self.DEALER):
+            return
+        raise ValueError(f"unknown {role} {name!r}; this ledger's parties are {self.parties}")
+
+    def send(self, sender: str, receiver: str, bits: int, what: str = "") -> Message:
+        """Book one message of ``bits`` bits from ``sender`` to ``receiver``."""
+        self._check_party(sender, "sender", allow_dealer=True)
+        self._check_party(receiver, "receiver")
+        if sender == receiver:
+            raise ValueError(f"a party cannot send to itself ({sender!r})")
+        bits = int(bits)
+        if bits < 0:
+            raise ValueError(f"message size must be >= 0 bits, got {bits}")
+        if sender == self.DEALER and self.phase != "offline":
+            raise ValueError("dealer material must be booked in the offline phase")
+        msg = Message(sender, receiver, bits, self._round_for_send(), self.phase,
+                      self.current_label, what)
+        self.messages.append(msg)
+        return msg
+
+    def broadcast(self, sender: str, bits: int, what: str = "") -> None:
+        """``sender`` sends the same ``bits`` to every other party, in one round."""
+        with self.round():
+            for p in self.parties:
+                if p != sender:
+                    self.send(sender, p, bits, what)
+
+    def count(self, op: str, n: int = 1, party: str | None = None) -> None:
+        """Book ``n`` operations of kind ``op`` (e.g. ``"Perm"``, ``"bootstrap"``)."""
+        if not isinstance(op, str) or not op:
+            raise ValueError("operation name must be a non-empty string")
+        n = int(n)
+        if n < 0:
+            raise ValueError(f"operation count must be >= 0, got {n}")
+        if party is not None:
+            self._check_party(party, "party", allow_dealer=True)
+        self.ops.append(OpRecord(op, n, party or "", self.phase, self.current_label))
+
+    def depth(self, name: str, d: int) -> None:
+        """Record a depth-like quantity; the ledger keeps the maximum per label."""
+        key = (self.current_label, name)
+        self.depths[key] = max(self.depths.get(key, 0), int(d))
+
+    def merge(self, other: Ledger, prefix: str | None = None) -> None:
+        """Append another ledger's records (rounds are shifted to follow this one's)."""
+        if set(other.parties) - set(self.parties):
+            raise ValueError(f"cannot merge ledger with parties {other.parties} into {self.parties}")
+        shift = dict(self._round_counter)
+        pre = (prefix + "/") if prefix else ""
+        for m in other.messages:
+            self.messages.append(Message(m.sender, m.receiver, m.bits, m.round + shift[m.phase],
+                                         m.phase, pre + m.label, m.what))
+        for ph in PHASES:
+            self._round_counter[ph] += other._round_counter[ph]
+        for o in other.ops:
+            self.ops.append(OpRecord(o.op, o.n, o.party, o.phase, pre + o.label))
+        for (lab, name), d in other.depths.items():
+            key = (pre + lab, name)
+            self.depths[key] = max(self.depths.get(key, 0), d)
+
+    # -- queries ------------------------------------------------------------------------
+    def _msgs(self, phase: str | None, label: str | None) -> list[Message]:
+        if phase is not None and phase not in PHASES:
+            raise ValueError(f"phase must be one of {PHASES} or None, got {phase!r}")
+        out = self.messages
+        if phase is not None:
+            out = [m for m in out if m.phase == phase]
+        if label is not None:
+            out = [m for m in out if m.label == label or m.label.startswith(label + "/")]
+        return out
+
+    def total_bits(self, phase: str | None = None, label: str | None = None) -> int:
+        return sum(m.bits for m in self._msgs(phase, label))
+
+    def total_bytes(self, phase: str | None = None, label: str | None = None) -> float:
+        return self.total_bits(phase, label) / 8
+
+    def rounds(self, phase: str | None = "online", label: str | None = None) -> int:
+        """Number of distinct rounds with at least one message."""
+        return len({(m.phase, m.round) for m in self._msgs(phase, label)})
+
+    def n_messages(self, phase: str | None = None, label: str | None = None) -> int:
+        return len(self._msgs(phase, label))
+
+    def bytes_per_party(self, phase: str | None = None) -> pd.DataFrame:
+        """Bytes sent and received by each party (and the dealer, if it sent anything)."""
+        names = list(self.parties) + ([self.DEALER] if any(
+            m.sender == self.DEALER for m in self.messages) else [])
+        sent = dict.fromkeys(names, 0)
+        recv = dict.fromkeys(names, 0)
+        for m in self._msgs(phase, None):
+            sent[m.sender] += m.bits
+            recv[m.receiver] += m.bits
+        return pd.DataFrame({"sent_bytes": {p: sent[p] / 8 for p in names},
+                             "received_bytes": {p: recv[p] / 8 for p in names}})
+
+    def messages_frame(self) -> pd.DataFrame:
+        cols = ["sender", "receiver", "bits", "round", "phase", "label", "what"]
+        return pd.DataFrame([m.__dict__ for m in self.messages], columns=cols)
+
+    def ops_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([o.__dict__ for o in self.ops],
+                            columns=["op", "n", "party", "phase", "label"])
+
+    def op_count(self, op: str, phase: str | None = None, label: str | None = None,
+                 party: str | None = None) -> int:
+        total = 0
+        for o in self.ops:
+            if o.op != op or (phase is not None and o.phase != phase):
+                continue
+            if label is not None and not (o.label == label or o.label.startswith(label + "/")):
+                continue
+            if party is not None and o.party != party:
+                continue
+            total += o.n
+        return total
+
+    def op_counts(self, phase: str | None = None) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for o in self.ops:
+            if phase is None or o.phase == phase:
+                out[o.op] = out.get(o.op, 0) + o.n
+        return out
+
+    def max_depth(self, name: str = "depth", label: str | None = None) -> int:
+        vals = [d for (lab, n), d in self.depths.items() if n == name and (
+            label is None or lab == label or lab.startswith(label + "/"))]
+        return max(vals, default=0)
+
+    def by_label(self, level: int = 1) -> pd.DataFrame:
+        """Bytes, messages and rounds per label prefix (first ``level`` components)."""
+        rows: dict[tuple[str, str], dict] = {}
+        for m in self.messages:
+            key = ("/".join(m.label.split("/")[:level]) if m.label else "(none)", m.phase)
+            r = rows.setdefault(key, {"bytes": 0.0, "messages": 0, "rounds": set()})
+            r["bytes"] += m.bits / 8
+            r["messages"] += 1
+            r["rounds"].add(m.round)
+        data = [{"label": k[0], "phase": k[1], "bytes": v["bytes"], "messages": v["messages"],
+                 "rounds": len(v["rounds"])} for k, v in rows.items()]
+        df = pd.DataFrame(data, columns=["label", "phase", "bytes", "messages", "rounds"])
+        return df.sort_values(["phase", "label"], kind="stable").reset_index(drop=True)
+
+    def summary(self) -> pd.DataFrame:
+        """One row per phase: bytes, messages, rounds; plus operation counts as columns."""
+        rows = []
+        for ph in PHASES:
+            row = {"phase": ph, "bytes": self.total_bytes(ph), "messages": self.n_messages(ph),
+                   "rounds": self.rounds(ph)}
+            row.update(self.op_counts(ph))
+            rows.append(row)
+        return pd.DataFrame(rows).set_index("phase").fillna(0)
+
+    def round_loads(self, phase: str = "online") -> list[dict[str, int]]:
+        """Per round, bits sent by each sender (used by the network time model)."""
+        per: dict[int, dict[str, int]] = {}
+        for m in self._msgs(phase, None):
+            d = per.setdefault(m.round, {})
+            d[m.sender] = d.get(m.sender, 0) + m.bits
+        return [per[r] for r in sorted(per)]
+
+    def __repr__(self) -> str:
+        return (f"Ledger(parties={self.parties}, online={self.total_bytes('online'):.0f} B/"
+                f"{self.rounds('online')} rounds, offline={self.total_bytes('offline'):.0f} B)")

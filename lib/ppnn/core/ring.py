@@ -1,0 +1,201 @@
+"""Rings Z_2^k (k <= 64) and prime fields Z_p on numpy arrays.
+
+Elements of Z_2^k are stored as ``uint64``; arithmetic wraps modulo 2^64 in numpy and is then
+masked to k bits, so every operation is exact. Signed values use two's complement: the
+representative of ``x`` in ``[-2^(k-1), 2^(k-1))`` is ``x mod 2^k``.
+
+Z_p is stored as ``int64`` and restricted to ``p < 2^31`` so that a product of two reduced
+elements fits in int64 before reduction (vectorized, no Python big integers).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Ring", "PrimeField", "Z2_64", "Z2_32", "is_prime"]
+
+
+def _as_int_array(x, what: str) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.dtype == object:
+        raise TypeError(f"{what}: object arrays are not supported; pass integer numpy arrays")
+    if arr.dtype.kind == "f":
+        raise TypeError(f"{what}: got floating-point values; encode them with FixedPoint first")
+    if arr.dtype.kind not in "iub":
+        raise TypeError(f"{what}: expected an integer array, got dtype {arr.dtype}")
+    return arr
+
+
+@dataclass(frozen=True)
+class Ring:
+    """The ring Z_2^k of integers modulo 2^k, 1 <= k <= 64.
+
+    Parameters
+    ----------
+    k : int
+        Bit width. ``k > 64`` raises ``ValueError`` (elements are held in uint64).
+    """
+
+    k: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.k, int | np.integer) or isinstance(self.k, bool):
+            raise TypeError(f"ring bit width k must be an int, got {type(self.k).__name__}")
+        if not 1 <= int(self.k) <= 64:
+            raise ValueError(f"ring bit width k must be in 1..64, got k={self.k}")
+
+    # -- constants -----------------------------------------------------------------------
+    @property
+    def modulus(self) -> int:
+        return 1 << self.k
+
+    @property
+    def mask(self) -> np.uint64:
+        return np.uint64((1 << self.k) - 1)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(np.uint64)
+
+    @property
+    def bits(self) -> int:
+        """Bits needed to send one element."""
+        return self.k
+
+    def __repr__(self) -> str:
+        return f"Ring(Z_2^{self.k})"
+
+    # -- conversions ---------------------------------------------------------------------
+    def reduce(self, x) -> np.ndarray:
+        """Reduce any integer array (signed or unsigned) to its representative mod 2^k."""
+        arr = _as_int_array(x, "Ring.reduce")
+        return arr.astype(np.uint64, copy=False) & self.mask
+
+    def check(self, x, what: str = "value") -> np.ndarray:
+        """Return ``x`` as uint64 after checking every element is already in [0, 2^k)."""
+        arr = _as_int_array(x, what)
+        if arr.dtype.kind == "i" and arr.size and arr.min() < 0:
+            raise ValueError(f"{what}: negative element {arr.min()} is not in Z_2^{self.k}")
+        u = arr.astype(np.uint64, copy=False)
+        if self.k < 64 and u.size and u.max() > self.mask:
+            raise ValueError(f"{what}: element {int(u.max())} is outside Z_2^{self.k}")
+        return u
+
+    def from_signed(self, x) -> np.ndarray:
+        """Encode signed integers in [-2^(k-1), 2^(k-1)) in two's complement; others raise."""
+        arr = _as_int_array(x, "Ring.from_signed").astype(np.int64, copy=False)
+        if self.k < 64 and arr.size:
+            lo, hi = -(1 << (self.k - 1)), (1 << (self.k - 1)) - 1
+            if arr.min() < lo or arr.max() > hi:
+                raise ValueError(
+                    f"signed value out of range for Z_2^{self.k}: allowed [{lo}, {hi}], "
+                    f"got [{arr.min()}, {arr.max()}]"
+                )
+        return arr.astype(np.uint64) & self.mask
+
+    def to_signed(self, x) -> np.ndarray:
+        """Decode two's complement representatives to int64."""
+        u = self.reduce(x)
+        if self.k == 64:
+            return u.view(np.int64)
+        half = np.uint64(1 << (self.k - 1))
+        s = u.astype(np.int64)
+        return np.where(u >= half, s - (1 << self.k), s)
+
+    def msb(self, x) -> np.ndarray:
+        """Most significant bit (the sign bit of the two's complement value)."""
+        return ((self.reduce(x) >> np.uint64(self.k - 1)) & np.uint64(1)).astype(np.uint8)
+
+    # -- arithmetic ----------------------------------------------------------------------
+    def add(self, a, b) -> np.ndarray:
+        return (np.asarray(a, dtype=np.uint64) + np.asarray(b, dtype=np.uint64)) & self.mask
+
+    def sub(self, a, b) -> np.ndarray:
+        return (np.asarray(a, dtype=np.uint64) - np.asarray(b, dtype=np.uint64)) & self.mask
+
+    def neg(self, a) -> np.ndarray:
+        return (np.uint64(0) - np.asarray(a, dtype=np.uint64)) & self.mask
+
+    def mul(self, a, b) -> np.ndarray:
+        return (np.asarray(a, dtype=np.uint64) * np.asarray(b, dtype=np.uint64)) & self.mask
+
+    def matmul(self, a, b) -> np.ndarray:
+        """Matrix product mod 2^k (exact: uint64 products and sums wrap mod 2^64)."""
+        return np.matmul(np.asarray(a, dtype=np.uint64), np.asarray(b, dtype=np.uint64)) & (
+            self.mask
+        )
+
+    def sum(self, a, axis=None) -> np.ndarray:
+        return np.sum(np.asarray(a, dtype=np.uint64), axis=axis, dtype=np.uint64) & self.mask
+
+    def random(self, rng: np.random.Generator, shape=()) -> np.ndarray:
+        """Uniform elements of Z_2^k drawn from ``rng``."""
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError("rng must be a numpy.random.Generator (seed it explicitly)")
+        return rng.integers(0, np.iinfo(np.uint64).max, size=shape, dtype=np.uint64,
+                            endpoint=True) & self.mask
+
+
+Z2_64 = Ring(64)
+Z2_32 = Ring(32)
+
+
+def is_prime(p: int) -> bool:
+    if p < 2:
+        return False
+    if p % 2 == 0:
+        return p == 2
+    i = 3
+    while i * i <= p:
+        if p % i == 0:
+            return False
+        i += 2
+    return True
+
+
+@dataclass(frozen=True)
+class PrimeField:
+    """The field Z_p for a prime ``p < 2^31`` (elements held as int64)."""
+
+    p: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.p, int | np.integer) or isinstance(self.p, bool):
+            raise TypeError(f"field modulus p must be an int, got {type(self.p).__name__}")
+        if not 2 <= int(self.p) < (1 << 31):
+            raise ValueError(f"field modulus p must be a prime in [2, 2^31), got p={self.p}")
+        if not is_prime(int(self.p)):
+            raise ValueError(f"field modulus p={self.p} is not prime")
+
+    @property
+    def bits(self) -> int:
+        """Bits needed to send one element, ceil(log2 p)."""
+        return int(self.p - 1).bit_length()
+
+    def __repr__(self) -> str:
+        return f"PrimeField(Z_{self.p})"
+
+    def reduce(self, x) -> np.ndarray:
+        return np.mod(_as_int_array(x, "PrimeField.reduce").astype(np.int64), self.p)
+
+    def add(self, a, b) -> np.ndarray:
+        return (np.asarray(a, np.int64) + np.asarray(b, np.int64)) % self.p
+
+    def sub(self, a, b) -> np.ndarray:
+        return (np.asarray(a, np.int64) - np.asarray(b, np.int64)) % self.p
+
+    def neg(self, a) -> np.ndarray:
+        return (-np.asarray(a, np.int64)) % self.p
+
+    def mul(self, a, b) -> np.ndarray:
+        return (np.asarray(a, np.int64) * np.asarray(b, np.int64)) % self.p
+
+    def random(self, rng: np.random.Generator, shape=()) -> np.ndarray:
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError("rng must be a numpy.random.Generator (seed it explicitly)")
+        return rng.integers(0, self.p, size=shape, dtype=np.int64)
+
+    def random_nonzero(self, rng: np.random.Generator, shape=()) -> np.ndarray:
+        return rng.integers(1, self.p, size=shape, dtype=np.int64)
