@@ -1,0 +1,97 @@
+"""Where everything lives. Every output path of the toolkit comes from here.
+
+The project root is ``$PPNN_ROOT`` if set, otherwise the nearest directory at or above the
+current working directory that holds both ``data/paper`` and ``notebooks`` (so notebooks run
+from ``notebooks/`` and tests run from the root find the same place).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+__all__ = ["root", "paper_dir", "cache_dir", "figures_root", "figures_dir", "tables_dir", "results_dir",
+           "build_dir", "atomic_write", "atomic_path"]
+
+
+def root() -> Path:
+    env = os.environ.get("PPNN_ROOT")
+    if env:
+        return Path(env).resolve()
+    here = Path.cwd().resolve()
+    for d in (here, *here.parents):
+        if (d / "data" / "paper").is_dir() and (d / "notebooks").is_dir():
+            return d
+    raise FileNotFoundError(
+        "cannot find the PPNN Lab project root (a folder with data/paper and notebooks) at or "
+        f"above {here}; run from inside the repository or set PPNN_ROOT"
+    )
+
+
+def _mk(p: Path) -> Path:
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def paper_dir() -> Path:
+    """Transcribed paper tables (committed, read-only)."""
+    return root() / "data" / "paper"
+
+
+def cache_dir() -> Path:
+    """Fetched datasets and trained models (git-ignored)."""
+    return _mk(root() / "data" / "cache")
+
+
+def figures_root() -> Path:
+    """``figures/`` of the project, or ``$PPNN_FIGURES`` (quick test runs write elsewhere so
+    they never overwrite the full pipeline's committed outputs)."""
+    env = os.environ.get("PPNN_FIGURES")
+    return _mk(Path(env).resolve() if env else root() / "figures")
+
+
+def figures_dir(paper: str) -> Path:
+    return _mk(figures_root() / paper)
+
+
+def tables_dir() -> Path:
+    return _mk(figures_root() / "tables")
+
+
+def results_dir(paper: str) -> Path:
+    """Raw results of heavy runs (CSV/NPZ) that tables and figures are made from."""
+    return _mk(figures_root() / paper / "results")
+
+
+def build_dir() -> Path:
+    """Executed notebooks and pipeline stamps (git-ignored)."""
+    return _mk(root() / "build")
+
+
+@contextmanager
+def atomic_path(path: str | Path):
+    """Yield a temporary path beside ``path``; rename it onto ``path`` only on success."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def atomic_write(path: str | Path, data: str | bytes) -> Path:
+    """Write text or bytes to ``path`` via a temporary file and an atomic rename."""
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        if isinstance(data, bytes):
+            tmp.write_bytes(data)
+        else:
+            tmp.write_text(data, encoding="utf-8")
+    return path

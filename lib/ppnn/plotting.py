@@ -1,0 +1,31 @@
+"""Deterministic figure output: the same data and seed give byte-identical SVG/PNG files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+from . import paths
+
+__all__ = ["savefig", "setup"]
+
+
+def setup() -> None:
+    """Matplotlib settings that make SVG output reproducible."""
+    matplotlib.rcParams["svg.hashsalt"] = "ppnn-lab"
+    matplotlib.rcParams["svg.fonttype"] = "none"
+    matplotlib.rcParams["figure.dpi"] = 100
+
+
+def savefig(fig, paper: str, name: str, formats=("svg", "png")) -> list[Path]:
+    """Save ``fig`` as ``figures/<paper>/<name>.<fmt>`` atomically, without dates in metadata."""
+    setup()
+    out = []
+    for fmt in formats:
+        target = paths.figures_dir(paper) / f"{name}.{fmt}"
+        meta = {"Date": None} if fmt == "svg" else {"Software": None}
+        with paths.atomic_path(target) as tmp:
+            fig.savefig(tmp, format=fmt, metadata=meta, bbox_inches="tight")
+        out.append(target)
+    return out

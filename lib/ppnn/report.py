@@ -1,0 +1,260 @@
+"""Paper-vs-reproduced tables and the reproduction report.
+
+Paper values live in ``data/paper/<paper>_<table>.csv`` (tidy: ``table,row,metric,value,unit,
+note``). A notebook computes its own values as a DataFrame with columns ``row, metric, value``
+(optional ``kind`` -- measured / counted / projected / formula -- and ``note``) and calls
+:func:`compare`, then :func:`save`. :func:`build_report` assembles ``figures/REPORT.md`` from
+every saved table. Nothing here types in a reproduced number.
+
+Status per row
+--------------
+``exact``                 ours rounded to the paper's printed precision equals the paper value
+``within tolerance``      |ours / paper - 1| <= rtol
+``differs``               otherwise (the ``reason`` column says why, when known)
+``not reproducible here`` we have no value; ``reason`` says why
+``ours only``             a value we report that the paper does not have
+``paper value missing``   the paper's cell is empty in this copy of the text
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import paths
+
+__all__ = ["load_paper", "compare", "save", "build_report", "save_errata", "STATUSES",
+           "reproduced_frame"]
+
+STATUSES = ("exact", "within tolerance", "differs", "not reproducible here", "ours only",
+            "paper value missing")
+KINDS = ("measured", "counted", "projected", "formula", "quoted")
+COLUMNS = ["table", "row", "metric", "unit", "paper", "ours", "ratio", "kind", "status", "reason"]
+
+
+def load_paper(paper: str, table: str) -> pd.DataFrame:
+    """Read ``data/paper/<paper>_<table>.csv`` keeping printed values as strings."""
+    path = paths.paper_dir() / f"{paper}_{table}.csv"
+    if not path.exists():
+        raise FileNotFoundError(f"no transcribed paper table {path.name} in data/paper/")
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    need = {"table", "row", "metric", "value", "unit", "note"}
+    if set(df.columns) != need:
+        raise ValueError(f"{path.name}: header must be {sorted(need)}, got {list(df.columns)}")
+    dup = df.duplicated(["row", "metric"])
+    if dup.any():
+        raise ValueError(f"{path.name}: duplicate (row, metric) pairs: "
+                         f"{df.loc[dup, ['row', 'metric']].values.tolist()[:5]}")
+    return df
+
+
+def reproduced_frame(records, kind: str | None = None) -> pd.DataFrame:
+    """Build a reproduced-values frame from ``[(row, metric, value[, note]), ...]``."""
+    rows = []
+    for rec in records:
+        row, metric, value, *rest = rec
+        rows.append({"row": row, "metric": metric, "value": value,
+                     "note": rest[0] if rest else "", "kind": kind or ""})
+    return pd.DataFrame(rows, columns=["row", "metric", "value", "note", "kind"])
+
+
+def _decimals(s: str) -> int | None:
+    s = s.strip()
+    m = re.fullmatch(r"[-+]?\d*\.?(\d*)", s)
+    if not m or not s or s in {".", "-", "+"}:
+        return None
+    return len(m.group(1)) if "." in s else 0
+
+
+def _to_float(v) -> float:
+    if v is None:
+        return math.nan
+    if isinstance(v, int | float | np.integer | np.floating):
+        return float(v)
+    try:
+        return float(str(v).strip())
+    except ValueError:
+        return math.nan
+
+
+def _status(paper_s: str, ours, rtol: float) -> tuple[str, float]:
+    p = _to_float(paper_s)
+    o = _to_float(ours)
+    if isinstance(ours, str) and math.isnan(o):
+        # symbolic / textual values (formulas): compare normalised text
+        if not paper_s.strip():
+            return "paper value missing", math.nan
+        same = re.sub(r"\s+", "", ours) == re.sub(r"\s+", "", paper_s)
+        return ("exact" if same else "differs"), math.nan
+    if math.isnan(o):
+        return "not reproducible here", math.nan
+    if not paper_s.strip() or math.isnan(p):
+        return "paper value missing", math.nan
+    ratio = o / p if p != 0 else (1.0 if o == 0 else math.inf)
+    d = _decimals(paper_s)
+    if d is not None and round(o, d) == round(p, d):
+        return "exact", ratio
+    if p == 0:
+        return ("exact" if o == 0 else "differs"), ratio
+    return ("within tolerance" if abs(ratio - 1) <= rtol else "differs"), ratio
+
+
+def compare(paper: str, table: str, reproduced: pd.DataFrame, rtol: float = 0.05,
+            kind: str | None = None, reasons: dict | None = None,
+            keep_extra: bool = True) -> pd.DataFrame:
+    """Join reproduced values with the paper's and give each row a status.
+
+    Parameters
+    ----------
+    reproduced : DataFrame with columns ``row``, ``metric``, ``value`` (and optionally ``kind``,
+        ``note``). ``value`` may be NaN/None: the row is then "not reproducible here" and
+        ``note`` should say why. String values are compared as text (formulas).
+    rtol : relative tolerance for "within tolerance".
+    kind : default provenance for rows without a ``kind`` (measured/counted/projected/formula).
+    reasons : ``{(row, metric): text}`` explanations added to the ``reason`` column.
+    """
+    if kind is not None and kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    missing = {"row", "metric", "value"} - set(reproduced.columns)
+    if missing:
+        raise ValueError(f"reproduced frame lacks columns {sorted(missing)}")
+    ref = load_paper(paper, table)
+    ours = reproduced.copy()
+    for col in ("kind", "note"):
+        if col not in ours.columns:
+            ours[col] = ""
+    ours["kind"] = ours["kind"].replace("", kind or "").fillna(kind or "")
+    bad = set(ours["kind"]) - set(KINDS) - {""}
+    if bad:
+        raise ValueError(f"unknown kind(s) {sorted(bad)}; use one of {KINDS}")
+    dup = ours.duplicated(["row", "metric"])
+    if dup.any():
+        raise ValueError(f"reproduced values repeat (row, metric): "
+                         f"{ours.loc[dup, ['row', 'metric']].values.tolist()[:5]}")
+    keys_ref = set(zip(ref["row"], ref["metric"]))
+    keys_ours = set(zip(ours["row"], ours["metric"]))
+    unknown = keys_ours - keys_ref
+    if unknown and not keep_extra:
+        raise ValueError(f"rows not in the paper's {table}: {sorted(unknown)[:5]}")
+    reasons = reasons or {}
+    ours_by = {(r.row, r.metric): r for r in ours.itertuples(index=False)}
+    out = []
+    for r in ref.itertuples(index=False):
+        o = ours_by.get((r.row, r.metric))
+        value = o.value if o is not None else None
+        status, ratio = _status(r.value, value, rtol)
+        reason = "; ".join(x for x in (
+            (o.note if o is not None else "not computed by this notebook"),
+            reasons.get((r.row, r.metric), ""),
+            (r.note if status != "exact" else ""),
+        ) if isinstance(x, str) and x)
+        out.append({"table": r.table, "row": r.row, "metric": r.metric, "unit": r.unit,
+                    "paper": r.value, "ours": value, "ratio": ratio,
+                    "kind": o.kind if o is not None else "", "status": status,
+                    "reason": reason})
+    for key in sorted(unknown, key=str) if keep_extra else []:
+        o = ours_by[key]
+        out.append({"table": ref["table"].iloc[0] if len(ref) else table, "row": o.row,
+                    "metric": o.metric, "unit": "", "paper": "", "ours": o.value,
+                    "ratio": math.nan, "kind": o.kind, "status": "ours only",
+                    "reason": o.note if isinstance(o.note, str) else ""})
+    return pd.DataFrame(out, columns=COLUMNS)
+
+
+def _fmt(v) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    if isinstance(v, float | np.floating):
+        if v != 0 and (abs(v) >= 1e6 or abs(v) < 1e-3):
+            return f"{v:.4g}"
+        return f"{v:.4g}" if abs(v) < 1e4 else f"{v:,.0f}"
+    return str(v)
+
+
+def to_markdown(df: pd.DataFrame) -> str:
+    cols = list(df.columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for rec in df.itertuples(index=False):
+        cells = [_fmt(v).replace("|", "\\|").replace("\n", " ") for v in rec]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def save(df: pd.DataFrame, paper: str, table: str, title: str = "") -> Path:
+    """Write a compared table to ``figures/tables/<paper>_<table>.csv`` and ``.md``."""
+    if list(df.columns) != COLUMNS:
+        raise ValueError("save() takes the frame returned by compare()")
+    out = paths.tables_dir()
+    stem = f"{paper}_{table}"
+    paths.atomic_write(out / f"{stem}.csv", df.to_csv(index=False, float_format="%.6g"))
+    head = f"### {paper} {df['table'].iloc[0] if len(df) else table}"
+    if title:
+        head += f" — {title}"
+    paths.atomic_write(out / f"{stem}.md", head + "\n\n" + to_markdown(df))
+    return out / f"{stem}.csv"
+
+
+def save_errata(paper: str, rows: list[dict]) -> Path:
+    """Record inconsistencies found in a paper: dicts with ``where``, ``finding``, ``evidence``."""
+    for r in rows:
+        if set(r) != {"where", "finding", "evidence"}:
+            raise ValueError("each erratum needs exactly the keys where, finding, evidence")
+    df = pd.DataFrame(rows, columns=["where", "finding", "evidence"])
+    df.insert(0, "paper", paper)
+    return paths.atomic_write(paths.tables_dir() / f"errata_{paper}.csv", df.to_csv(index=False))
+
+
+PAPERS = ("overview", "tabula", "gala", "swann", "she", "falcon")
+
+
+def build_report(out: str | Path | None = None) -> Path:
+    """Assemble ``figures/REPORT.md`` from every saved table (generated; never hand-edited)."""
+    tdir = paths.tables_dir()
+    frames = {}
+    for p in sorted(tdir.glob("*.csv")):
+        if p.name.startswith("errata_") or p.name.endswith("_timings.csv"):
+            continue
+        df = pd.read_csv(p, dtype=str, keep_default_na=False)
+        if list(df.columns) != COLUMNS:
+            continue
+        frames[p.stem] = df
+    lines = ["# PPNN Lab — reproduction report", "",
+             "Generated by `make reproduce` (`python -m ppnn.reproduce`); do not edit by hand.",
+             "Each row: the paper's value, ours, their ratio, where ours came from "
+             "(measured / counted / projected / formula / quoted) and a status.", "",
+             "## Summary", ""]
+    summary = []
+    for paper in PAPERS:
+        stems = [s for s in frames if s.split("_", 1)[0] == paper]
+        if not stems:
+            continue
+        allrows = pd.concat([frames[s] for s in stems])
+        counts = allrows["status"].value_counts()
+        summary.append({"paper": paper, "tables": len(stems), "rows": len(allrows),
+                        **{s: int(counts.get(s, 0)) for s in STATUSES}})
+    if summary:
+        lines.append(to_markdown(pd.DataFrame(summary)))
+    else:
+        lines.append("No tables have been regenerated yet.\n")
+    for paper in PAPERS:
+        stems = sorted(s for s in frames if s.split("_", 1)[0] == paper)
+        if not stems:
+            continue
+        lines += ["", f"## {paper}", ""]
+        for s in stems:
+            md = tdir / f"{s}.md"
+            lines.append(md.read_text(encoding="utf-8") if md.exists() else to_markdown(frames[s]))
+    errata = sorted(tdir.glob("errata_*.csv"))
+    lines += ["", "## Errata found in the papers", ""]
+    if errata:
+        lines.append(to_markdown(pd.concat([pd.read_csv(p, dtype=str, keep_default_na=False)
+                                            for p in errata])))
+    else:
+        lines.append("None recorded yet.\n")
+    target = Path(out) if out else paths.figures_root() / "REPORT.md"
+    paths.atomic_write(target, "\n".join(lines))
+    return target
