@@ -1,0 +1,1 @@
+"""Cryptographic backends: BFV (TenSEAL), Paillier (phe), TFHE (tfhe-rs binding), garbled circuits."""

@@ -1,0 +1,1 @@
+"""One module (or small subpackage) per paper, plus the baselines they compare against."""
