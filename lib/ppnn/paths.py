@@ -12,8 +12,8 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["root", "paper_dir", "cache_dir", "figures_root", "figures_dir", "tables_dir", "results_dir",
-           "build_dir", "atomic_write", "atomic_path"]
+__all__ = ["root", "paper_dir", "cache_dir", "figures_root", "figures_dir", "tables_dir",
+           "results_dir", "build_dir", "atomic_write", "atomic_path"]
 
 
 def root() -> Path:

@@ -8,7 +8,7 @@ from .dealer import BeaverTriple, BitTriple, Dealer, MatrixTriple, TruncationPai
 from .fixed import FixedPoint
 from .ledger import PHASES, Ledger, Message
 from .netmodel import LAN, PRESETS, WAN, Network, Projection, project, project_counts
-from .ring import PrimeField, Ring, Z2_32, Z2_64, is_prime
+from .ring import Z2_32, Z2_64, PrimeField, Ring, is_prime
 from .sharing import (
     AdditiveShares,
     ReplicatedShares,

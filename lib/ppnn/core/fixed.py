@@ -29,13 +29,12 @@ class FixedPoint:
     def __post_init__(self) -> None:
         if not isinstance(self.ring, Ring):
             raise TypeError("FixedPoint.ring must be a ppnn.core.Ring")
-        if not isinstance(self.frac_bits, int | np.integer) or not 0 <= self.frac_bits < self.ring.k:
+        f = self.frac_bits
+        if not isinstance(f, int | np.integer) or not 0 <= f < self.ring.k:
             raise ValueError(
                 f"frac_bits must be an int in [0, {self.ring.k - 1}] for {self.ring!r}, "
                 f"got {self.frac_bits}"
             )
-        if self.ring.k > 53 + self.frac_bits and self.ring.k == 64:
-            pass  # float64 cannot hit every integer above 2^53; encode() checks range anyway
 
     @property
     def scale(self) -> int:

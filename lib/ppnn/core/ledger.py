@@ -104,7 +104,7 @@ class Ledger:
     @contextlib.contextmanager
     def offline(self) -> Iterator[Ledger]:
         """Book everything inside as preprocessing (offline phase)."""
-        with self.phase_(("offline")):
+        with self.phase_("offline"):
             yield self
 
     @contextlib.contextmanager
@@ -190,7 +190,8 @@ class Ledger:
     def merge(self, other: Ledger, prefix: str | None = None) -> None:
         """Append another ledger's records (rounds are shifted to follow this one's)."""
         if set(other.parties) - set(self.parties):
-            raise ValueError(f"cannot merge ledger with parties {other.parties} into {self.parties}")
+            raise ValueError(
+                f"cannot merge ledger with parties {other.parties} into {self.parties}")
         shift = dict(self._round_counter)
         pre = (prefix + "/") if prefix else ""
         for m in other.messages:
