@@ -1,0 +1,89 @@
+# PPNN Lab — the README's two commands are `make reproduce` and `make test`.
+# Both create/update the local virtual environment, install the package and the tfhe-rs
+# binding from source, fetch the datasets, and then run the pipeline or the checks.
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+PY     := $(BIN)/python
+# Compiled Rust artifacts are cached outside the work tree so a fresh clone rebuilds
+# incrementally; delete the folder to force a clean build.
+export CARGO_TARGET_DIR ?= $(HOME)/.cache/ppnn-lab/cargo-target
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+TFHE_CRATE := lib/ppnn_tfhe
+TFHE_SRC   := $(wildcard $(TFHE_CRATE)/Cargo.toml $(TFHE_CRATE)/Cargo.lock \
+                $(TFHE_CRATE)/pyproject.toml $(TFHE_CRATE)/src/*.rs $(TFHE_CRATE)/src/*/*.rs \
+                $(TFHE_CRATE)/*.pyi)
+PYTEST_ARGS ?=
+
+.PHONY: help setup install binding data reproduce reproduce-quick test lint unit notebooks \
+        bench lab clean distclean
+
+help:
+	@echo "make reproduce   install everything, then regenerate all tables and figures"
+	@echo "make test        install everything, then lint + unit tests + notebooks (quick)"
+	@echo "make lab         open JupyterLab on the notebooks"
+	@echo "make bench       run the benchmarks (ratios measured side by side)"
+	@echo "make clean       remove build outputs (keeps .venv and data/cache)"
+
+# ---------------------------------------------------------------- environment
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade "pip>=24"
+
+$(VENV)/.stamp-install: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e ".[dev,lab]"
+	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3" >/dev/null
+	touch $@
+
+ifneq ($(TFHE_SRC),)
+$(VENV)/.stamp-tfhe: $(TFHE_SRC) $(VENV)/.stamp-install
+	@command -v cargo >/dev/null || { echo "cargo (Rust) is needed to build the tfhe-rs binding: https://rustup.rs"; exit 1; }
+	$(PY) -m pip install --quiet ./$(TFHE_CRATE)
+	touch $@
+binding: $(VENV)/.stamp-tfhe
+else
+binding:
+	@echo "no tfhe-rs binding crate in $(TFHE_CRATE); skipping"
+endif
+
+install: $(VENV)/.stamp-install binding
+
+data: $(VENV)/.stamp-install
+	@if [ "$$(id -u)" = 0 ] && ! apt-cache show dataset-fashion-mnist >/dev/null 2>&1; then \
+	  apt-get update -qq >/dev/null 2>&1 || true; fi
+	$(PY) -m ppnn.data fetch mnist fashion
+
+setup: install data
+
+# ---------------------------------------------------------------- the two commands
+reproduce: setup
+	$(PY) -m ppnn.reproduce
+
+reproduce-quick: setup
+	$(PY) -m ppnn.reproduce --quick
+
+lint: $(VENV)/.stamp-install
+	$(BIN)/ruff check lib tests benchmarks notebooks/*.py
+
+unit: setup
+	$(BIN)/pytest -m "not slow and not notebook" $(PYTEST_ARGS)
+
+notebooks: setup
+	$(BIN)/pytest -m notebook $(PYTEST_ARGS)
+
+test: setup lint
+	$(BIN)/pytest -m "not slow" $(PYTEST_ARGS)
+
+bench: setup
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+lab: setup
+	$(BIN)/jupyter lab notebooks/
+
+clean:
+	rm -rf build .pytest_cache .ruff_cache
+
+distclean: clean
+	rm -rf $(VENV) data/cache

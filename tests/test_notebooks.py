@@ -1,0 +1,30 @@
+"""Every notebook runs end to end in quick mode (what CI executes)."""
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from ppnn import reproduce
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs_in_quick_mode(nb, tmp_path):
+    out = reproduce.run_notebook(nb, quick=True, seed=0, figures=tmp_path / "figures",
+                                 out_dir=tmp_path / "nb", progress=False, timeout=900)
+    executed = nbformat.read(out, as_version=4)
+    errors = [o for c in executed.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if o.get("output_type") == "error"]
+    assert not errors
+    # the injected parameters really were QUICK=True
+    injected = [c for c in executed.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert injected and "QUICK = True" in injected[0].source
+    n_code = sum(1 for c in executed.cells if c.cell_type == "code")
+    n_ran = sum(1 for c in executed.cells if c.cell_type == "code" and c.get("execution_count"))
+    assert n_ran == n_code, f"{n_code - n_ran} code cells did not run"
+    json.dumps(executed)  # serialisable
