@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+
 from ppnn.core import (
     AdditiveShares,
     Dealer,

@@ -1,0 +1,75 @@
+import pandas as pd
+import pytest
+
+from ppnn import paths, report
+
+
+@pytest.fixture()
+def paper_table(tmp_path, monkeypatch):
+    (tmp_path / "data" / "paper").mkdir(parents=True)
+    (tmp_path / "notebooks").mkdir()
+    monkeypatch.setenv("PPNN_ROOT", str(tmp_path))
+    monkeypatch.setenv("PPNN_FIGURES", str(tmp_path / "figures"))
+    csv = ("table,row,metric,value,unit,note\n"
+           "Table 9,net-a,comm,2.10,MB,\n"
+           "Table 9,net-a,rounds,12,count,\n"
+           "Table 9,net-b,comm,5.0,MB,\n"
+           "Table 9,net-b,rounds,40,count,\n"
+           "Table 9,net-c,comm,,MB,lost in this copy\n"
+           'Table 9,formula,perm,"n_o*log2(n_i)",formula,\n')
+    (tmp_path / "data" / "paper" / "demo_table9.csv").write_text(csv)
+    return tmp_path
+
+
+def test_statuses(paper_table):
+    ours = report.reproduced_frame([
+        ("net-a", "comm", 2.1049, ""),          # equal at printed precision
+        ("net-a", "rounds", 13, "one extra round for the output"),
+        ("net-b", "comm", 5.2, ""),             # 4% off
+        ("net-b", "rounds", None, "needs CIFAR-10"),
+        ("net-c", "comm", 7.0, ""),
+        ("formula", "perm", "n_o * log2(n_i)", ""),
+        ("net-d", "comm", 1.0, "extra network"),
+    ], kind="counted")
+    df = report.compare("demo", "table9", ours, rtol=0.05)
+    st = df.set_index(["row", "metric"])["status"]
+    assert st[("net-a", "comm")] == "exact"
+    assert st[("net-a", "rounds")] == "differs"
+    assert st[("net-b", "comm")] == "within tolerance"
+    assert st[("net-b", "rounds")] == "not reproducible here"
+    assert st[("net-c", "comm")] == "paper value missing"
+    assert st[("formula", "perm")] == "exact"
+    assert st[("net-d", "comm")] == "ours only"
+    reason = df.set_index(["row", "metric"]).loc[("net-a", "rounds"), "reason"]
+    assert "extra round" in reason
+    assert df.set_index(["row", "metric"]).loc[("net-b", "comm"), "ratio"] == pytest.approx(1.04)
+    report.save(df, "demo", "table9", "demo")
+    report.save_errata("demo", [{"where": "Table 9", "finding": "x", "evidence": "y"}])
+    out = report.build_report()
+    assert out == paths.figures_root() / "REPORT.md"
+    text = out.read_text()
+    assert "Errata" in text and "demo" in text
+
+
+def test_compare_rejects_bad_input(paper_table):
+    with pytest.raises(FileNotFoundError, match="no transcribed paper table"):
+        report.compare("demo", "table99", pd.DataFrame(columns=["row", "metric", "value"]))
+    with pytest.raises(ValueError, match="lacks columns"):
+        report.compare("demo", "table9", pd.DataFrame({"row": ["a"]}))
+    dup = report.reproduced_frame([("net-a", "comm", 1), ("net-a", "comm", 2)])
+    with pytest.raises(ValueError, match="repeat"):
+        report.compare("demo", "table9", dup)
+    with pytest.raises(ValueError, match="kind"):
+        report.compare("demo", "table9", report.reproduced_frame([]), kind="guessed")
+
+
+def test_atomic_write_leaves_nothing_half_written(tmp_path):
+    target = tmp_path / "out.txt"
+    with pytest.raises(RuntimeError):
+        with paths.atomic_path(target) as tmp:
+            tmp.write_text("partial")
+            raise RuntimeError("boom")
+    assert not target.exists()
+    assert list(tmp_path.iterdir()) == []
+    paths.atomic_write(target, "done")
+    assert target.read_text() == "done"
