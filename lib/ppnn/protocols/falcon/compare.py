@@ -1,0 +1,190 @@
+"""Comparison protocols: private compare, wrap, DReLU, ReLU (Falcon §3.3-3.5, Alg. 1-3).
+
+Definitions used (the text of this copy lost its formulas; these are the published ones):
+
+* ``wrap2(a, b) = 1`` iff ``a + b >= L`` (Eq. 2); the exact wrap of three components
+  ``theta`` counts how often ``a0 + a1 + a2`` passes ``L`` (0, 1 or 2; Eq. 3); the paper's
+  "wrap function" Wrap3 is that count mod 2 (Eq. 4).
+* Eq. 10 (integer identity behind Algorithm 2): with ``x = a + r`` opened,
+  ``beta_j = wrap2(a_j, r_j)``, ``delta = wrap3(x_0, x_1, x_2)``, ``eta = (r > x)`` and
+  ``alpha = wrap3(r_0, r_1, r_2)``: ``theta = sum beta_j + delta - eta - alpha``.
+* Eq. 11 (the MSB identity): ``MSB(a) = MSB(a0) + MSB(a1) + MSB(a2) + Wrap3(2a0, 2a1, 2a2)``
+  mod 2, because the carry into the top bit is the wrap of the lower ``ell - 1`` bits, i.e.
+  the wrap of the doubled components; ``DReLU(a) = 1 - MSB(a)``.
+
+Private compare (Algorithm 1) -- one deliberate deviation: the paper compares ``ell`` bit
+positions and evaluates ``r > x`` as ``r >= x + 1``, which is wrong when ``x = L - 1``
+(``x + 1`` wraps), and its blinded variant disagrees with the unblinded one when the two
+inputs are equal. We compare ``2r`` with ``2x + 1`` on ``ell + 1`` bit positions: the two are
+never equal, both blinded branches are exact, and the product tree still takes
+``ceil(log2(ell + 2))`` rounds (the random mask ``m`` joins the tree as one more factor).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .algebra import bits_of, wrap2, wrap3
+from .runtime import RSS, Falcon
+
+__all__ = ["private_compare", "wrap3_protocol", "drelu", "relu", "bit_inject",
+           "select_share", "product_tree", "pc_factors"]
+
+
+def product_tree(fal: Falcon, factors: RSS, what: str) -> RSS:
+    """Product over the last axis by a binary tree of multiplications (one round per level)."""
+    level = 0
+    while factors.shape[-1] > 1:
+        n = factors.shape[-1]
+        half = n // 2
+        left, right = factors[..., 0:2 * half:2], factors[..., 1:2 * half:2]
+        prod = fal.mul(left, right, f"{what} level {level}")
+        if n % 2:
+            comps = np.concatenate([prod.components, factors.components[..., n - 1:]], axis=-1)
+            prod = RSS(comps, factors.ring)
+        factors = prod
+        level += 1
+    return factors[..., 0]
+
+
+def pc_factors(k: int) -> int:
+    """Number of factors in the product of Algorithm 1 step 9: ``ell + 1`` terms and ``m``."""
+    return k + 2
+
+
+def private_compare(fal: Falcon, r_bits: RSS, x, beta2: RSS, betap: RSS, m: RSS) -> RSS:
+    """Algorithm 1: shares in Z_2 of ``(r > x)`` for shared bits of ``r`` and public ``x``.
+
+    Parameters
+    ----------
+    r_bits : shares over Z_p of the bits of ``r`` (LSB first), shape ``(n, ell)``.
+    x : public ring elements, shape ``(n,)``.
+    beta2, betap : the same random bit ``beta`` shared in Z_2 and in Z_p (shape ``(n,)``).
+    m : random nonzero blinding factor in Z_p (shape ``(n,)``).
+
+    Steps (comparing ``S = 2r`` with ``T = 2x + 1`` on ``ell + 1`` positions ``i``):
+
+    * ``w[i] = S[i] XOR T[i] = S[i] + T[i] - 2 T[i] S[i]`` (local, ``T`` public);
+    * step 5: ``u[i] = (-1)^beta (S[i] - T[i])`` -- one multiplication by ``1 - 2 beta``;
+    * ``c[i] = u[i] + 1 + sum_{k > i} w[k]``. For ``beta = 0`` some ``c[i] = 0`` iff
+      ``S < T`` (iff ``r <= x``); for ``beta = 1`` iff ``S > T`` (iff ``r > x``);
+    * step 9: open ``d = m * prod_i c[i]`` (a product tree, then one opening);
+    * ``beta' = (d != 0)`` and the output is ``beta' XOR beta = (r > x)``.
+    """
+    F = fal.field
+    with fal.protocol("private_compare"):
+        n, k = r_bits.shape
+        x = np.asarray(x, dtype=np.uint64)
+        t_bits = bits_of(fal.ring, x).astype(np.int64)                        # (n, k)
+        T = np.concatenate([np.ones((n, 1), np.int64), t_bits], axis=1)        # bits of 2x+1
+        S_comps = np.concatenate([np.zeros((3, n, 1), np.uint64), r_bits.components], axis=2)
+        S = RSS(S_comps, F)                                                   # bits of 2r
+        w = S.mul_public(F.reduce(1 - 2 * T)).add_public(F.reduce(T))          # S xor T
+        # suffix sums sum_{k > i} w[k]: reverse cumulative sum, shifted by one position
+        cs = np.cumsum(w.components[..., ::-1].astype(np.int64), axis=-1)[..., ::-1] % F.p
+        suffix = np.concatenate([cs[..., 1:], np.zeros((3, n, 1), np.int64)], axis=-1)
+        sign = betap.mul_public(F.reduce(-2)).add_public(1)                    # 1 - 2 beta
+        sign_b = RSS(np.broadcast_to(sign.components[..., None], S.components.shape).copy(), F)
+        u = fal.mul(sign_b, S.add_public(F.reduce(-T)), "pc step 5: u = (-1)^beta (S - T)")
+        c = RSS(F.add(u.components, suffix).astype(np.uint64), F).add_public(1)
+        factors = RSS(np.concatenate([c.components, m.components[..., None]], axis=-1), F)
+        d_sh = product_tree(fal, factors, "pc step 9: m * prod c")
+        d = fal.open(d_sh, "pc step 9: open d")
+        beta_prime = (d != 0).astype(np.uint64)
+        return beta2.add_public(beta_prime)
+
+
+def _pc_material(fal: Falcon, shape) -> tuple[RSS, RSS, RSS]:
+    """Preprocessing for private compare: a random bit in Z_2 and Z_p, a mask in Z_p^*."""
+    g = fal.dealer.rngs["pc"]
+    beta = g.integers(0, 2, size=shape).astype(np.uint64)
+    m = fal.field.random_nonzero(g, shape).astype(np.uint64)
+    out = (fal.dealer.share(beta, fal.bit, "pc"), fal.dealer.share(beta, fal.field, "pc"),
+           fal.dealer.share(m, fal.field, "pc"))
+    n = int(np.prod(shape, dtype=np.int64))
+    fal.dealer.book(2 * n * (1 + 2 * fal.field.bits), "private compare: beta (Z_2, Z_p), m")
+    return out
+
+
+def wrap3_protocol(fal: Falcon, a: RSS) -> RSS:
+    """Algorithm 2: shares in Z_2 of ``Wrap3(a_0, a_1, a_2) mod 2`` for ``a`` over Z_L.
+
+    Preprocessing: random ``r`` over Z_L, its bits shared over Z_p, ``alpha = Wrap3(r)`` in Z_2.
+
+    1. ``x_j = a_j + r_j`` and ``beta_j = wrap2(a_j, r_j)`` (local; ``beta_j`` is held by the
+       two parties holding component ``j``, so the ``beta_j`` form a Z_2 sharing);
+    2. open ``x`` (each party learns all three ``x_j``);
+    3. ``delta = Wrap3(x_0, x_1, x_2)`` (public);
+    4. ``eta = (r > x)`` by private compare;
+    5. ``theta = beta_0 + beta_1 + beta_2 + delta + eta + alpha`` mod 2 (Eq. 10 mod 2).
+    """
+    ring = fal.ring
+    with fal.protocol("wrap3"):
+        n = a.shape
+        g = fal.dealer.rngs["wrap"]
+        r = ring.random(g, n)
+        r_sh = fal.dealer.share(r, ring, "wrap")
+        r_bits = fal.dealer.share(bits_of(ring, r), fal.field, "wrap")
+        alpha = fal.dealer.share(wrap3(ring, *r_sh.components), fal.bit, "wrap")
+        size = int(np.prod(n, dtype=np.int64))
+        fal.dealer.book(2 * size * (ring.bits + ring.k * fal.field.bits + 1),
+                        "wrap3: r, bits of r in Z_p, alpha")
+        x_sh = a + r_sh
+        beta = RSS(wrap2(ring, a.components, r_sh.components), fal.bit)
+        x, xc = fal.open_components(x_sh, "wrap3 step 2: open x = a + r")
+        delta = wrap3(ring, *xc)
+        b2, bp, m = _pc_material(fal, n)
+        flat = (int(np.prod(n, dtype=np.int64)),)
+        eta = private_compare(fal, r_bits.reshape(*flat, ring.k), x.reshape(flat),
+                              b2.reshape(*flat), bp.reshape(*flat), m.reshape(*flat)).reshape(*n)
+        return (beta + eta + alpha).add_public(delta)
+
+
+def drelu(fal: Falcon, a: RSS) -> RSS:
+    """Algorithm 3 (first half): ``DReLU(a) = 1 XOR MSB(a)`` as shares in Z_2, via Eq. 11."""
+    ring = fal.ring
+    with fal.protocol("drelu"):
+        msb_comps = RSS(ring.msb(a.components).astype(np.uint64), fal.bit)
+        doubled = a.mul_public(2)
+        theta = wrap3_protocol(fal, doubled)
+        return (msb_comps + theta).add_public(1)
+
+
+def bit_inject(fal: Falcon, b: RSS, what: str = "bit injection: open b xor c") -> RSS:
+    """A shared bit over Z_2 -> the same bit over Z_L (Falcon §3.2, Select Shares).
+
+    Preprocessing: a random bit ``c`` shared over Z_2 and over Z_L. Open ``e = b XOR c``; then
+    ``b = c`` if ``e = 0`` and ``1 - c`` otherwise, i.e. ``b = e + (1 - 2e) c`` (local).
+    """
+    ring = fal.ring
+    g = fal.dealer.rngs["bits"]
+    c = g.integers(0, 2, size=b.shape).astype(np.uint64)
+    c2, cL = fal.dealer.share(c, fal.bit, "bits"), fal.dealer.share(c, ring, "bits")
+    fal.dealer.book(2 * int(np.prod(b.shape, dtype=np.int64)) * (1 + ring.bits),
+                    "random bit in Z_2 and Z_L")
+    e = fal.open(b + c2, what)
+    return cL.mul_public(ring.reduce(1 - 2 * e.astype(np.int64))).add_public(e)
+
+
+def select_share(fal: Falcon, x: RSS, y: RSS, b: RSS, what: str = "select share") -> RSS:
+    """``Pi_SS(x, y, b)``: ``x`` if ``b = 0`` else ``y`` (b shared over Z_2): x + b (y - x)."""
+    with fal.protocol("select_share"):
+        bL = bit_inject(fal, b)
+        return x + fal.mul(bL, y - x, what)
+
+
+def relu(fal: Falcon, a: RSS) -> tuple[RSS, RSS]:
+    """Algorithm 3: ``(ReLU(a), DReLU(a))`` -- ReLU = a * DReLU(a) via bit injection.
+
+    Returns the ReLU over Z_L and DReLU over Z_L (0/1, kept for back-propagation)."""
+    with fal.protocol("relu"):
+        d = drelu(fal, a)
+        dL = bit_inject(fal, d)
+        return fal.mul(dL, a, "relu: a * DReLU(a)"), dL
+
+
+def rounds_pc(k: int) -> int:
+    """Rounds of private compare: step 5, the product tree, the opening of d."""
+    return 1 + math.ceil(math.log2(pc_factors(k))) + 1

@@ -1,0 +1,471 @@
+"""The three computing servers P0, P1, P2 and their basic operations (Falcon §3.1-3.2).
+
+One :class:`Falcon` object simulates the three parties in one process. Values are 2-out-of-3
+replicated shares (``ppnn.core.ReplicatedShares``: additive components ``x0 + x1 + x2 = x``,
+``Pi`` holds ``(x_i, x_{i+1})``). Every value that crosses between parties goes through
+:meth:`Falcon._transmit`, which books it in the ledger and is the one place where a corrupt
+party (a :class:`Deviation`) may change what it sends.
+
+Basic operations (paper §3.2)
+-----------------------------
+* **Correlated randomness** from pairwise PRF keys: key ``k_i`` is known to ``Pi`` and
+  ``P_{i-1}`` (exchanged once in a booked setup round). 3-out-of-3 randomness (a sharing of
+  zero) is ``alpha_i = F(k_i) - F(k_{i+1})``; 2-out-of-3 randomness is ``r_i = F(k_i)``.
+  numpy's Philox counter-based generator stands in for AES as the PRF.
+* **Linear operations** are local (``ReplicatedShares`` arithmetic).
+* **Multiplication** (:meth:`Falcon.mul`, :meth:`Falcon.matmul`): ``Pi`` computes
+  ``z_i = x_i y_i + x_i y_{i+1} + x_{i+1} y_i + alpha_i`` and sends ``z_i`` to ``P_{i-1}``
+  (resharing; one round, one element per party and output).
+* **Reconstruction** (:meth:`Falcon.open`): semi-honest, ``Pi`` sends ``x_i`` to ``P_{i+1}``;
+  malicious, ``Pi`` also sends ``x_{i+1}`` to ``P_{i-1}`` and every party compares the two
+  copies it received -- any mismatch **aborts** (:class:`MaliciousAbort`).
+* **Malicious multiplication** (Furukawa et al. [21], cited by Falcon §3.2): every product
+  ``z = x y`` is verified with a preprocessed triple ``(a, b, c = ab)``: open ``rho = x - a``
+  and ``sigma = y - b`` in the same round as the resharing, and later open
+  ``v = z - c - sigma a - rho b - rho sigma`` which is 0 exactly when ``z = x y`` (an additive
+  error ``e`` in a reshared component gives ``v = e``). Checks are batched: the ``v`` openings
+  of a whole protocol (ReLU, a layer, ...) run in one extra round at its end.
+* **Truncation** (:meth:`Falcon.truncate`): ABY3-style pair ``(r, r >> d)`` extended with the
+  shared top bit of ``r`` so the result is exact up to one unit in the last place for every
+  ``|x| < 2^(ell-2)`` (plain ABY3 pairs fail catastrophically with probability ~|x|/2^(ell-1),
+  which a 32-bit ring cannot afford -- see :func:`truncate_aby3_plain`).
+
+Preprocessing (triples, truncation pairs, random bits, the Wrap3 mask) comes from a trusted
+dealer and is booked as *offline* traffic; Falcon generates it with its own protocols (Fig. 6)
+-- that phase is not reproduced here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ppnn.core import FixedPoint, Ledger, ReplicatedShares, Ring
+
+from .algebra import Zp, ring_matmul, wrap3
+
+__all__ = ["Falcon", "MaliciousAbort", "Deviation", "PARTIES", "ACTIONS", "RSS"]
+
+PARTIES = ("P0", "P1", "P2")
+ACTIONS = ("flip_share", "inconsistent_send", "bad_triple")
+RSS = ReplicatedShares
+
+
+class MaliciousAbort(RuntimeError):
+    """An honest party detected a deviation and aborts the computation."""
+
+    def __init__(self, check: str, party: str, step: str, detail: str = ""):
+        self.check, self.party, self.step = check, party, step
+        msg = f"{party} aborts: {check} failed at step '{step}'"
+        super().__init__(msg + (f" ({detail})" if detail else ""))
+
+
+@dataclass
+class Deviation:
+    """A corrupt party changes one message it sends at a chosen step.
+
+    Parameters
+    ----------
+    party : ``"P0"``, ``"P1"`` or ``"P2"`` -- the corrupt party.
+    step : ``"<ledger label path>::<what>"`` of the message (see ``Falcon.steps_sent_by``).
+    action : ``"flip_share"`` (flip the lowest bit of one element of its share before sending),
+        ``"inconsistent_send"`` (send a value shifted by a random nonzero offset), or
+        ``"bad_triple"`` (use a wrong component of the multiplication triple; only at the
+        ``mult-check`` openings of rho/sigma).
+    occurrence : which matching message (0 = the first) is changed.
+    """
+
+    party: str
+    step: str
+    action: str = "inconsistent_send"
+    occurrence: int = 0
+    seen: int = field(default=0, init=False)
+    fired: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        if self.party not in PARTIES:
+            raise ValueError(f"deviating party must be one of {PARTIES}, got {self.party!r}")
+        if self.action not in ACTIONS:
+            raise ValueError(f"deviation action must be one of {ACTIONS}, got {self.action!r}")
+        if self.action == "bad_triple" and "mult-check rho" not in self.step:
+            raise ValueError("a bad triple can only be used at a 'mult-check rho/sigma' step")
+        if not isinstance(self.occurrence, int) or self.occurrence < 0:
+            raise ValueError(f"occurrence must be an int >= 0, got {self.occurrence!r}")
+
+
+class _Dealer:
+    """Trusted preprocessing: replicated sharings of correlated randomness, booked offline."""
+
+    def __init__(self, rngs: dict[str, np.random.Generator], ledger: Ledger):
+        self.rngs, self.ledger = rngs, ledger
+
+    def share(self, x, alg, stream: str) -> RSS:
+        rng = self.rngs[stream]
+        x = np.asarray(x)
+        r = alg.random(rng, (2, *x.shape)).astype(np.uint64)
+        last = alg.sub(x, alg.add(r[0], r[1]))
+        return RSS(np.concatenate([r, np.asarray(last, dtype=np.uint64)[None]]), alg)
+
+    def book(self, bits_per_party: int, what: str) -> None:
+        with self.ledger.offline(), self.ledger.round():
+            for p in PARTIES:
+                self.ledger.send(Ledger.DEALER, p, bits_per_party, what)
+
+
+class Falcon:
+    """Three parties running Falcon's protocols, semi-honest or malicious.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Seeds the PRF keys, the dealer and the input sharing (outputs are deterministic).
+    malicious : bool
+        Malicious security (redundant openings, verified multiplications, aborts).
+    k : int
+        Ring ``Z_2^k`` (Falcon: 32). Supported: 16..32.
+    p : int
+        Prime of private compare; must exceed ``k + 2`` (Falcon: 37).
+    frac_bits : int
+        Fixed-point precision (Falcon §3.1: 13). A product has ``2 frac_bits`` fractional bits
+        and must fit with room to spare: ``2 frac_bits <= k - 6``.
+    ledger : Ledger, optional
+    deviation : Deviation, optional
+        A corrupt party's deviation (for the tampering harness).
+    """
+
+    def __init__(self, rng: np.random.Generator, *, malicious: bool = False, k: int = 32,
+                 p: int = 37, frac_bits: int = 13, ledger: Ledger | None = None,
+                 deviation: Deviation | None = None):
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError("rng must be a numpy.random.Generator (seed it explicitly)")
+        if isinstance(k, bool) or not isinstance(k, int) or not 16 <= k <= 32:
+            raise ValueError(f"ring bit width k must be an int in 16..32 (Falcon uses 32), got {k}")
+        if isinstance(p, bool) or not isinstance(p, int) or p <= k + 2:
+            raise ValueError(f"private-compare prime p must exceed k + 2 = {k + 2} (every "
+                             f"c[i] must be nonzero mod p unless it is 0), got p={p}")
+        if isinstance(frac_bits, bool) or not isinstance(frac_bits, int) or not (
+                1 <= frac_bits and 2 * frac_bits <= k - 6):
+            raise ValueError(f"frac_bits must be an int in [1, {(k - 6) // 2}] for Z_2^{k} "
+                             f"(a product carries 2*frac_bits fractional bits), got {frac_bits}")
+        if deviation is not None and not isinstance(deviation, Deviation):
+            raise TypeError("deviation must be a Deviation or None")
+        self.malicious = bool(malicious)
+        self.ring, self.bit, self.field = Ring(k), Ring(1), Zp(p)
+        self.fp = FixedPoint(self.ring, frac_bits)
+        self.f = frac_bits
+        self.k = k
+        self.ledger = ledger or Ledger(PARTIES)
+        if tuple(self.ledger.parties) != PARTIES:
+            raise ValueError(f"the ledger's parties must be {PARTIES}, got {self.ledger.parties}")
+        self.deviation = deviation
+        keys, inputs, *dealer = rng.spawn(8)
+        self._keys = [np.random.Generator(np.random.Philox(int(s.integers(1 << 62))))
+                      for s in keys.spawn(3)]
+        self._input_rng = inputs
+        self.dealer = _Dealer(dict(zip(("triple", "trunc", "bits", "wrap", "pc", "misc"),
+                                       dealer)), self.ledger)
+        self._pending: list[tuple[RSS, str]] = []
+        self._depth = 0
+        with self.ledger.offline(), self.ledger.label("setup"), self.ledger.round():
+            for i in range(3):  # Pi samples k_i and gives it to P_{i-1}
+                self.ledger.send(PARTIES[i], PARTIES[(i - 1) % 3], 128, f"PRF key k_{i}")
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def mode(self) -> str:
+        return "malicious" if self.malicious else "semi-honest"
+
+    def _honest(self) -> int:
+        """Index of the party whose view is reported (the first honest one)."""
+        bad = self.deviation.party if self.deviation is not None else None
+        return next(i for i, p in enumerate(PARTIES) if p != bad)
+
+    def share(self, x, alg=None) -> RSS:
+        """A data holder shares integers ``x`` (not booked: inputs arrive from outside)."""
+        alg = alg or self.ring
+        x = np.asarray(x)
+        if isinstance(alg, Ring):
+            x = alg.check(x, "secret")
+        r = alg.random(self._input_rng, (2, *x.shape)).astype(np.uint64)
+        last = alg.sub(x, alg.add(r[0], r[1]))
+        return RSS(np.concatenate([r, np.asarray(last, dtype=np.uint64)[None]]), alg)
+
+    def share_fixed(self, x) -> RSS:
+        """Encode reals in fixed point (``frac_bits``) and share them."""
+        return self.share(self.fp.encode(x))
+
+    def public(self, x, alg=None) -> RSS:
+        """A public value as a (trivial) sharing: component 0 = x, others 0."""
+        alg = alg or self.ring
+        x = np.asarray(alg.reduce(np.asarray(x)), dtype=np.uint64)
+        comps = np.zeros((3, *x.shape), dtype=np.uint64)
+        comps[0] = x
+        return RSS(comps, alg)
+
+    def reveal(self, x: RSS) -> np.ndarray:
+        """Oracle view for tests (no messages)."""
+        return np.asarray(x.reveal(), dtype=np.uint64)
+
+    def reveal_fixed(self, x: RSS) -> np.ndarray:
+        return self.fp.decode(self.reveal(x))
+
+    # ------------------------------------------------------------------ randomness
+    def zero3(self, alg, shape) -> np.ndarray:
+        """3-out-of-3 randomness: ``alpha_i = F(k_i) - F(k_{i+1})``, ``sum alpha_i = 0``."""
+        f = np.stack([np.asarray(alg.random(g, shape), dtype=np.uint64) for g in self._keys])
+        return np.asarray(alg.sub(f, np.roll(f, -1, axis=0)), dtype=np.uint64)
+
+    def rand2of3(self, alg, shape) -> RSS:
+        """2-out-of-3 randomness: ``r_i = F(k_i)``, known to ``Pi`` and ``P_{i-1}``."""
+        return RSS(np.stack([np.asarray(alg.random(g, shape), dtype=np.uint64)
+                             for g in self._keys]), alg)
+
+    # ------------------------------------------------------------------ messages
+    def _step(self, what: str) -> str:
+        return f"{self.ledger.current_label}::{what}"
+
+    def _transmit(self, sender: int, receiver: int, value: np.ndarray, alg, what: str
+                  ) -> np.ndarray:
+        """Book one message and deliver it (possibly changed by the corrupt sender)."""
+        value = np.asarray(value, dtype=np.uint64)
+        self.ledger.send(PARTIES[sender], PARTIES[receiver], value.size * alg.bits, what)
+        dev = self.deviation
+        if (dev is None or dev.fired or PARTIES[sender] != dev.party
+                or self._step(what) != dev.step):
+            return value
+        dev.seen += 1
+        if dev.seen - 1 != dev.occurrence:
+            return value
+        dev.fired = True
+        out = value.copy()
+        flat = out.reshape(-1)
+        if flat.size == 0:
+            return out
+        if dev.action == "flip_share":
+            flat[0] = np.uint64(alg.reduce(flat[0:1] ^ np.uint64(1))[0])
+        elif dev.action == "bad_triple":  # x_i - (a_i + delta) instead of x_i - a_i
+            flat[0] = np.uint64(alg.sub(flat[0:1], np.array([1], dtype=np.uint64))[0])
+        else:
+            g = np.random.default_rng(len(dev.step))
+            delta = np.asarray(alg.reduce(g.integers(1, 1 << 16, size=flat.shape)),
+                               dtype=np.uint64)
+            delta[delta == 0] = 1
+            flat[:] = np.asarray(alg.add(flat, delta), dtype=np.uint64)
+        return out
+
+    def open(self, x: RSS, what: str = "open") -> np.ndarray:
+        """Reconstruct ``x`` for all parties (Falcon §3.2, "Reconstruction").
+
+        Semi-honest: ``Pi`` sends ``x_i`` to ``P_{i+1}`` (one element each, one round).
+        Malicious: ``Pi`` also sends ``x_{i+1}`` to ``P_{i-1}``; each party compares the two
+        copies of its missing component and aborts on a mismatch.
+        """
+        alg, C = x.ring, x.components
+        with self.ledger.round():
+            got = [self._transmit((i - 1) % 3, i, C[(i - 1) % 3], alg, what) for i in range(3)]
+            if self.malicious:
+                copy = [self._transmit((i + 1) % 3, i, C[(i - 1) % 3], alg, what)
+                        for i in range(3)]
+        if self.malicious:
+            for i in range(3):
+                if not np.array_equal(got[i], copy[i]):
+                    src = f"{PARTIES[(i - 1) % 3]} and {PARTIES[(i + 1) % 3]}"
+                    raise MaliciousAbort("open consistency check", PARTIES[i], self._step(what),
+                                         f"copies of x_{(i - 1) % 3} from {src} differ")
+        h = self._honest()
+        return np.asarray(alg.add(alg.add(C[h], C[(h + 1) % 3]), got[h]), dtype=np.uint64)
+
+    def open_components(self, x: RSS, what: str = "open") -> tuple[np.ndarray, np.ndarray]:
+        """Like :meth:`open` but also return all three components (every party learns them)."""
+        value = self.open(x, what)
+        return value, x.components
+
+    def _reshare(self, z: np.ndarray, alg, what: str) -> RSS:
+        """``Pi`` sends its 3-out-of-3 share ``z_i`` to ``P_{i-1}`` (inside the caller's round)."""
+        comps = np.stack([self._transmit(i, (i - 1) % 3, z[i], alg, what) for i in range(3)])
+        return RSS(comps, alg)
+
+    # ------------------------------------------------------------------ protocols frame
+    @contextlib.contextmanager
+    def protocol(self, name: str) -> Iterator[Falcon]:
+        """Label a (sub)protocol; at the end of the outermost one, run pending checks."""
+        with self.ledger.label(name):
+            self._depth += 1
+            try:
+                yield self
+            except BaseException:
+                self._depth -= 1
+                self._pending.clear()
+                raise
+            self._depth -= 1
+            if self._depth == 0:
+                self.verify()
+
+    def verify(self) -> None:
+        """Open every pending multiplication check ``v`` (one round) and abort unless v = 0."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, []
+        results = []
+        with self.ledger.round():
+            for v, what in pending:
+                results.append((self.open(v, f"mult-check v: {what}"), what))
+        for val, what in results:
+            if np.any(val != 0):
+                raise MaliciousAbort("multiplication check", PARTIES[self._honest()],
+                                     self._step(f"mult-check v: {what}"),
+                                     f"{int(np.count_nonzero(val))} product(s) inconsistent")
+
+    # ------------------------------------------------------------------ multiplication
+    def mul(self, x: RSS, y: RSS, what: str = "mult") -> RSS:
+        """Elementwise product (no truncation), one round; verified when malicious."""
+        x._compatible(y)
+        alg = x.ring
+        X, Y = x.components, y.components
+        X1, Y1 = np.roll(X, -1, axis=0), np.roll(Y, -1, axis=0)
+        z = alg.add(alg.add(alg.mul(X, Y), alg.mul(X, Y1)), alg.mul(X1, Y))
+        z = np.asarray(alg.add(z, self.zero3(alg, x.shape)), dtype=np.uint64)
+        triple = self._triple(alg, x.shape) if self.malicious else None
+        with self.ledger.round():
+            out = self._reshare(z, alg, what)
+            if self.malicious:
+                self._check_mul(x, y, out, triple, what)
+        if self._depth == 0:  # a product outside any protocol is verified at once
+            self.verify()
+        return out
+
+    def _triple(self, alg, shape) -> tuple[RSS, RSS, RSS]:
+        a = alg.random(self.dealer.rngs["triple"], shape)
+        b = alg.random(self.dealer.rngs["triple"], shape)
+        ta, tb = self.dealer.share(a, alg, "triple"), self.dealer.share(b, alg, "triple")
+        tc = self.dealer.share(alg.mul(a, b), alg, "triple")
+        self.dealer.book(3 * 2 * int(np.prod(shape, dtype=np.int64)) * alg.bits,
+                         "multiplication triple")
+        return ta, tb, tc
+
+    def _check_mul(self, x: RSS, y: RSS, z: RSS, triple, what: str) -> None:
+        alg = x.ring
+        ta, tb, tc = triple
+        rho = self.open(x - ta, f"mult-check rho: {what}")
+        sigma = self.open(y - tb, f"mult-check sigma: {what}")
+        v = z - tc - tb.mul_public(rho) - ta.mul_public(sigma)
+        v = v.add_public(alg.neg(alg.mul(rho, sigma)))
+        self._pending.append((v, what))
+
+    def matmul(self, x: RSS, w: RSS, what: str = "matmul") -> RSS:
+        """Matrix product ``x @ w`` of shared matrices (no truncation), one round.
+
+        Only the ``m x p`` output is reshared. Malicious: verified with a matrix triple."""
+        if not isinstance(w, RSS) or x.ring != w.ring:
+            raise ValueError("matmul needs ReplicatedShares over the same ring")
+        if len(x.shape) != 2 or len(w.shape) != 2 or x.shape[1] != w.shape[0]:
+            raise ValueError(f"matmul shapes do not chain: {x.shape} @ {w.shape}")
+        ring = x.ring
+        X, W = x.components, w.components
+        X1, W1 = np.roll(X, -1, axis=0), np.roll(W, -1, axis=0)
+        z = np.stack([ring.add(ring_matmul(ring, X[i], ring.add(W[i], W1[i])),
+                               ring_matmul(ring, X1[i], W[i])) for i in range(3)])
+        z = ring.add(z, self.zero3(ring, (x.shape[0], w.shape[1])))
+        triple = self._matrix_triple(x.shape, w.shape) if self.malicious else None
+        with self.ledger.round():
+            out = self._reshare(z, ring, what)
+            if self.malicious:
+                self._check_matmul(x, w, out, triple, what)
+        if self._depth == 0:
+            self.verify()
+        return out
+
+    def _matrix_triple(self, shape_a, shape_b) -> tuple[RSS, RSS, RSS]:
+        ring = self.ring
+        g = self.dealer.rngs["triple"]
+        a, b = ring.random(g, shape_a), ring.random(g, shape_b)
+        ta, tb = self.dealer.share(a, ring, "triple"), self.dealer.share(b, ring, "triple")
+        c = ring_matmul(ring, a, b)
+        tc = self.dealer.share(c, ring, "triple")
+        self.dealer.book(2 * (a.size + b.size + c.size) * ring.bits, "matrix triple")
+        return ta, tb, tc
+
+    def _check_matmul(self, x: RSS, w: RSS, z: RSS, triple, what: str) -> None:
+        ring = x.ring
+        ta, tb, tc = triple
+        rho = self.open(x - ta, f"mult-check rho: {what}")
+        sigma = self.open(w - tb, f"mult-check sigma: {what}")
+        rb = np.stack([ring_matmul(ring, rho, tb.components[i]) for i in range(3)])
+        asg = np.stack([ring_matmul(ring, ta.components[i], sigma) for i in range(3)])
+        v = RSS(ring.sub(ring.sub(ring.sub(z.components, tc.components), rb), asg), ring)
+        v = v.add_public(ring.neg(ring_matmul(ring, rho, sigma)))
+        self._pending.append((v, what))
+
+    # ------------------------------------------------------------------ truncation
+    def truncate(self, x: RSS, d, what: str = "truncate") -> RSS:
+        """Divide by ``2^d`` (floor, or floor + 1 ulp) for ``|x| < 2^(k-2)``; one round.
+
+        ``d`` is an int or an integer array broadcastable to ``x.shape`` (0 leaves x as is).
+        Preprocessing: ``r`` uniform in ``Z_L``, shares of its top bit ``r_msb`` and of
+        ``(r mod 2^(k-1)) >> d``. Online: ``y = x + 2^(k-2)`` lies in ``[0, 2^(k-1))``; open
+        ``c = y + r``; with ``u = msb(c) XOR r_msb`` (the carry of ``y + (r mod 2^(k-1))``),
+        ``y >> d = (c mod 2^(k-1)) >> d - (r mod 2^(k-1)) >> d + u 2^(k-1-d)``, or one less.
+        """
+        ring, k = self.ring, self.k
+        if x.ring != ring:
+            raise ValueError(f"truncate works on shares over {ring!r}, got {x.ring!r}")
+        d = np.broadcast_to(np.asarray(d, dtype=np.int64), x.shape)
+        if d.size and (d.min() < 0 or d.max() > k - 2):
+            raise ValueError(f"truncation amount d must be in [0, {k - 2}], got "
+                             f"[{d.min()}, {d.max()}]")
+        du = d.astype(np.uint64)
+        g = self.dealer.rngs["trunc"]
+        r = ring.random(g, x.shape)
+        half = np.uint64(1 << (k - 1))
+        r_msb = r >> np.uint64(k - 1)
+        r_low = r & (half - np.uint64(1))
+        sh_r = self.dealer.share(r, ring, "trunc")
+        sh_msb = self.dealer.share(r_msb, ring, "trunc")
+        sh_lowt = self.dealer.share(r_low >> du, ring, "trunc")
+        self.dealer.book(3 * 2 * int(np.prod(x.shape, dtype=np.int64)) * ring.bits,
+                         "truncation pair (r, msb(r), (r mod 2^(k-1)) >> d)")
+        offset = np.uint64(1 << (k - 2))
+        c = self.open((x + offset) + sh_r, what)
+        c_msb, c_low = c >> np.uint64(k - 1), c & (half - np.uint64(1))
+        # u = c_msb XOR r_msb = c_msb + r_msb - 2 c_msb r_msb (linear in the shared r_msb)
+        u = sh_msb.mul_public(ring.reduce(1 - 2 * c_msb.astype(np.int64))).add_public(c_msb)
+        top = np.asarray(ring.reduce(np.left_shift(np.uint64(1), (k - 1) - du)), np.uint64)
+        y_tr = u.mul_public(top) - sh_lowt
+        y_tr = y_tr.add_public(c_low >> du)
+        return y_tr.add_public(ring.neg(offset >> du))
+
+    def mul_fixed(self, x: RSS, y: RSS, what: str = "mult") -> RSS:
+        """Fixed-point product: :meth:`mul` then :meth:`truncate` by ``frac_bits``."""
+        return self.truncate(self.mul(x, y, what), self.f, f"truncate: {what}")
+
+    def matmul_fixed(self, x: RSS, w: RSS, what: str = "matmul") -> RSS:
+        return self.truncate(self.matmul(x, w, what), self.f, f"truncate: {what}")
+
+    def mul_public_fixed(self, x: RSS, c, what: str = "scale") -> RSS:
+        """Multiply by public reals ``c`` (encoded with ``frac_bits``) and truncate."""
+        return self.truncate(x.mul_public(self.fp.encode(c)), self.f, f"truncate: {what}")
+
+
+def truncate_aby3_plain(fal: Falcon, x: RSS, d: int, what: str = "truncate (plain ABY3)"
+                        ) -> RSS:
+    """ABY3's plain pair truncation ``(x - r) >> d + (r >> d)`` with ``r`` uniform in Z_L.
+
+    Kept to show why it is not used: it is wrong by about ``2^(k-d)`` whenever ``x - r`` wraps,
+    i.e. with probability about ``|x| / 2^(k-1)`` -- often, for a 32-bit ring.
+    """
+    ring = fal.ring
+    r = ring.random(fal.dealer.rngs["trunc"], x.shape)
+    sh_r = fal.dealer.share(r, ring, "trunc")
+    sh_rt = fal.dealer.share(ring.reduce(ring.to_signed(r) >> d), ring, "trunc")
+    fal.dealer.book(2 * 2 * int(np.prod(x.shape, dtype=np.int64)) * ring.bits,
+                    "truncation pair (r, r >> d)")
+    c = fal.open(x - sh_r, what)
+    return sh_rt.add_public(ring.reduce(ring.to_signed(c) >> d))
+
+
+def exact_wrap_oracle(ring: Ring, x: RSS) -> np.ndarray:
+    """Plaintext oracle of the exact wrap count of the three components (tests/notebook)."""
+    return wrap3(ring, *x.components, exact=True)
