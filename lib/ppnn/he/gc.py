@@ -1,0 +1,424 @@
+"""Garbled circuits: half-gates + free-XOR + point-and-permute with fixed-key AES.
+
+The baseline Tabula is compared with (Tabula §4: "garbled circuits with quantized inputs").
+
+* **Circuits** are Boolean (XOR, AND, NOT) and built with :class:`CircuitBuilder`; gates are
+  grouped into topological *levels* so that each level is garbled and evaluated for all
+  gates of the level and all circuit instances (elements) at once -- no Python loop per gate
+  or per element.
+* **Garbling** (Zahur, Rosulek, Evans 2015, "Two halves make a whole", Fig. 2): XOR and NOT
+  are free (free-XOR, Kolesnikov-Schneider 2008: one global offset ``Delta`` with
+  ``lsb(Delta) = 1``); an AND costs two ciphertexts ``T_G, T_E`` (2 kappa bits), 4 hash
+  calls to garble and 2 to evaluate. Point-and-permute: the permute bit is ``lsb(label)``.
+* **Hash**: ``H(X, j) = pi(K) ^ K`` with ``K = sigma(X) ^ j``, ``pi`` = AES-128 under a
+  fixed public key (``cryptography``'s OpenSSL AES-ECB, one call per level for every block),
+  ``sigma(x_L || x_R) = (x_L ^ x_R || x_L)`` (Guo, Katz, Wang, Yu 2020). Labels are numpy
+  arrays of shape ``(..., 2)`` uint64 (16-byte blocks).
+* **ReLU on b-bit additive shares** (:func:`relu_circuit`): evaluator (client) input ``x_c``,
+  garbler (server) inputs ``x_s`` and a random mask ``r``; ripple-carry add ``x = x_c + x_s``,
+  sign bit ``x_{b-1}``, select ``x_i AND NOT sign``, re-share ``z = ReLU(x) - r``: the
+  client learns z, the server keeps r. ``3 (b - 1)`` AND gates (:func:`relu_and_gates`).
+
+Communication model (:func:`gc_cost`), all sizes exact for our circuit: garbled tables
+``2 kappa`` per AND; garbler input labels ``kappa`` each; evaluator input labels by IKNP OT
+extension, ``kappa`` bits receiver->sender plus two ``kappa``-bit ciphertexts back per bit
+(base OTs amortised away); output decoding 1 bit per output wire. Two rounds (OT request;
+then OT answers, tables, garbler labels and decoding bits together).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+from ppnn.core import AdditiveShares, Ledger, Ring
+
+__all__ = [
+    "KAPPA", "Circuit", "CircuitBuilder", "GarbledCircuit", "garble", "evaluate",
+    "input_labels", "decode", "relu_circuit", "relu_and_gates", "gc_cost", "GCCost",
+    "gc_relu", "plain_eval", "bits_of", "from_bits",
+]
+
+KAPPA = 128
+XOR, AND, NOT = 0, 1, 2
+_FIXED_KEY = hashlib.sha256(b"ppnn-lab fixed-key AES for half-gates").digest()[:16]
+
+# ----------------------------------------------------------------------------- circuits
+@dataclass(frozen=True)
+class Circuit:
+    """A levelled Boolean circuit. Wire ids are ints; gates are parallel arrays."""
+
+    n_wires: int
+    garbler_inputs: np.ndarray
+    evaluator_inputs: np.ndarray
+    outputs: np.ndarray
+    op: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    out: np.ndarray
+    levels: tuple  # per level: (xor gate idx, not gate idx, and gate idx)
+    and_index: np.ndarray  # position of each AND gate among the ANDs (-1 otherwise)
+
+    @property
+    def n_and(self) -> int:
+        return int((self.op == AND).sum())
+
+    @property
+    def n_xor(self) -> int:
+        return int((self.op == XOR).sum())
+
+    @property
+    def n_not(self) -> int:
+        return int((self.op == NOT).sum())
+
+    @property
+    def depth(self) -> int:
+        return len(self.levels)
+
+class CircuitBuilder:
+    """Build a circuit gate by gate (construction loops over bits; evaluation never does)."""
+
+    def __init__(self):
+        self._n = 0
+        self._gates: list[tuple[int, int, int, int]] = []
+
+    def inputs(self, count: int) -> list[int]:
+        ids = list(range(self._n, self._n + count))
+        self._n += count
+        return ids
+
+    def _gate(self, op: int, a: int, b: int) -> int:
+        out = self._n
+        self._n += 1
+        self._gates.append((op, a, b, out))
+        return out
+
+    def xor(self, a: int, b: int) -> int:
+        return self._gate(XOR, a, b)
+
+    def and_(self, a: int, b: int) -> int:
+        return self._gate(AND, a, b)
+
+    def not_(self, a: int) -> int:
+        return self._gate(NOT, a, a)
+
+    def build(self, garbler_inputs, evaluator_inputs, outputs) -> Circuit:
+        g = np.array(self._gates, dtype=np.int64).reshape(-1, 4)
+        op, a, b, out = g.T
+        level = np.zeros(self._n, dtype=np.int64)
+        for i in range(len(g)):  # construction-time levelisation (topological order)
+            level[out[i]] = 1 + max(level[a[i]], level[b[i]])
+        glev = level[out] if len(g) else np.zeros(0, np.int64)
+        levels = tuple(
+            (np.flatnonzero((glev == L) & (op == XOR)), np.flatnonzero((glev == L) & (op == NOT)),
+             np.flatnonzero((glev == L) & (op == AND)))
+            for L in range(1, int(glev.max(initial=0)) + 1))
+        and_index = np.full(len(g), -1, dtype=np.int64)
+        and_index[op == AND] = np.arange(int((op == AND).sum()))
+        return Circuit(self._n, np.asarray(garbler_inputs, np.int64),
+                       np.asarray(evaluator_inputs, np.int64), np.asarray(outputs, np.int64),
+                       op, a, b, out, levels, and_index)
+
+def _add(cb: CircuitBuilder, x: list[int], y: list[int]) -> list[int]:
+    """x + y mod 2^b, ripple carry with one AND per bit (b - 1 ANDs)."""
+    s = [cb.xor(x[0], y[0])]
+    c = cb.and_(x[0], y[0]) if len(x) > 1 else None
+    for i in range(1, len(x)):
+        s.append(cb.xor(cb.xor(x[i], y[i]), c))
+        if i < len(x) - 1:  # c' = c ^ ((x ^ c) & (y ^ c))
+            c = cb.xor(c, cb.and_(cb.xor(x[i], c), cb.xor(y[i], c)))
+    return s
+
+def _sub(cb: CircuitBuilder, x: list[int | None], y: list[int]) -> list[int]:
+    """x - y = x + NOT y + 1 mod 2^b (b - 1 ANDs); x[i] = None is a constant 0."""
+    s = [cb.xor(x[0], y[0])]
+    c = cb.not_(cb.and_(cb.not_(x[0]), y[0])) if len(x) > 1 else None  # carry out of bit 0
+    for i in range(1, len(x)):
+        ny = cb.not_(y[i])
+        t = ny if x[i] is None else cb.xor(x[i], ny)
+        s.append(cb.xor(t, c))
+        if i < len(x) - 1:
+            if x[i] is None:
+                raise ValueError("constant-zero wires are supported only in the top bit")
+            c = cb.xor(c, cb.and_(cb.xor(x[i], c), cb.xor(ny, c)))
+    return s
+
+def relu_and_gates(b: int) -> int:
+    """Closed form: AND gates of :func:`relu_circuit` (add, select, subtract: b - 1 each)."""
+    return 3 * (int(b) - 1)
+
+def _check_bits(b) -> int:
+    if not isinstance(b, int | np.integer) or isinstance(b, bool):
+        raise TypeError(f"GC input bits b must be an int, got {type(b).__name__}")
+    if not 2 <= int(b) <= 64:
+        raise ValueError(f"GC input bits b must be in 2..64, got b={b}")
+    return int(b)
+
+@functools.cache
+def relu_circuit(b: int) -> Circuit:
+    """ReLU on b-bit additive shares, re-shared with the garbler's mask r (LSB first).
+
+    Inputs: evaluator ``x_c`` (b wires); garbler ``x_s`` then ``r`` (2b wires).
+    Output: ``z = ReLU(x_c + x_s) - r mod 2^b`` (b wires), to the evaluator.
+    """
+    b = _check_bits(b)
+    cb = CircuitBuilder()
+    xc = cb.inputs(b)
+    xs = cb.inputs(b)
+    r = cb.inputs(b)
+    x = _add(cb, xc, xs)
+    keep = cb.not_(x[b - 1])  # NOT sign
+    y: list[int | None] = [cb.and_(x[i], keep) for i in range(b - 1)] + [None]
+    z = _sub(cb, y, r)
+    return cb.build(xs + r, xc, z)
+
+def bits_of(v: np.ndarray, b: int) -> np.ndarray:
+    """(b, N) bit matrix of the low b bits of v (LSB first)."""
+    v = np.asarray(v, dtype=np.uint64).reshape(-1)
+    return ((v[None, :] >> np.arange(b, dtype=np.uint64)[:, None]) & np.uint64(1)).astype(
+        np.uint8)
+
+def from_bits(bits: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`bits_of`."""
+    b = bits.shape[0]
+    return (bits.astype(np.uint64) << np.arange(b, dtype=np.uint64)[:, None]).sum(
+        axis=0, dtype=np.uint64)
+
+def plain_eval(c: Circuit, garbler_bits: np.ndarray, evaluator_bits: np.ndarray) -> np.ndarray:
+    """Evaluate the circuit in the clear (oracle), level by level, all instances at once."""
+    N = garbler_bits.shape[1]
+    w = np.zeros((c.n_wires, N), dtype=np.uint8)
+    w[c.garbler_inputs] = garbler_bits
+    w[c.evaluator_inputs] = evaluator_bits
+    for xi, ni, ai in c.levels:
+        w[c.out[xi]] = w[c.a[xi]] ^ w[c.b[xi]]
+        w[c.out[ni]] = w[c.a[ni]] ^ 1
+        w[c.out[ai]] = w[c.a[ai]] & w[c.b[ai]]
+    return w[c.outputs]
+
+# ----------------------------------------------------------------------------- hashing
+class _FixedKeyAES:
+    def __init__(self, key: bytes = _FIXED_KEY):
+        self._enc = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
+        self.calls = 0  # AES block encryptions performed
+
+    def hash(self, X: np.ndarray, tweak: np.ndarray) -> np.ndarray:
+        """H(X, j) = pi(K) ^ K, K = sigma(X) ^ j, for blocks X (..., 2) and tweaks j (...)."""
+        K = np.empty_like(X)
+        K[..., 0] = X[..., 0] ^ X[..., 1] ^ tweak.astype(np.uint64)
+        K[..., 1] = X[..., 0]
+        K = np.ascontiguousarray(K)
+        enc = np.frombuffer(self._enc.update(K.tobytes()), dtype=np.uint64).reshape(K.shape)
+        self.calls += K.size // 2
+        return enc ^ K
+
+def _random_blocks(shape, rng: np.random.Generator | None) -> np.ndarray:
+    shape = (*shape, 2)
+    n = int(np.prod(shape))
+    if rng is None:  # labels from the OS CSPRNG (default)
+        return np.frombuffer(os.urandom(8 * n), dtype=np.uint64).reshape(shape).copy()
+    return rng.integers(0, np.iinfo(np.uint64).max, size=shape, dtype=np.uint64, endpoint=True)
+
+def _lsb(X: np.ndarray) -> np.ndarray:
+    return (X[..., 0] & np.uint64(1)).astype(bool)
+
+def _lsb_mask(X: np.ndarray) -> np.ndarray:
+    """All-ones block where lsb(X) = 1, zeros elsewhere: shape (..., 1) for broadcasting."""
+    return (np.uint64(0) - (X[..., 0] & np.uint64(1)))[..., None]
+
+# ----------------------------------------------------------------------------- garbling
+@dataclass
+class GarbledCircuit:
+    """What the garbler produces for N instances of ``circuit``.
+
+    ``tables`` (n_and, N, 2, 2): (T_G, T_E) per AND gate and instance -- sent to the evaluator.
+    ``zero_labels`` (n_wires, N, 2) and ``delta`` (2,) stay with the garbler.
+    ``decoding`` (n_outputs, N) permute bits of the output wires -- sent to the evaluator.
+    """
+
+    circuit: Circuit
+    n: int
+    tables: np.ndarray
+    zero_labels: np.ndarray
+    delta: np.ndarray
+    decoding: np.ndarray
+    aes_calls: int
+
+def _tweaks(c: Circuit, gates: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Unique tweaks j, j' per (AND gate, instance)."""
+    base = (c.and_index[gates][:, None] * n + np.arange(n)[None, :]).astype(np.uint64) * 2
+    return base, base + np.uint64(1)
+
+def garble(c: Circuit, n: int, rng: np.random.Generator | None = None) -> GarbledCircuit:
+    """Garble ``n`` instances of ``c`` (half-gates). ``rng=None`` draws labels from os.urandom;
+    pass a Generator only for reproducible demonstrations."""
+    if n < 1:
+        raise ValueError(f"number of circuit instances n must be >= 1, got {n}")
+    aes = _FixedKeyAES()
+    delta = _random_blocks((), rng)
+    delta[0] |= np.uint64(1)  # lsb(Delta) = 1 for point-and-permute
+    W = np.zeros((c.n_wires, n, 2), dtype=np.uint64)
+    inputs = np.concatenate([c.garbler_inputs, c.evaluator_inputs])
+    W[inputs] = _random_blocks((inputs.size, n), rng)
+    tables = np.zeros((c.n_and, n, 2, 2), dtype=np.uint64)
+    for xi, ni, ai in c.levels:  # loop over circuit levels; all gates x instances at once
+        W[c.out[xi]] = W[c.a[xi]] ^ W[c.b[xi]]
+        W[c.out[ni]] = W[c.a[ni]] ^ delta
+        if ai.size == 0:
+            continue
+        Wa0, Wb0 = W[c.a[ai]], W[c.b[ai]]  # (G, n, 2)
+        pa, pb = _lsb_mask(Wa0), _lsb_mask(Wb0)
+        j, j2 = _tweaks(c, ai, n)
+        H = aes.hash(np.stack([Wa0, Wa0 ^ delta, Wb0, Wb0 ^ delta]),
+                     np.stack([j, j, j2, j2]))
+        HA0, HA1, HB0, HB1 = H
+        TG = HA0 ^ HA1 ^ (delta & pb)  # generator half gate
+        WG0 = HA0 ^ (TG & pa)
+        TE = HB0 ^ HB1 ^ Wa0  # evaluator half gate
+        WE0 = HB0 ^ ((TE ^ Wa0) & pb)
+        W[c.out[ai]] = WG0 ^ WE0
+        tables[c.and_index[ai], :, 0] = TG
+        tables[c.and_index[ai], :, 1] = TE
+    decoding = _lsb(W[c.outputs]).astype(np.uint8)
+    return GarbledCircuit(c, n, tables, W, delta, decoding, aes.calls)
+
+def input_labels(gc: GarbledCircuit, wires: np.ndarray, bits: np.ndarray) -> np.ndarray:
+    """Active labels W^0 ^ bit * Delta for the given input wires (garbler side / OT result)."""
+    bits = np.asarray(bits, dtype=np.uint8)
+    if bits.shape != (len(wires), gc.n):
+        raise ValueError(f"input bits must have shape ({len(wires)}, {gc.n}), got {bits.shape}")
+    return gc.zero_labels[wires] ^ np.where(bits[..., None].astype(bool), gc.delta, np.uint64(0))
+
+def evaluate(c: Circuit, tables: np.ndarray, garbler_labels: np.ndarray,
+             evaluator_labels: np.ndarray) -> tuple[np.ndarray, int]:
+    """Evaluate n instances from active input labels; returns (output labels, AES calls)."""
+    n = tables.shape[1]
+    aes = _FixedKeyAES()
+    W = np.zeros((c.n_wires, n, 2), dtype=np.uint64)
+    W[c.garbler_inputs] = garbler_labels
+    W[c.evaluator_inputs] = evaluator_labels
+    for xi, ni, ai in c.levels:
+        W[c.out[xi]] = W[c.a[xi]] ^ W[c.b[xi]]
+        W[c.out[ni]] = W[c.a[ni]]
+        if ai.size == 0:
+            continue
+        Wa, Wb = W[c.a[ai]], W[c.b[ai]]
+        sa, sb = _lsb_mask(Wa), _lsb_mask(Wb)
+        j, j2 = _tweaks(c, ai, n)
+        HA, HB = aes.hash(np.stack([Wa, Wb]), np.stack([j, j2]))
+        T = tables[c.and_index[ai]]
+        WG = HA ^ (T[:, :, 0] & sa)
+        WE = HB ^ ((T[:, :, 1] ^ Wa) & sb)
+        W[c.out[ai]] = WG ^ WE
+    return W[c.outputs], aes.calls
+
+def decode(output_labels: np.ndarray, decoding: np.ndarray) -> np.ndarray:
+    """Output bits = lsb(label) ^ decoding bit."""
+    return (_lsb(output_labels).astype(np.uint8) ^ decoding).astype(np.uint8)
+
+# ----------------------------------------------------------------------------- costs
+@dataclass(frozen=True)
+class GCCost:
+    """Exact per-instance communication of one garbled-circuit evaluation (bits)."""
+
+    tables: int
+    garbler_labels: int
+    ot_receiver: int
+    ot_sender: int
+    decoding: int
+
+    @property
+    def total(self) -> int:
+        return self.tables + self.garbler_labels + self.ot_receiver + self.ot_sender + \
+            self.decoding
+
+    @property
+    def online_delphi(self) -> int:
+        """Delphi's split: tables, OT and decoding are input-independent for the evaluator
+        (its share is known offline), so only the garbler's labels move online."""
+        return self.garbler_labels
+
+    @property
+    def evaluator_storage(self) -> int:
+        """What the evaluator keeps after preprocessing: tables, its labels, decoding bits."""
+        return self.tables + self.ot_sender // 2 + self.decoding
+
+def gc_cost(c: Circuit, kappa: int = KAPPA) -> GCCost:
+    """Communication of one instance of ``c`` under the module's cost model."""
+    return GCCost(tables=2 * kappa * c.n_and,
+                  garbler_labels=kappa * c.garbler_inputs.size,
+                  ot_receiver=kappa * c.evaluator_inputs.size,
+                  ot_sender=2 * kappa * c.evaluator_inputs.size,
+                  decoding=c.outputs.size)
+
+# ----------------------------------------------------------------------------- protocol
+def gc_relu(x: AdditiveShares, ledger: Ledger, rng: np.random.Generator,
+            parties=("client", "server"), label_rng: np.random.Generator | None = None,
+            circuit: Circuit | None = None, chunk: int = 2048
+            ) -> tuple[AdditiveShares, dict]:
+    """ReLU of b-bit additive shares with a real garbled circuit (server garbles).
+
+    Steps: (1) the server draws its output mask r and garbles the ReLU circuit for every
+    element; (2) the client obtains the labels of its share bits by OT (IKNP cost booked;
+    the simulator hands over the chosen labels); (3) the server sends the garbled tables, the
+    labels of its share and of r, and the decoding bits; (4) the client evaluates and decodes
+    ``z = ReLU(x) - r``. Output shares: client z, server r (over the same ring Z_2^b).
+
+    Returns the output shares and a dict of measured times (s) and AES call counts.
+    Elements are garbled in batches of ``chunk`` (each batch with its own Delta).
+    """
+
+    if not isinstance(x, AdditiveShares) or x.n_parties != 2:
+        raise ValueError("gc_relu takes 2-party AdditiveShares")
+    ring: Ring = x.ring
+    b = _check_bits(ring.k)
+    c = circuit or relu_circuit(b)
+    if c.evaluator_inputs.size != b or c.outputs.size != b:
+        raise ValueError(f"circuit does not match {b}-bit shares")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError("rng must be a numpy.random.Generator (seed it explicitly)")
+    if chunk < 1:
+        raise ValueError(f"chunk must be >= 1, got {chunk}")
+    client, server = parties
+    n = int(np.prod(x.shape, dtype=np.int64))
+    xc, xs = x.shares[0].reshape(-1), x.shares[1].reshape(-1)
+    r = ring.random(rng, (n,))  # server's output share
+
+    cost = gc_cost(c)
+    with ledger.round():  # 2. OT extension: client's column messages
+        ledger.send(client, server, n * cost.ot_receiver, "IKNP OT: receiver columns")
+    with ledger.round():  # 3. OT answers + garbled tables + server labels + decoding
+        ledger.send(server, client, n * cost.ot_sender, "IKNP OT: 2 masked labels per bit")
+        ledger.send(server, client, n * cost.tables, "garbled tables (2 per AND)")
+        ledger.send(server, client, n * cost.garbler_labels, "labels of x_s and r")
+        ledger.send(server, client, n * cost.decoding, "output decoding bits")
+    ledger.count("garble", n * c.n_and, server)
+    ledger.count("and_gate", n * c.n_and, server)
+    ledger.count("ot", n * b, client)
+    z = np.empty(n, dtype=np.uint64)
+    t_garble = t_eval = 0.0
+    aes_g = aes_e = 0
+    for j0 in range(0, n, chunk):  # batches of elements (each a fresh garbling, own Delta)
+        sl = slice(j0, min(n, j0 + chunk))
+        m = sl.stop - sl.start
+        t0 = time.perf_counter()
+        gc = garble(c, m, label_rng)  # 1. server garbles
+        t_garble += time.perf_counter() - t0
+        client_labels = input_labels(gc, c.evaluator_inputs, bits_of(xc[sl], b))  # OT output
+        server_labels = input_labels(gc, c.garbler_inputs,
+                                     np.concatenate([bits_of(xs[sl], b), bits_of(r[sl], b)]))
+        t0 = time.perf_counter()
+        out_labels, calls = evaluate(c, gc.tables, server_labels, client_labels)  # 4.
+        z[sl] = from_bits(decode(out_labels, gc.decoding))
+        t_eval += time.perf_counter() - t0
+        aes_g, aes_e = aes_g + gc.aes_calls, aes_e + calls
+    shares = np.stack([z, r]).reshape(2, *x.shape)
+    info = {"garble_s": t_garble, "evaluate_s": t_eval, "garble_aes": aes_g,
+            "evaluate_aes": aes_e, "n": n, "and_gates": c.n_and}
+    return AdditiveShares(shares, ring), info

@@ -1,0 +1,111 @@
+"""Real garbled circuits (half-gates, free-XOR, fixed-key AES): correctness and exact costs."""
+
+import numpy as np
+import pytest
+
+from ppnn.core import Ledger, Ring, share_additive
+from ppnn.he import gc
+
+
+def _relu_ring(x, ring):
+    return ring.reduce(np.maximum(ring.to_signed(x), 0))
+
+
+@pytest.mark.parametrize("b", [2, 3, 8, 16, 32])
+def test_relu_circuit_in_the_clear(b):
+    rng = np.random.default_rng(b)
+    ring = Ring(b)
+    n = 500
+    xc, xs, r = (ring.random(rng, (n,)) for _ in range(3))
+    c = gc.relu_circuit(b)
+    out = gc.from_bits(gc.plain_eval(c, np.concatenate([gc.bits_of(xs, b), gc.bits_of(r, b)]),
+                                     gc.bits_of(xc, b)))
+    np.testing.assert_array_equal(out, ring.sub(_relu_ring(ring.add(xc, xs), ring), r))
+
+
+@pytest.mark.parametrize("b", [2, 8, 16, 32])
+def test_and_gate_count_matches_closed_form(b):
+    c = gc.relu_circuit(b)
+    assert c.n_and == gc.relu_and_gates(b) == 3 * (b - 1)
+    assert c.evaluator_inputs.size == b and c.garbler_inputs.size == 2 * b
+
+
+@pytest.mark.parametrize("b", [4, 8, 16])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_garbled_relu_equals_plaintext(b, seed):
+    rng = np.random.default_rng(seed)
+    ring = Ring(b)
+    shape = tuple(int(s) for s in rng.integers(1, 30, size=2))
+    x = ring.random(rng, shape)
+    X = share_additive(x, ring, rng)
+    ledger = Ledger(["client", "server"])
+    Y, info = gc.gc_relu(X, ledger, rng, chunk=97)  # several garbling batches
+    np.testing.assert_array_equal(Y.reveal(), _relu_ring(x, ring))
+    n = x.size
+    c = gc.relu_circuit(b)
+    # AES calls: 4 per AND to garble, 2 to evaluate (half-gates)
+    assert info["garble_aes"] == 4 * c.n_and * n
+    assert info["evaluate_aes"] == 2 * c.n_and * n
+
+
+def test_ledger_matches_cost_model():
+    b, n = 8, 50
+    rng = np.random.default_rng(3)
+    ring = Ring(b)
+    X = share_additive(ring.random(rng, (n,)), ring, rng)
+    ledger = Ledger(["client", "server"])
+    gc.gc_relu(X, ledger, rng)
+    cost = gc.gc_cost(gc.relu_circuit(b))
+    k = gc.KAPPA
+    n_and = 3 * (b - 1)
+    assert cost.tables == 2 * k * n_and
+    assert cost.garbler_labels == 2 * b * k
+    assert cost.ot_receiver + cost.ot_sender == 3 * b * k
+    assert cost.decoding == b
+    assert ledger.total_bits("online") == n * cost.total
+    assert ledger.total_bits("online") == n * (2 * k * n_and + 5 * b * k + b)
+    assert ledger.rounds("online") == 2
+    assert ledger.op_count("and_gate") == n * n_and
+
+
+def test_wrong_labels_do_not_decode_to_the_answer():
+    """Evaluating with the labels of other inputs gives the other inputs' result (and tables
+    from another garbling give garbage): the labels, not the evaluator, carry the values."""
+    b, n = 8, 200
+    rng = np.random.default_rng(5)
+    c = gc.relu_circuit(b)
+    g = gc.garble(c, n, rng)
+    ring = Ring(b)
+    xc, xs, r = (ring.random(rng, (n,)) for _ in range(3))
+    gl = gc.input_labels(g, c.garbler_inputs, np.concatenate([gc.bits_of(xs, b),
+                                                              gc.bits_of(r, b)]))
+    el = gc.input_labels(g, c.evaluator_inputs, gc.bits_of(xc, b))
+    out, _ = gc.evaluate(c, g.tables, gl, el)
+    want = ring.sub(_relu_ring(ring.add(xc, xs), ring), r)
+    np.testing.assert_array_equal(gc.from_bits(gc.decode(out, g.decoding)), want)
+    other = gc.garble(c, n, rng)
+    bad, _ = gc.evaluate(c, other.tables, gl, el)
+    assert (gc.from_bits(gc.decode(bad, g.decoding)) != want).mean() > 0.9
+
+
+def test_labels_are_128_bit_and_delta_has_lsb_set():
+    g = gc.garble(gc.relu_circuit(4), 10)  # os.urandom labels
+    assert g.zero_labels.dtype == np.uint64 and g.zero_labels.shape[-1] == 2
+    assert int(g.delta[0]) & 1 == 1
+    assert g.tables.shape == (9, 10, 2, 2)
+
+
+def test_bad_parameters_raise():
+    with pytest.raises(ValueError, match="2..64"):
+        gc.relu_circuit(1)
+    with pytest.raises(TypeError):
+        gc.relu_circuit(8.0)
+    with pytest.raises(ValueError, match="n must be >= 1"):
+        gc.garble(gc.relu_circuit(4), 0)
+    g = gc.garble(gc.relu_circuit(4), 3)
+    with pytest.raises(ValueError, match="shape"):
+        gc.input_labels(g, g.circuit.evaluator_inputs, np.zeros((4, 2), np.uint8))
+    ring = Ring(8)
+    X = share_additive(np.zeros(3, np.uint64), ring, np.random.default_rng(0))
+    with pytest.raises(TypeError):
+        gc.gc_relu(X, Ledger(["client", "server"]), rng=1)
