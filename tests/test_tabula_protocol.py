@@ -232,3 +232,21 @@ def test_blinded_value_is_uniform_whatever_x_is():
     for c in counts:  # chi-square against uniform, 15 dof: 99.9% quantile 37.7
         chi2 = ((c - n / 16) ** 2 / (n / 16)).sum()
         assert chi2 < 37.7
+
+
+def test_lazy_tables_equal_materialised_tables():
+    """Ideal on-demand tables return the same values as materialised ones with the same s."""
+    rng = np.random.default_rng(4)
+    b, n = 6, 300
+    F_table = tb.function_table(tb.sigmoid, b, 0.1, FixedPoint(Z2_64, 16))
+    x = rng.integers(-(1 << 10), 1 << 10, n)
+    X = share_additive(Z2_64.from_signed(x), Z2_64, rng)
+    lazy = tb.LazyTables(F_table, n, np.random.default_rng(1), ledger=(la := _ledger()))
+    full = tb.dealer_tables(F_table, n, np.random.default_rng(1), ledger=(lf := _ledger()))
+    np.testing.assert_array_equal(lazy.secret(), full.secret())
+    Y1 = tb.tabula_online(X, lazy, 5, la)
+    Y2 = tb.tabula_online(X, full, 5, lf)
+    np.testing.assert_array_equal(Y1.reveal(), Y2.reveal())
+    assert la.summary().equals(lf.summary())
+    with pytest.raises(tb.TableReuseError):
+        tb.tabula_online(X, lazy, 5, la)

@@ -18,6 +18,7 @@ from .preprocessing import (
 )
 from .tables import (
     MAX_TABLE_BITS,
+    LazyTables,
     TableReuseError,
     TabulaTables,
     dealer_tables,
@@ -29,7 +30,8 @@ from .tables import (
 )
 
 __all__ = [
-    "MAX_TABLE_BITS", "OURS", "PUBLISHED", "TableReuseError", "TabulaTables", "dealer_tables",
+    "LazyTables", "MAX_TABLE_BITS", "OURS", "PUBLISHED", "TableReuseError", "TabulaTables",
+    "dealer_tables",
     "function_table", "gelu", "online_bits", "preprocess", "preprocess_fast",
     "preprocess_published", "relu", "scale_shift", "sigmoid", "signed_inputs",
     "tables_antidiagonal", "tables_cubic", "tabula_online", "truncation_error_rates",

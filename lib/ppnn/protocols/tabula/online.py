@@ -21,7 +21,7 @@ import numpy as np
 
 from ppnn.core import AdditiveShares, Ledger, Ring, local_truncate, share_additive
 
-from .tables import TabulaTables, check_table_bits
+from .tables import LazyTables, TabulaTables, check_table_bits
 
 __all__ = ["tabula_online", "online_bits", "truncation_error_rates", "scale_shift"]
 
@@ -64,8 +64,9 @@ def tabula_online(x: AdditiveShares, tables: TabulaTables, d: int, ledger: Ledge
     """
     if not isinstance(x, AdditiveShares):
         raise TypeError(f"x must be AdditiveShares, got {type(x).__name__}")
-    if not isinstance(tables, TabulaTables):
-        raise TypeError(f"tables must be TabulaTables, got {type(tables).__name__}")
+    if not isinstance(tables, TabulaTables | LazyTables):
+        raise TypeError(f"tables must be TabulaTables or LazyTables, got "
+                        f"{type(tables).__name__}")
     if x.n_parties != 2:
         raise ValueError(f"Tabula is a 2-party protocol, got shares of {x.n_parties} parties")
     ring: Ring = x.ring
@@ -101,9 +102,7 @@ def tabula_online(x: AdditiveShares, tables: TabulaTables, d: int, ledger: Ledge
         ledger.send(server, client, n * b, "x_trunc_1 + s_1 mod 2^b")
     y = (y0 + y1) & mask  # both parties now hold y = x_trunc + s
     # 4. local lookups T_i[y]
-    rows = np.arange(n)
-    out0 = tables.client[rows, y.astype(np.int64)]
-    out1 = tables.server[rows, y.astype(np.int64)]
+    out0, out1 = tables.lookup(y)
     ledger.count("lookup", n, client)
     ledger.count("lookup", n, server)
     return AdditiveShares(np.stack([out0, out1]).reshape(2, *x.shape), tables.ring)

@@ -22,7 +22,7 @@ from ppnn.core import Z2_64, FixedPoint, Ledger, Ring
 
 __all__ = [
     "MAX_TABLE_BITS", "check_table_bits", "signed_inputs", "function_table", "relu", "gelu",
-    "sigmoid", "TabulaTables", "TableReuseError", "dealer_tables",
+    "sigmoid", "TabulaTables", "TableReuseError", "dealer_tables", "LazyTables",
 ]
 
 MAX_TABLE_BITS = 16
@@ -137,6 +137,12 @@ class TabulaTables:
                 "looked up only once, otherwise the two revealed x + s leak x - x'")
         self.used = True
 
+    def lookup(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Local lookups ``T_client[j, y_j]`` and ``T_server[j, y_j]`` (step 4 of Fig. 2)."""
+        rows = np.arange(self.n)
+        y = np.asarray(y, dtype=np.int64)
+        return self.client[rows, y], self.server[rows, y]
+
     # simulator-side helpers (tests, notebooks) -------------------------------------------
     def secret(self) -> np.ndarray:
         """s = s_client + s_server mod 2^b (never known to either party)."""
@@ -152,6 +158,58 @@ class TabulaTables:
         idx = (np.arange(self.p, dtype=np.uint64)[None, :] + self.secret()[:, None]) & \
             np.uint64(self.p - 1)
         return np.take_along_axis(T, idx.astype(np.int64), axis=1)
+
+
+class LazyTables:
+    """Ideal single-use tables materialised only where they are read.
+
+    A fresh table ``T[y] = F(y - s)`` with uniformly random shares, read at one public index
+    y, gives the parties a uniformly random sharing of ``F(y - s)``: that is what
+    :meth:`lookup` returns, without storing 2^b entries per activation (accuracy sweeps run
+    millions of activations at up to 16 bits). Same interface and bookings as
+    :func:`dealer_tables`; tests check both give the same outputs.
+    """
+
+    def __init__(self, F_table: np.ndarray, n: int, rng: np.random.Generator,
+                 ring: Ring = Z2_64, ledger: Ledger | None = None,
+                 parties=("client", "server")):
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError("rng must be a numpy.random.Generator (seed it explicitly)")
+        self.F_table = ring.check(np.asarray(F_table), "F_table")
+        size = self.F_table.size
+        if self.F_table.ndim != 1 or size < 2 or size & (size - 1):
+            raise ValueError(f"F_table must be a 1-D table of 2^b entries, got shape "
+                             f"{self.F_table.shape}")
+        self.b = check_table_bits(int(size).bit_length() - 1)
+        self.ring, self.rng, self.used = ring, rng, False
+        self.n = int(n)
+        if self.n < 0:
+            raise ValueError(f"number of tables n must be >= 0, got {n}")
+        self.s_client = rng.integers(0, self.p, size=self.n, dtype=np.uint64)
+        self.s_server = rng.integers(0, self.p, size=self.n, dtype=np.uint64)
+        if ledger is not None:
+            _book_dealer(ledger, parties, self.n, self.b, ring)
+
+    @property
+    def p(self) -> int:
+        return 1 << self.b
+
+    consume = TabulaTables.consume
+    secret = TabulaTables.secret
+    storage_bits_per_party = TabulaTables.storage_bits_per_party
+
+    def lookup(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        idx = (np.asarray(y, dtype=np.uint64) - self.secret()) & np.uint64(self.p - 1)
+        v = self.F_table[idx.astype(np.int64)]
+        r = self.ring.random(self.rng, v.shape)
+        return r, self.ring.sub(v, r)
+
+
+def _book_dealer(ledger: Ledger, parties, n: int, b: int, ring: Ring) -> None:
+    with ledger.offline(), ledger.round():
+        for party in parties:
+            ledger.send(Ledger.DEALER, party, n * ((1 << b) * ring.bits + b),
+                        "Tabula table (ideal)")
 
 
 def dealer_tables(F_table: np.ndarray, n: int, rng: np.random.Generator, ring: Ring = Z2_64,
@@ -181,7 +239,5 @@ def dealer_tables(F_table: np.ndarray, n: int, rng: np.random.Generator, ring: R
     client = ring.random(rng, T.shape)
     server = ring.sub(T, client)
     if ledger is not None:
-        with ledger.offline(), ledger.round():
-            for party in parties:
-                ledger.send(Ledger.DEALER, party, n * (p * ring.bits + b), "Tabula table (ideal)")
+        _book_dealer(ledger, parties, n, b, ring)
     return TabulaTables(b, ring, client, server, s_c, s_s)
