@@ -61,10 +61,10 @@ _TRUTH = {
 #: gate -> (absorbing input value, output value); XOR/XNOR have none
 _ABSORB = {"and": (0, 0), "nand": (0, 1), "or": (1, 1), "nor": (1, 0)}
 
-#: bytes of one serialized tfhe-rs Boolean ciphertext under DEFAULT_PARAMETERS (small LWE key,
-#: n = 805, u32 coefficients: 806 * 4 bytes) plus bincode's enum tag and length prefix; the
-#: real backend reports the binding's ``serialized_size`` instead (a test checks they agree).
-SIM_CIPHERTEXT_BYTES = 806 * 4 + 4 + 8 + 8
+#: bytes of one serialized tfhe-rs 1.8 Boolean ciphertext under DEFAULT_PARAMETERS (small LWE
+#: key, n = 805: 806 u32 coefficients = 3,224 bytes, plus bincode's tags and lengths); the real
+#: backend reports the binding's ``serialized_size`` (a test checks they agree).
+SIM_CIPHERTEXT_BYTES = 3260
 
 _ids = itertools.count(1)
 

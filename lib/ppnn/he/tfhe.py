@@ -1,0 +1,208 @@
+"""Real TFHE through tfhe-rs: the gate backend over the project's binding ``ppnn_tfhe``.
+
+:class:`TfheBackend` has the interface of :class:`ppnn.he.bitsim.BitSimulator` (same circuits,
+same public bookkeeping of trivial bits and depths) but evaluates every gate on tfhe-rs
+Boolean ciphertexts (``DEFAULT_PARAMETERS``), one binding call per array, in parallel across
+cores inside Rust. Its own counters predict the bootstraps; :meth:`TfheBackend.native_counts`
+reads the binding's counters, which tests compare with the simulator.
+
+:class:`PbsLookup` (real, tfhe-rs ``shortint``) and :class:`SimulatedLookup` evaluate a table
+``Z_2^k -> Z_2^k`` on encrypted small integers with one programmable bootstrap per element
+(the Tabula idea in FHE: a 5-bit ReLU as one lookup instead of a gate circuit).
+
+The binding is built from source (``make setup``); without it, :func:`load_binding` raises an
+ImportError that says so.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .bitsim import GATES, GateBackend
+
+__all__ = ["load_binding", "binding_available", "TfheBackend", "PbsLookup", "SimulatedLookup",
+           "relu_table"]
+
+_BUILD_HINT = ("the tfhe-rs binding `ppnn_tfhe` is not installed. Build it from source with "
+               "`make setup` (or `.venv/bin/pip install ./lib/ppnn_tfhe`; needs cargo/rustc "
+               ">= 1.91, about 3 minutes on 2 cores).")
+
+
+def load_binding():
+    """Import ``ppnn_tfhe`` or raise ImportError explaining how to build it."""
+    try:
+        import ppnn_tfhe
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError(_BUILD_HINT) from e
+    return ppnn_tfhe
+
+
+def binding_available() -> bool:
+    try:
+        load_binding()
+    except ImportError:  # pragma: no cover - depends on the environment
+        return False
+    return True
+
+
+class TfheBackend(GateBackend):
+    """Gate backend on real tfhe-rs ciphertexts.
+
+    Parameters
+    ----------
+    key : ppnn_tfhe.BooleanKey, optional
+        Client + server key (generated with tfhe-rs's CSPRNG if omitted, ~1-2 s). The same
+        object decrypts, as the client would; the server only uses its gate methods.
+    public_constants, ledger, party : see :class:`ppnn.he.bitsim.GateBackend`.
+    """
+
+    name = "tfhe-rs"
+
+    def __init__(self, key=None, public_constants: bool = True, ledger=None,
+                 party: str = "server"):
+        self.binding = load_binding()
+        if key is None:
+            key = self.binding.BooleanKey.generate()
+        elif not isinstance(key, self.binding.BooleanKey):
+            raise TypeError(f"key must be a ppnn_tfhe.BooleanKey, got {type(key).__name__}")
+        self.key = key
+        super().__init__(public_constants, ledger, party)
+        self.key_id = key.key_id
+        self.ciphertext_bytes = key.encrypt(np.zeros(1, np.uint8)).serialized_size()
+
+    @property
+    def parameters(self) -> dict:
+        return {"name": self.key.parameters_name, **self.key.parameters}
+
+    def reset_counts(self) -> None:
+        super().reset_counts()
+        if hasattr(self, "key"):
+            self.key.reset_counts()
+
+    def native_counts(self) -> dict[str, int]:
+        """The binding's own counters: bootstrapped evaluations per gate and bootstraps."""
+        g = dict(self.key.gate_count)
+        return {**{k: int(g.get(k, 0)) for k in GATES}, "hgops": int(sum(g.values())),
+                "bootstraps": int(self.key.bootstrap_count)}
+
+    # payload hooks: one binding call per array
+    def _encrypt(self, bits):
+        return self.key.encrypt(bits)
+
+    def _decrypt(self, data):
+        return self.key.decrypt(data)
+
+    def _trivial(self, bits):
+        return self.key.trivial(bits)
+
+    def _binary(self, gate, a, b):
+        fn = {"and": self.key.and_, "or": self.key.or_, "xor": self.key.xor,
+              "nand": self.key.nand, "nor": self.key.nor, "xnor": self.key.xnor}[gate]
+        return fn(a, b)
+
+    def _not(self, a):
+        return self.key.not_(a)
+
+    def _mux(self, c, a, b):
+        return self.key.mux(c, a, b)
+
+    def _take(self, data, idx):
+        return data.take(idx)
+
+    def _concat(self, datas):
+        return self.binding.BitArray.concat(list(datas))
+
+    def _reshape(self, data, shape):
+        return data.reshape(list(shape))
+
+
+def relu_table(bits: int, signed_input: bool = True) -> np.ndarray:
+    """Lookup table of ReLU on ``bits``-bit two's-complement codes (index = code, value = code
+    of max(x, 0))."""
+    codes = np.arange(1 << bits)
+    if not signed_input:
+        return codes
+    x = np.where(codes >= 1 << (bits - 1), codes - (1 << bits), codes)
+    return np.maximum(x, 0)
+
+
+class _LookupBase:
+    name = "lookup"
+
+    def _check_table(self, table) -> np.ndarray:
+        t = np.asarray(table)
+        m = 1 << self.message_bits
+        if t.ndim != 1 or t.size != m:
+            raise ValueError(f"table must be 1-D of length 2^message_bits = {m}, got shape "
+                             f"{t.shape}")
+        if not np.issubdtype(t.dtype, np.integer) or t.min() < 0 or t.max() >= m:
+            raise ValueError(f"table entries must be integers in [0, {m})")
+        return t.astype(np.int64)
+
+    def _check_values(self, values) -> np.ndarray:
+        v = np.asarray(values)
+        m = 1 << self.message_bits
+        if not np.issubdtype(v.dtype, np.integer):
+            raise TypeError(f"values must be integers, got dtype {v.dtype}")
+        if v.size and (v.min() < 0 or v.max() >= m):
+            raise ValueError(f"values must lie in [0, {m}) for message_bits={self.message_bits}")
+        return v.astype(np.int64)
+
+
+class PbsLookup(_LookupBase):
+    """Programmable-bootstrapping table lookups on tfhe-rs shortint ciphertexts (real)."""
+
+    name = "tfhe-rs shortint"
+
+    def __init__(self, message_bits: int = 5, key=None, ledger=None, party: str = "server"):
+        binding = load_binding()
+        if isinstance(message_bits, bool) or not isinstance(message_bits, int) or not (
+                1 <= message_bits <= 8):
+            raise ValueError(f"message_bits must be an int in [1, 8], got {message_bits!r}")
+        self.key = key if key is not None else binding.ShortintKey.generate(message_bits)
+        self.message_bits = int(self.key.message_bits)
+        self.ledger, self.party = ledger, party
+        self.bootstraps = 0
+
+    def encrypt(self, values):
+        return self.key.encrypt(self._check_values(values))
+
+    def decrypt(self, ct) -> np.ndarray:
+        return np.asarray(self.key.decrypt(ct), np.int64)
+
+    def apply(self, ct, table):
+        out = self.key.apply_lookup_table(ct, self._check_table(table))
+        self.bootstraps += ct.size
+        if self.ledger is not None:
+            self.ledger.count("pbs_lookup", ct.size, self.party)
+        return out
+
+    def ciphertext_bytes(self) -> int:
+        return self.key.encrypt(np.zeros(1, np.int64)).serialized_size()
+
+
+class SimulatedLookup(_LookupBase):
+    """The same lookups on plaintext integers, counting one bootstrap per element."""
+
+    name = "simulated lookup"
+
+    def __init__(self, message_bits: int = 5, ledger=None, party: str = "server"):
+        if isinstance(message_bits, bool) or not isinstance(message_bits, int) or not (
+                1 <= message_bits <= 8):
+            raise ValueError(f"message_bits must be an int in [1, 8], got {message_bits!r}")
+        self.message_bits = message_bits
+        self.ledger, self.party = ledger, party
+        self.bootstraps = 0
+
+    def encrypt(self, values):
+        return self._check_values(values).copy()
+
+    def decrypt(self, ct) -> np.ndarray:
+        return np.asarray(ct, np.int64)
+
+    def apply(self, ct, table):
+        out = self._check_table(table)[np.asarray(ct)]
+        self.bootstraps += int(np.asarray(ct).size)
+        if self.ledger is not None:
+            self.ledger.count("pbs_lookup", int(np.asarray(ct).size), self.party)
+        return out
