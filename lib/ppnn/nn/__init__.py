@@ -4,6 +4,16 @@
 """
 
 from . import zoo
+from .forward import (
+    check_params,
+    flatten_params,
+    fold_batchnorm,
+    forward,
+    forward_fixed,
+    init_params,
+    predict,
+    unflatten_params,
+)
 from .layers import (
     COUNT_COLUMNS,
     BatchNorm,
@@ -18,8 +28,12 @@ from .layers import (
     Square,
 )
 from .network import Network, Node, Stated
+from .train import Recipe, accuracy, pretrained, pretrained_info, recipe_for, train
 
 __all__ = [
     "BatchNorm", "COUNT_COLUMNS", "Conv2d", "Dense", "Flatten", "Layer", "MaxPool", "MeanPool",
-    "Network", "Node", "ReLU", "Residual", "Square", "Stated", "zoo",
+    "Network", "Node", "ReLU", "Recipe", "Residual", "Square", "Stated", "accuracy",
+    "check_params", "flatten_params", "fold_batchnorm", "forward", "forward_fixed",
+    "init_params", "predict", "pretrained", "pretrained_info", "recipe_for", "train",
+    "unflatten_params", "zoo",
 ]

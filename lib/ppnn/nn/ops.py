@@ -1,0 +1,166 @@
+"""Vectorized numpy kernels (forward and backward) for the layer kinds of :mod:`ppnn.nn`.
+
+Arrays carry the batch axis first: images ``(N, C, H, W)``, flat ``(N, n)``. Convolution is
+im2col (a strided window view, then one matrix product); pooling reads the same window view.
+Backward passes scatter gradients with a loop over the ``k * k`` kernel offsets only -- every
+offset is one vectorized slice-add over the whole batch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+__all__ = [
+    "out_size", "windows", "conv2d", "conv2d_backward", "maxpool", "maxpool_backward",
+    "meanpool", "meanpool_backward", "batchnorm_train", "batchnorm_backward", "bn_axes",
+]
+
+
+def out_size(n: int, k: int, s: int, p: int) -> int:
+    return (n + 2 * p - k) // s + 1
+
+
+def _pad(x: np.ndarray, p: int, value=0) -> np.ndarray:
+    if p == 0:
+        return x
+    return np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)), constant_values=value)
+
+
+def windows(xp: np.ndarray, k: int, s: int, oh: int, ow: int) -> np.ndarray:
+    """View ``(N, C, oh, ow, k, k)`` of the ``k x k`` windows at stride ``s`` of padded ``xp``."""
+    w = sliding_window_view(xp, (k, k), axis=(2, 3))
+    return w[:, :, : (oh - 1) * s + 1: s, : (ow - 1) * s + 1: s]
+
+
+def _scatter(dcols: np.ndarray, shape, k: int, s: int, p: int) -> np.ndarray:
+    """Adjoint of :func:`windows`: add ``dcols (N, C, oh, ow, k, k)`` back onto the input."""
+    n, c, h, w = shape
+    oh, ow = dcols.shape[2], dcols.shape[3]
+    dxp = np.zeros((n, c, h + 2 * p, w + 2 * p), dtype=dcols.dtype)
+    for i in range(k):
+        for j in range(k):
+            dxp[:, :, i: i + (oh - 1) * s + 1: s, j: j + (ow - 1) * s + 1: s] += dcols[..., i, j]
+    return dxp[:, :, p: p + h, p: p + w]
+
+
+# -- convolution -----------------------------------------------------------------------------
+def conv2d(x, W, stride: int, padding: int, groups: int = 1, matmul=np.matmul):
+    """Convolution (no bias) of ``x (N, C, H, W)`` with ``W (Cout, C/groups, k, k)``; returns
+    ``(y, cols)`` where ``cols`` (one im2col matrix per group) is kept for the backward pass.
+    ``matmul`` lets the fixed-point oracle reuse the same im2col with ring arithmetic."""
+    n, c, h, w = x.shape
+    cout, cg, k, _ = W.shape
+    oh, ow = out_size(h, k, stride, padding), out_size(w, k, stride, padding)
+    win = windows(_pad(x, padding), k, stride, oh, ow)
+    og = cout // groups
+    outs, cols = [], []
+    for g in range(groups):
+        col = win[:, g * cg:(g + 1) * cg].transpose(0, 2, 3, 1, 4, 5).reshape(n * oh * ow, -1)
+        wg = W[g * og:(g + 1) * og].reshape(og, -1)
+        outs.append(matmul(col, wg.T))
+        cols.append(col)
+    out = outs[0] if groups == 1 else np.concatenate(outs, axis=1)
+    return np.ascontiguousarray(out.reshape(n, oh, ow, cout).transpose(0, 3, 1, 2)), cols
+
+
+def conv2d_backward(dy, cols, x_shape, W, stride: int, padding: int, groups: int = 1,
+                    need_dx: bool = True):
+    """Gradients ``(dx, dW, db)`` of :func:`conv2d` (``dx`` is None unless ``need_dx``)."""
+    n, cout, oh, ow = dy.shape
+    _, cg, k, _ = W.shape
+    og = cout // groups
+    dy2 = dy.transpose(0, 2, 3, 1).reshape(-1, cout)
+    dW = np.empty_like(W)
+    dcols = []
+    for g in range(groups):
+        dyg = dy2[:, g * og:(g + 1) * og]
+        dW[g * og:(g + 1) * og] = (dyg.T @ cols[g]).reshape(og, cg, k, k)
+        if need_dx:
+            dcols.append((dyg @ W[g * og:(g + 1) * og].reshape(og, -1))
+                         .reshape(n, oh, ow, cg, k, k))
+    db = dy2.sum(axis=0)
+    if not need_dx:
+        return None, dW, db
+    dc = dcols[0] if groups == 1 else np.concatenate(dcols, axis=3)
+    return _scatter(dc.transpose(0, 3, 1, 2, 4, 5), x_shape, k, stride, padding), dW, db
+
+
+# -- pooling ---------------------------------------------------------------------------------
+def _offsets(xp, k: int, s: int, oh: int, ow: int):
+    """Yield ``(o, slice)`` for the ``k*k`` kernel offsets: ``slice[n, c, i, j]`` is the
+    element at offset ``o`` of window ``(i, j)``."""
+    for i in range(k):
+        for j in range(k):
+            yield i * k + j, xp[:, :, i: i + (oh - 1) * s + 1: s, j: j + (ow - 1) * s + 1: s]
+
+
+def maxpool(x, k: int, s: int, p: int):
+    """Max over windows (padding is -inf); returns ``(y, argmax)`` with the window offset of
+    the first maximum (vectorized over the batch, one pass per kernel offset)."""
+    n, c, h, w = x.shape
+    oh, ow = out_size(h, k, s, p), out_size(w, k, s, p)
+    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    offs = _offsets(_pad(x, p, fill), k, s, oh, ow)
+    _, y = next(offs)
+    y = y.copy()
+    idx = np.zeros(y.shape, dtype=np.int16)
+    for o, v in offs:
+        better = v > y
+        np.copyto(y, v, where=better)
+        idx[better] = o
+    return y, idx
+
+
+def maxpool_backward(dy, idx, x_shape, k: int, s: int, p: int):
+    n, c, h, w = x_shape
+    oh, ow = dy.shape[2], dy.shape[3]
+    dxp = np.zeros((n, c, h + 2 * p, w + 2 * p), dtype=dy.dtype)
+    for o, view in _offsets(dxp, k, s, oh, ow):
+        view += np.where(idx == o, dy, 0)
+    return dxp[:, :, p: p + h, p: p + w]
+
+
+def meanpool(x, k: int, s: int, p: int, scaled: bool):
+    """Window sums (``scaled``) or means (divisor ``k*k``, zero padding counted)."""
+    n, c, h, w = x.shape
+    oh, ow = out_size(h, k, s, p), out_size(w, k, s, p)
+    tot = windows(_pad(x, p), k, s, oh, ow).sum(axis=(-2, -1))
+    return tot if scaled else tot / x.dtype.type(k * k)
+
+
+def meanpool_backward(dy, x_shape, k: int, s: int, p: int, scaled: bool):
+    g = dy if scaled else dy / dy.dtype.type(k * k)
+    dcols = np.broadcast_to(g[..., None, None], (*g.shape, k, k))
+    return _scatter(dcols, x_shape, k, s, p)
+
+
+# -- batch normalisation -----------------------------------------------------------------------
+def bn_axes(x: np.ndarray) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Reduction axes and the broadcast shape of per-channel statistics."""
+    if x.ndim == 4:
+        return (0, 2, 3), (1, -1, 1, 1)
+    return (0,), (1, -1)
+
+
+def batchnorm_train(x, gamma, beta, eps: float):
+    """Batch statistics forward; returns ``(y, cache, mean, var)``."""
+    axes, shp = bn_axes(x)
+    mean = x.mean(axis=axes)
+    var = x.var(axis=axes)
+    inv = 1.0 / np.sqrt(var + eps)
+    xhat = (x - mean.reshape(shp)) * inv.reshape(shp)
+    y = xhat * gamma.reshape(shp) + beta.reshape(shp)
+    return y, (xhat, inv), mean, var
+
+
+def batchnorm_backward(dy, cache, gamma):
+    xhat, inv = cache
+    axes, shp = bn_axes(dy)
+    m = dy.size // gamma.size
+    dbeta = dy.sum(axis=axes)
+    dgamma = (dy * xhat).sum(axis=axes)
+    dxhat = dy * gamma.reshape(shp)
+    dx = (inv.reshape(shp) / m) * (m * dxhat - dxhat.sum(axis=axes).reshape(shp)
+                                   - xhat * (dxhat * xhat).sum(axis=axes).reshape(shp))
+    return dx, dgamma, dbeta
