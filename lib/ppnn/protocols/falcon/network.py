@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ppnn.nn import BatchNorm, Conv2d, Dense, Flatten, MaxPool, MeanPool, Network, ReLU
-from ppnn.nn import ops
+from ppnn.nn import BatchNorm, Conv2d, Dense, Flatten, MaxPool, MeanPool, Network, ReLU, ops
 
 from .compare import relu
 from .numeric import batchnorm_backward, batchnorm_forward
@@ -151,6 +150,60 @@ def _bn_layout(x: RSS) -> tuple[RSS, callable]:
     return flat, lambda z: _map(z, lambda t: t.reshape(b, h, w, c).transpose(0, 3, 1, 2))
 
 
+def _layer_forward(fal: Falcon, name: str, layer, q: dict, x: RSS, train: bool):
+    """One layer on shares; returns ``(y, cache)``."""
+    cache = None
+    if isinstance(layer, Dense):
+        cache = x
+        y = _bias(fal, fal.matmul_fixed(x, q["W"], f"{name}: x W"), q,
+                  (1, layer.out_features))
+    elif isinstance(layer, Conv2d):
+        cols, (oh, ow) = _im2col(x, layer)
+        cache = (cols, x.shape, oh, ow)
+        z = fal.matmul_fixed(cols, q["W"], f"{name}: im2col(x) W")
+        z = _map(z, lambda t: t.reshape(x.shape[0], oh, ow, -1).transpose(0, 3, 1, 2))
+        y = _bias(fal, RSS(np.ascontiguousarray(z.components), fal.ring), q,
+                  (1, layer.out_channels, 1, 1))
+    elif isinstance(layer, ReLU):
+        flat = x.reshape(-1)
+        r, d = relu(fal, flat)
+        y, cache = r.reshape(*x.shape), d.reshape(*x.shape)
+    elif isinstance(layer, MaxPool):
+        cols, (oh, ow) = _im2col(x, layer)  # rows (B oh ow), columns (C k k)
+        c = x.shape[1]
+        kk = layer.kernel ** 2
+        win = _map(cols, lambda t: t.reshape(-1, c, kk).reshape(-1, kk))
+        mx, onehot = maxpool(fal, win)
+        y = _map(mx, lambda t: t.reshape(x.shape[0], oh, ow, c).transpose(0, 3, 1, 2))
+        y = RSS(np.ascontiguousarray(y.components), fal.ring)
+        cache = (onehot, x.shape, oh, ow)
+    elif isinstance(layer, MeanPool):
+        cols, (oh, ow) = _im2col(x, layer)
+        c, kk = x.shape[1], layer.kernel ** 2
+        s = _map(cols, lambda t: fal.ring.sum(t.reshape(-1, c, kk), axis=-1))
+        s = _map(s, lambda t: t.reshape(x.shape[0], oh, ow, c).transpose(0, 3, 1, 2))
+        s = RSS(np.ascontiguousarray(s.components), fal.ring)
+        y = s if layer.scaled else fal.mul_public_fixed(s, 1.0 / kk, f"{name}: / k^2")
+        cache = (x.shape, oh, ow)
+    elif isinstance(layer, BatchNorm):
+        flat, back = _bn_layout(x)
+        c = flat.shape[1]
+        if train:
+            yf, cache = batchnorm_forward(fal, flat, q["gamma"], q["beta"])
+        else:
+            bc = lambda v: RSS(np.broadcast_to(v.components[:, None], (3, *flat.shape))
+                               .copy(), fal.ring)
+            yf = fal.mul_fixed(flat, bc(q["a"]), f"{name}: a x") + bc(q["c"])
+            del c
+        y = back(yf)
+    elif isinstance(layer, Flatten):
+        cache = x.shape
+        y = x.reshape(x.shape[0], -1)
+    else:  # pragma: no cover - rejected by _check_net
+        raise ValueError(layer.kind)
+    return y, cache
+
+
 def secure_forward(fal: Falcon, model: SecureModel, x: RSS, train: bool = False
                    ) -> tuple[RSS, list]:
     """Run every layer on shares; returns the output shares and the per-layer caches."""
@@ -160,57 +213,8 @@ def secure_forward(fal: Falcon, model: SecureModel, x: RSS, train: bool = False
     caches = []
     for name, layer, q in zip(net.layer_names, net.layers, model.params):
         with fal.protocol(name):
-            cache = None
-            if isinstance(layer, Dense):
-                cache = x
-                y = _bias(fal, fal.matmul_fixed(x, q["W"], f"{name}: x W"), q,
-                          (1, layer.out_features))
-            elif isinstance(layer, Conv2d):
-                cols, (oh, ow) = _im2col(x, layer)
-                cache = (cols, x.shape, oh, ow)
-                z = fal.matmul_fixed(cols, q["W"], f"{name}: im2col(x) W")
-                z = _map(z, lambda t: t.reshape(x.shape[0], oh, ow, -1).transpose(0, 3, 1, 2))
-                y = _bias(fal, RSS(np.ascontiguousarray(z.components), fal.ring), q,
-                          (1, layer.out_channels, 1, 1))
-            elif isinstance(layer, ReLU):
-                flat = x.reshape(-1)
-                r, d = relu(fal, flat)
-                y, cache = r.reshape(*x.shape), d.reshape(*x.shape)
-            elif isinstance(layer, MaxPool):
-                cols, (oh, ow) = _im2col(x, layer)  # rows (B oh ow), columns (C k k)
-                c = x.shape[1]
-                kk = layer.kernel ** 2
-                win = _map(cols, lambda t: t.reshape(-1, c, kk).reshape(-1, kk))
-                mx, onehot = maxpool(fal, win)
-                y = _map(mx, lambda t: t.reshape(x.shape[0], oh, ow, c).transpose(0, 3, 1, 2))
-                y = RSS(np.ascontiguousarray(y.components), fal.ring)
-                cache = (onehot, x.shape, oh, ow)
-            elif isinstance(layer, MeanPool):
-                cols, (oh, ow) = _im2col(x, layer)
-                c, kk = x.shape[1], layer.kernel ** 2
-                s = _map(cols, lambda t: fal.ring.sum(t.reshape(-1, c, kk), axis=-1))
-                s = _map(s, lambda t: t.reshape(x.shape[0], oh, ow, c).transpose(0, 3, 1, 2))
-                s = RSS(np.ascontiguousarray(s.components), fal.ring)
-                y = s if layer.scaled else fal.mul_public_fixed(s, 1.0 / kk, f"{name}: / k^2")
-                cache = (x.shape, oh, ow)
-            elif isinstance(layer, BatchNorm):
-                flat, back = _bn_layout(x)
-                c = flat.shape[1]
-                if train:
-                    yf, cache = batchnorm_forward(fal, flat, q["gamma"], q["beta"])
-                else:
-                    bc = lambda v: RSS(np.broadcast_to(v.components[:, None], (3, *flat.shape))
-                                       .copy(), fal.ring)
-                    yf = fal.mul_fixed(flat, bc(q["a"]), f"{name}: a x") + bc(q["c"])
-                    del c
-                y = back(yf)
-            elif isinstance(layer, Flatten):
-                cache = x.shape
-                y = x.reshape(x.shape[0], -1)
-            else:  # pragma: no cover - rejected by _check_net
-                raise ValueError(layer.kind)
+            x, cache = _layer_forward(fal, name, layer, q, x, train)
         caches.append(cache)
-        x = y
     return x, caches
 
 
@@ -218,6 +222,68 @@ def output_delta(fal: Falcon, out: RSS, labels: np.ndarray, n_classes: int) -> R
     """``delta = y_hat - onehot(y)`` (labels are shared by the data holder)."""
     onehot = np.eye(n_classes)[np.asarray(labels)]
     return out - fal.share_fixed(onehot)
+
+
+def _layer_backward(fal: Falcon, name: str, layer, q: dict, cache, delta: RSS, need_dx: bool,
+                    extra_shift: int):
+    """Back-propagate through one layer; returns ``(delta_in, grads)``."""
+    f = fal.f
+    grads: dict[str, RSS] = {}
+    if isinstance(layer, Dense):
+        x = cache
+        xt = _map(x, lambda t: np.ascontiguousarray(t.T))
+        grads["W"] = fal.truncate(fal.matmul(xt, delta, f"{name}: dW = x^T delta"),
+                                     f + extra_shift, f"{name}: dW scale")
+        if "b" in q:
+            grads["b"] = fal.truncate(_map(delta, lambda t: fal.ring.sum(t, axis=0)),
+                                         extra_shift, f"{name}: db scale")
+        if need_dx:
+            wt = _map(q["W"], lambda t: np.ascontiguousarray(t.T))
+            delta = fal.matmul_fixed(delta, wt, f"{name}: dx = delta W^T")
+    elif isinstance(layer, Conv2d):
+        cols, x_shape, oh, ow = cache
+        d2 = _map(delta, lambda t: np.ascontiguousarray(t.transpose(0, 2, 3, 1))
+                  .reshape(-1, layer.out_channels))
+        ct = _map(cols, lambda t: np.ascontiguousarray(t.T))
+        grads["W"] = fal.truncate(fal.matmul(ct, d2, f"{name}: dW = cols^T delta"),
+                                     f + extra_shift, f"{name}: dW scale")
+        if "b" in q:
+            grads["b"] = fal.truncate(_map(d2, lambda t: fal.ring.sum(t, axis=0)),
+                                         extra_shift, f"{name}: db scale")
+        if need_dx:
+            wt = _map(q["W"], lambda t: np.ascontiguousarray(t.T))
+            dcols = fal.matmul_fixed(d2, wt, f"{name}: dcols = delta W^T")
+            delta = _col2im(dcols, x_shape, layer, oh, ow)
+    elif isinstance(layer, ReLU):
+        delta = fal.mul(cache, delta, f"{name}: delta * DReLU")
+    elif isinstance(layer, MaxPool):
+        onehot, x_shape, oh, ow = cache
+        c, kk = x_shape[1], layer.kernel ** 2
+        d = _map(delta, lambda t: np.ascontiguousarray(t.transpose(0, 2, 3, 1))
+                 .reshape(-1))
+        g = RSS(np.broadcast_to(d.components[..., None], onehot.components.shape).copy(),
+                fal.ring)
+        dwin = fal.mul(onehot, g, f"{name}: delta * onehot(argmax)")
+        delta = _col2im(_map(dwin, lambda t: t.reshape(-1, c * kk)), x_shape, layer,
+                        oh, ow)
+    elif isinstance(layer, MeanPool):
+        x_shape, oh, ow = cache
+        c, kk = x_shape[1], layer.kernel ** 2
+        d = delta if layer.scaled else fal.mul_public_fixed(delta, 1.0 / kk,
+                                                            f"{name}: / k^2")
+        d = _map(d, lambda t: np.ascontiguousarray(t.transpose(0, 2, 3, 1)))
+        dcols = _map(d, lambda t: np.repeat(t.reshape(-1, c, 1), kk, axis=2)
+                     .reshape(-1, c * kk))
+        delta = _col2im(dcols, x_shape, layer, oh, ow)
+    elif isinstance(layer, BatchNorm):
+        flat, back = _bn_layout(delta)
+        dx, dg, db = batchnorm_backward(fal, flat, cache)
+        grads["gamma"] = fal.truncate(dg, extra_shift, f"{name}: dgamma scale")
+        grads["beta"] = fal.truncate(db, extra_shift, f"{name}: dbeta scale")
+        delta = back(dx)
+    elif isinstance(layer, Flatten):
+        delta = delta.reshape(*cache)
+    return delta, grads
 
 
 def secure_backward(fal: Falcon, model: SecureModel, caches: list, delta: RSS,
@@ -228,65 +294,11 @@ def secure_backward(fal: Falcon, model: SecureModel, caches: list, delta: RSS,
     """
     net = model.net
     grads: list[dict[str, RSS]] = [{} for _ in net.layers]
-    f = fal.f
     for i in reversed(range(len(net.layers))):
         layer, q, cache, name = net.layers[i], model.params[i], caches[i], net.layer_names[i]
-        need_dx = i > 0
         with fal.protocol(f"{name}_backward"):
-            if isinstance(layer, Dense):
-                x = cache
-                xt = _map(x, lambda t: np.ascontiguousarray(t.T))
-                grads[i]["W"] = fal.truncate(fal.matmul(xt, delta, f"{name}: dW = x^T delta"),
-                                             f + extra_shift, f"{name}: dW scale")
-                if "b" in q:
-                    grads[i]["b"] = fal.truncate(_map(delta, lambda t: fal.ring.sum(t, axis=0)),
-                                                 extra_shift, f"{name}: db scale")
-                if need_dx:
-                    wt = _map(q["W"], lambda t: np.ascontiguousarray(t.T))
-                    delta = fal.matmul_fixed(delta, wt, f"{name}: dx = delta W^T")
-            elif isinstance(layer, Conv2d):
-                cols, x_shape, oh, ow = cache
-                d2 = _map(delta, lambda t: np.ascontiguousarray(t.transpose(0, 2, 3, 1))
-                          .reshape(-1, layer.out_channels))
-                ct = _map(cols, lambda t: np.ascontiguousarray(t.T))
-                grads[i]["W"] = fal.truncate(fal.matmul(ct, d2, f"{name}: dW = cols^T delta"),
-                                             f + extra_shift, f"{name}: dW scale")
-                if "b" in q:
-                    grads[i]["b"] = fal.truncate(_map(d2, lambda t: fal.ring.sum(t, axis=0)),
-                                                 extra_shift, f"{name}: db scale")
-                if need_dx:
-                    wt = _map(q["W"], lambda t: np.ascontiguousarray(t.T))
-                    dcols = fal.matmul_fixed(d2, wt, f"{name}: dcols = delta W^T")
-                    delta = _col2im(dcols, x_shape, layer, oh, ow)
-            elif isinstance(layer, ReLU):
-                delta = fal.mul(cache, delta, f"{name}: delta * DReLU")
-            elif isinstance(layer, MaxPool):
-                onehot, x_shape, oh, ow = cache
-                c, kk = x_shape[1], layer.kernel ** 2
-                d = _map(delta, lambda t: np.ascontiguousarray(t.transpose(0, 2, 3, 1))
-                         .reshape(-1))
-                g = RSS(np.broadcast_to(d.components[..., None], onehot.components.shape).copy(),
-                        fal.ring)
-                dwin = fal.mul(onehot, g, f"{name}: delta * onehot(argmax)")
-                delta = _col2im(_map(dwin, lambda t: t.reshape(-1, c * kk)), x_shape, layer,
-                                oh, ow)
-            elif isinstance(layer, MeanPool):
-                x_shape, oh, ow = cache
-                c, kk = x_shape[1], layer.kernel ** 2
-                d = delta if layer.scaled else fal.mul_public_fixed(delta, 1.0 / kk,
-                                                                    f"{name}: / k^2")
-                d = _map(d, lambda t: np.ascontiguousarray(t.transpose(0, 2, 3, 1)))
-                dcols = _map(d, lambda t: np.repeat(t.reshape(-1, c, 1), kk, axis=2)
-                             .reshape(-1, c * kk))
-                delta = _col2im(dcols, x_shape, layer, oh, ow)
-            elif isinstance(layer, BatchNorm):
-                flat, back = _bn_layout(delta)
-                dx, dg, db = batchnorm_backward(fal, flat, cache)
-                grads[i]["gamma"] = fal.truncate(dg, extra_shift, f"{name}: dgamma scale")
-                grads[i]["beta"] = fal.truncate(db, extra_shift, f"{name}: dbeta scale")
-                delta = back(dx)
-            elif isinstance(layer, Flatten):
-                delta = delta.reshape(*cache)
+            delta, grads[i] = _layer_backward(fal, name, layer, q, cache, delta, i > 0,
+                                              extra_shift)
     return grads
 
 
