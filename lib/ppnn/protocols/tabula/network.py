@@ -1,0 +1,406 @@
+"""End-to-end secure inference with Tabula activations and Delphi linear layers.
+
+A sequential network (Conv2d / Dense / BatchNorm / ReLU / any activation / MaxPool / MeanPool /
+Flatten) becomes a *plan*: each linear layer runs Delphi's protocol in Z_2^64, each activation
+is one Tabula table layer (truncation by a per-layer static shift ``d`` chosen from
+calibration data, b-bit tables), each max-pool a tree of ``max(a, b) = b + ReLU(a - b)``
+table layers, and the server finally sends its share of the logits to the client.
+
+Scales: the image and every table output are fixed point with ``act_frac_bits``; weights
+with ``weight_frac_bits``; a linear output has step ``2^-(act + weight)`` (batch-norm is
+folded into the preceding linear layer, mean-pool is a local sum whose 1/k^2 goes into the next
+table). The per-layer shift keeps the truncated value in b bits: ``d = l + 1 - b`` where
+``2^l`` bounds the calibration batch's integer pre-activations (times ``margin``) -- the
+paper's "static scale parameter per layer" (appendix). Test inputs beyond the calibrated range
+wrap mod 2^b, like in the paper's post-training quantization.
+
+:func:`count_network` books the same messages without computing (any zoo network, residual
+ones included), so large networks are *counted from the ledger*; the tests check that the
+executed protocol and the counter book identical totals on the MNIST networks.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ppnn.core import Z2_64, AdditiveShares, Ledger, Ring
+from ppnn.he import gc as gcmod
+from ppnn.nn import (
+    BatchNorm,
+    Conv2d,
+    Dense,
+    Flatten,
+    MaxPool,
+    MeanPool,
+    Network,
+    ReLU,
+    Residual,
+    Square,
+)
+
+from .. import delphi
+from .online import tabula_online
+from .preprocessing import preprocess_fast
+from .tables import LazyTables, check_table_bits, dealer_tables, relu, signed_inputs
+
+__all__ = ["TabulaConfig", "Plan", "build_plan", "secure_inference", "plain_inference",
+           "count_network", "network_counts", "encode_table"]
+
+PARTIES = ("client", "server")
+
+
+@dataclass(frozen=True)
+class TabulaConfig:
+    """Precision settings of a Tabula network run."""
+
+    bits: int = 8
+    act_frac_bits: int = 12
+    weight_frac_bits: int = 12
+    ring: Ring = Z2_64
+    margin: float = 1.0
+
+    def __post_init__(self) -> None:
+        check_table_bits(self.bits)
+        for name in ("act_frac_bits", "weight_frac_bits"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or not 0 <= v <= 24:
+                raise ValueError(f"{name} must be an int in 0..24, got {v}")
+        if not self.margin > 0:
+            raise ValueError(f"margin must be > 0, got {self.margin}")
+
+
+def encode_table(F: Callable, b: int, in_step: float, out_step: float, ring: Ring) -> np.ndarray:
+    """``round(F(q * in_step) / out_step)`` for every b-bit signed q, as ring elements."""
+    v = np.rint(np.asarray(F(signed_inputs(b) * in_step), np.float64) / out_step)
+    lim = 2.0 ** (ring.k - 2)
+    if not np.all(np.isfinite(v)) or np.abs(v).max() >= lim:
+        raise ValueError(f"table values exceed the ring Z_2^{ring.k} (|v| must be < {lim:.3g})")
+    return ring.reduce(v.astype(np.int64))
+
+
+@dataclass
+class Step:
+    kind: str  # linear | table | maxpool | meanpool | flatten
+    name: str
+    layer: object = None
+    W_int: np.ndarray | None = None
+    bias: np.ndarray | None = None
+    F: Callable | None = None
+    F_table: np.ndarray | None = None
+    d: int = 0
+    input_bits: int = 0
+    in_step: float = 1.0
+    step_out: float = 1.0
+    info: dict = field(default_factory=dict)
+
+
+@dataclass
+class Plan:
+    net_name: str
+    cfg: TabulaConfig
+    input_shape: tuple
+    steps: list
+
+    def table_layers(self) -> list[Step]:
+        return [s for s in self.steps if s.kind in ("table", "maxpool")]
+
+    def summary(self) -> list[dict]:
+        return [{"step": s.name, "kind": s.kind, "d": s.d, "input_bits": s.input_bits,
+                 "in_step": s.in_step, **s.info} for s in self.steps]
+
+
+# -- float kernels used while building the plan (calibration) --------------------------------
+def _windows(x: np.ndarray, layer) -> np.ndarray:
+    if layer.padding:
+        raise ValueError(f"{layer.kind} with padding is not supported by the Tabula runner")
+    k, s = layer.kernel, layer.step
+    n, c, h, w = x.shape
+    oh, ow = (h - k) // s + 1, (w - k) // s + 1
+    v = np.lib.stride_tricks.sliding_window_view(x, (k, k), axis=(2, 3))[:, :, ::s, ::s]
+    return v[:, :, :oh, :ow].reshape(n, c, oh, ow, k * k)
+
+
+def _activation(layer) -> Callable | None:
+    if isinstance(layer, ReLU):
+        return relu
+    if isinstance(layer, Square):
+        return np.square
+    return getattr(layer, "fn", None)
+
+
+def _fold(layers, params):
+    """Fold BatchNorm into the preceding linear layer (inference)."""
+    out = []
+    i = 0
+    while i < len(layers):
+        layer, p = layers[i], params[i]
+        nxt = layers[i + 1] if i + 1 < len(layers) else None
+        if isinstance(layer, Conv2d | Dense) and isinstance(nxt, BatchNorm):
+            q = params[i + 1]
+            a = np.asarray(q["gamma"], np.float64) / np.sqrt(np.asarray(q["var"], np.float64)
+                                                             + nxt.eps)
+            c = np.asarray(q["beta"], np.float64) - np.asarray(q["mean"], np.float64) * a
+            W = np.asarray(p["W"], np.float64)
+            b = np.asarray(p.get("b", np.zeros(W.shape[0])), np.float64)
+            out.append((layer, {"W": W * a.reshape((-1,) + (1,) * (W.ndim - 1)), "b": b * a + c}))
+            i += 2
+            continue
+        if isinstance(layer, BatchNorm):
+            raise ValueError("a BatchNorm must follow a Conv2d or Dense to be folded")
+        out.append((layer, p))
+        i += 1
+    return out
+
+
+def build_plan(net: Network, params, x_calib: np.ndarray, cfg: TabulaConfig) -> Plan:
+    """Quantize ``net`` for Tabula: integer weights, per-layer shifts from ``x_calib``."""
+    if any(isinstance(layer, Residual) for layer in net.layers):
+        raise ValueError(f"{net.name}: the Tabula runner executes sequential networks; use "
+                         "count_network for residual ones")
+    ring, b = cfg.ring, cfg.bits
+    x = np.asarray(x_calib, np.float64)
+    if x.shape[1:] != tuple(net.input_shape):
+        raise ValueError(f"x_calib must have shape (N, {net.input_shape}), got {x.shape}")
+    step = 2.0 ** -cfg.act_frac_bits
+    act_step = step
+    steps: list[Step] = []
+    names = net.layer_names
+    folded = _fold(list(net.layers), list(params))
+    names = [n for n, layer in zip(names, net.layers) if not isinstance(layer, BatchNorm)]
+
+    def shift_for(max_abs: float, s: float) -> tuple[int, int]:
+        m = max_abs * cfg.margin / s
+        l_bits = max(1, math.ceil(math.log2(m + 1)))
+        return l_bits, max(l_bits + 1 - b, 0)
+
+    for name, (layer, p) in zip(names, folded):
+        if isinstance(layer, Conv2d | Dense):
+            W = np.asarray(p["W"], np.float64)
+            W_int = np.rint(W * 2.0 ** cfg.weight_frac_bits).astype(np.int64)
+            step_out = step * 2.0 ** -cfg.weight_frac_bits
+            bias = None
+            b_real = np.asarray(p["b"], np.float64) if "b" in p else None
+            if b_real is not None:
+                bshape = (-1, 1, 1) if isinstance(layer, Conv2d) else (-1,)
+                bias = ring.reduce(np.rint(b_real / step_out).astype(np.int64)).reshape(bshape)
+            Wq = W_int * 2.0 ** -cfg.weight_frac_bits
+            x = (delphi.conv2d(x, Wq, layer.stride, layer.padding, layer.groups)
+                 if isinstance(layer, Conv2d) else x @ Wq.T)
+            if b_real is not None:
+                x = x + b_real.reshape((1, -1) + (1,) * (x.ndim - 2))
+            steps.append(Step("linear", name, layer, W_int, bias, step_out=step_out))
+            step = step_out
+        elif _activation(layer) is not None:
+            F = _activation(layer)
+            l_bits, d = shift_for(float(np.abs(x).max(initial=0)), step)
+            in_step = step * 2.0**d
+            F_table = encode_table(F, b, in_step, act_step, ring)
+            steps.append(Step("table", name, layer, F=F, F_table=F_table, d=d, input_bits=l_bits,
+                              in_step=in_step, step_out=act_step,
+                              info={"tables_per_output": 1}))
+            q = np.floor(x / in_step)
+            q = (q + 2 ** (b - 1)) % 2**b - 2 ** (b - 1)  # the b-bit input the table sees
+            x = np.asarray(F(q * in_step))
+            step = act_step
+        elif isinstance(layer, MaxPool):
+            win = _windows(x, layer)
+            spread = float(np.abs(x).max(initial=0)) * (1 if x.min(initial=0) >= 0 else 2)
+            l_bits, d = shift_for(spread, step)
+            in_step = step * 2.0**d
+            F_table = encode_table(relu, b, in_step, step, ring)
+            steps.append(Step("maxpool", name, layer, F=relu, F_table=F_table, d=d,
+                              input_bits=l_bits, in_step=in_step, step_out=step,
+                              info={"tables_per_output": layer.kernel**2 - 1}))
+            x = win.max(axis=-1)
+        elif isinstance(layer, MeanPool):
+            x = _windows(x, layer).sum(axis=-1)
+            kk = layer.kernel**2
+            if not layer.scaled:
+                x = x / kk
+                step = step / kk
+            steps.append(Step("meanpool", name, layer, step_out=step))
+        elif isinstance(layer, Flatten):
+            x = x.reshape(x.shape[0], -1)
+            steps.append(Step("flatten", name, layer, step_out=step))
+        else:
+            raise ValueError(f"{net.name}: layer {name} ({layer.kind}) is not supported")
+    return Plan(net.name, cfg, tuple(net.input_shape), steps)
+
+
+# -- execution ---------------------------------------------------------------------------
+def _make_tables(F_table, n, rng, ring, ledger, mode):
+    if mode == "lazy":
+        return LazyTables(F_table, n, rng, ring, ledger)
+    if mode == "dealer":
+        return dealer_tables(F_table, n, rng, ring, ledger)
+    if mode == "protocol":
+        return preprocess_fast(F_table, n, rng, ledger, ring=ring)
+    raise ValueError(f"tables must be 'lazy', 'dealer' or 'protocol', got {mode!r}")
+
+
+def _table_layer(X: AdditiveShares, st: Step, rng, ledger, mode, check) -> AdditiveShares:
+    T = _make_tables(st.F_table, int(np.prod(X.shape)), rng, X.ring, ledger, mode)
+    return tabula_online(X, T, st.d, ledger, input_bits=st.input_bits if check else None)
+
+
+def _maxpool(X: AdditiveShares, st: Step, rng, ledger, mode, check) -> AdditiveShares:
+    """Max over windows by a tree of max(a, b) = b + ReLU(a - b): one round per level."""
+    ring = X.ring
+    win = np.stack([_windows(s, st.layer) for s in X.shares])  # (2, n, c, oh, ow, k*k)
+    cur = [AdditiveShares(win[..., j], ring) for j in range(win.shape[-1])]
+    while len(cur) > 1:
+        a, bb = cur[0::2], cur[1::2]
+        pairs = len(bb)
+        diff = AdditiveShares(np.stack([(x - y).shares for x, y in zip(a[:pairs], bb)], 1), ring)
+        r = _table_layer(diff, st, rng, ledger, mode, False)
+        nxt = [bb[i] + AdditiveShares(r.shares[:, i], ring) for i in range(pairs)]
+        cur = nxt + a[pairs:]
+    return cur[0]
+
+
+def secure_inference(plan: Plan, x: np.ndarray, rng: np.random.Generator,
+                     ledger: Ledger | None = None, linear: str = "delphi",
+                     tables: str = "lazy", check_scale: bool = False,
+                     timings: dict | None = None) -> np.ndarray:
+    """Run the client/server protocol on a batch ``x`` (N, *input_shape); returns logits.
+
+    ``linear``: "delphi" (masks, the server computes on ``x + R_c`` in Z_2^64) or "ideal"
+    (same output distribution and bookings, exact float64 BLAS -- for accuracy sweeps).
+    ``tables``: "lazy" (ideal on-demand), "dealer" (materialised ideal) or "protocol"
+    (Fig. 3 preprocessing, ours). ``timings`` (dict) receives measured seconds per step kind.
+    """
+    cfg, ring = plan.cfg, plan.cfg.ring
+    ledger = ledger or Ledger(PARTIES)
+    x = np.asarray(x, np.float64)
+    if x.shape[1:] != plan.input_shape:
+        raise ValueError(f"x must have shape (N, {plan.input_shape}), got {x.shape}")
+    # the client holds its input: shares (x, 0)
+    x_int = np.rint(x * 2.0**cfg.act_frac_bits).astype(np.int64)
+    X = AdditiveShares(np.stack([ring.reduce(x_int), np.zeros(x.shape, np.uint64)]), ring)
+    for st in plan.steps:
+        t0 = time.perf_counter()
+        with ledger.label(st.name):
+            if st.kind == "linear":
+                if linear == "delphi":
+                    out_shape = (x.shape[0],) + st.layer.out_shape(X.shape[1:])
+                    masks = delphi.delphi_preprocess(st.layer, ring.reduce(st.W_int), X.shape,
+                                                     out_shape, ring, rng, ledger, PARTIES)
+                    X = delphi.delphi_online(X, st.layer, ring.reduce(st.W_int), st.bias, masks,
+                                             ledger, PARTIES)
+                elif linear == "ideal":
+                    X = delphi.delphi_ideal(X, st.layer, st.W_int, st.bias, ledger, rng, PARTIES)
+                else:
+                    raise ValueError(f"linear must be 'delphi' or 'ideal', got {linear!r}")
+            elif st.kind == "table":
+                X = _table_layer(X, st, rng, ledger, tables, check_scale)
+            elif st.kind == "maxpool":
+                X = _maxpool(X, st, rng, ledger, tables, check_scale)
+            elif st.kind == "meanpool":
+                X = AdditiveShares(np.stack([_windows(s, st.layer).sum(axis=-1, dtype=np.uint64)
+                                             & ring.mask for s in X.shares]), ring)
+            elif st.kind == "flatten":
+                X = X.reshape(x.shape[0], -1)
+        if timings is not None:
+            key = "linear" if st.kind == "linear" else (
+                "nonlinear" if st.kind in ("table", "maxpool") else "local")
+            timings[key] = timings.get(key, 0.0) + time.perf_counter() - t0
+    with ledger.label("output"):
+        ledger.send(PARTIES[1], PARTIES[0], int(np.prod(X.shape)) * ring.bits,
+                    "server's share of the logits")
+    return ring.to_signed(X.reveal()).astype(np.float64) * plan.steps[-1].step_out
+
+
+def plain_inference(plan: Plan, x: np.ndarray) -> np.ndarray:
+    """The same integer pipeline in the clear with exact floor truncation (the oracle)."""
+    cfg, ring = plan.cfg, plan.cfg.ring
+    v = np.rint(np.asarray(x, np.float64) * 2.0**cfg.act_frac_bits).astype(np.int64)
+    p = 1 << cfg.bits
+    for st in plan.steps:
+        if st.kind == "linear":
+            v = ring.to_signed(delphi.exact_linear(st.layer, st.W_int, v, ring))
+            if st.bias is not None:
+                v = v + ring.to_signed(st.bias)
+        elif st.kind == "table":
+            v = ring.to_signed(st.F_table[((v >> st.d) % p).astype(np.int64)])
+        elif st.kind == "maxpool":
+            win = _windows(v, st.layer)
+            cur = [win[..., j] for j in range(win.shape[-1])]
+            while len(cur) > 1:
+                a, bb = cur[0::2], cur[1::2]
+                nxt = [y + ring.to_signed(st.F_table[(((z - y) >> st.d) % p).astype(np.int64)])
+                       for z, y in zip(a, bb)]
+                cur = nxt + a[len(bb):]
+            v = cur[0]
+        elif st.kind == "meanpool":
+            v = _windows(v, st.layer).sum(axis=-1)
+        elif st.kind == "flatten":
+            v = v.reshape(v.shape[0], -1)
+    return v.astype(np.float64) * plan.steps[-1].step_out
+
+
+# -- counting without computing (any zoo network) ----------------------------------------
+def network_counts(net: Network) -> dict:
+    """Linear-layer inputs, outputs and nonlinear calls of ``net`` from the zoo's shapes."""
+    lin_in = lin_layers = 0
+    relus = comparisons = 0
+    for node in net.leaves():
+        if isinstance(node.layer, Conv2d | Dense):
+            lin_in += int(np.prod(node.in_shape))
+            lin_layers += 1
+        relus += node.counts["relus"] + node.counts["squares"]
+        comparisons += node.counts["comparisons"]
+    return {"linear_layers": lin_layers, "linear_inputs": lin_in, "relus": relus,
+            "comparisons": comparisons, "outputs": int(np.prod(net.output_shape))}
+
+
+def count_network(net: Network, scheme: str, bits: int, ledger: Ledger | None = None,
+                  ring_bits: int = 64, include_maxpool: bool = True) -> Ledger:
+    """Book the online messages of one inference of ``net`` without computing.
+
+    ``scheme``: "tabula" (2 b bits per nonlinear call, one round per table layer / max-pool
+    level) or "gc" (our garbled ReLU circuit on b-bit inputs per call: :func:`gc_cost`, two
+    rounds per layer). Linear layers: Delphi (``ring_bits`` per input element).
+    """
+    if scheme not in ("tabula", "gc"):
+        raise ValueError(f"scheme must be 'tabula' or 'gc', got {scheme!r}")
+    ledger = ledger or Ledger(PARTIES)
+    client, server = PARTIES
+    if scheme == "gc":
+        cost = gcmod.gc_cost(gcmod.relu_circuit(bits))
+    else:
+        check_table_bits(bits)
+    for node in net.leaves():
+        layer = node.layer
+        with ledger.label(node.name.replace(".", "_")):
+            if isinstance(layer, Conv2d | Dense):
+                ledger.send(client, server, int(np.prod(node.in_shape)) * ring_bits,
+                            "[x]_c + R_c")
+                continue
+            calls = node.counts["relus"] + node.counts["squares"]
+            calls_levels = [calls] if calls else []
+            if isinstance(layer, MaxPool) and include_maxpool:
+                outs, k, calls_levels = int(np.prod(node.out_shape)), layer.kernel**2, []
+                while k > 1:  # the pairwise tree of _maxpool: k//2 maxima per level
+                    calls_levels.append(outs * (k // 2))
+                    k -= k // 2
+            for c in calls_levels:
+                if scheme == "tabula":
+                    with ledger.round():
+                        ledger.send(client, server, c * bits, "x_trunc_0 + s_0 mod 2^b")
+                        ledger.send(server, client, c * bits, "x_trunc_1 + s_1 mod 2^b")
+                else:
+                    with ledger.round():
+                        ledger.send(client, server, c * cost.ot_receiver, "IKNP OT: columns")
+                    with ledger.round():
+                        ledger.send(server, client,
+                                    c * (cost.ot_sender + cost.tables + cost.garbler_labels
+                                         + cost.decoding), "OT answers, tables, labels")
+    with ledger.label("output"):
+        ledger.send(server, client, int(np.prod(net.output_shape)) * ring_bits,
+                    "server's share of the logits")
+    return ledger
