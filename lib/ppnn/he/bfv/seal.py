@@ -1,0 +1,372 @@
+"""Real BFV on Microsoft SEAL through TenSEAL's ``tenseal.sealapi`` bindings.
+
+Parameters (128-bit security, SEAL's defaults): ring dimension ``N = 4096`` with
+``CoeffModulus.BFVDefault(4096)`` = 36 + 36 (+ a 37-bit special prime for key switching), and a
+batching plaintext modulus ``p = 1 mod 2N`` of ``plain_bits`` bits (GALA: 20 bits). SEAL's
+smallest ring ``N = 2048`` has a single 54-bit prime and therefore no key switching (no
+rotations), so GAZELLE/GALA's "n = 2048 slots" is realised as one *row* of ``N = 4096``.
+
+Slot layout (how SEAL's batching is mapped to GALA's slot vector)
+-----------------------------------------------------------------
+SEAL's ``N`` BFV slots form a ``2 x N/2`` matrix and ``rotate_rows(k)`` rotates both rows
+cyclically by ``k``. A logical GALA vector of ``n`` slots (``n`` divides ``N/2``) is written
+*periodically*: slot ``t`` of row ``r`` holds ``v[t mod n]`` in both rows. A row rotation by
+``k`` then is exactly the cyclic rotation of ``v`` by ``k`` (periodicity is preserved by every
+operation), so kernels see a plain ``n``-slot vector and the simulator needs no special case.
+With ``n = N/2 = 2048`` each row holds the vector once (row 1 mirrors row 0).
+
+ScMult uses NTT-form plaintexts: the server's encoded weights are transformed once
+(``Evaluator.transform_to_ntt``), a ciphertext is moved to NTT form once before being
+multiplied by many plaintexts, and moved back only when it must be rotated (BFV rotations need
+coefficient form). SEAL has no hoisting API, so a "HstPerm" here is an ordinary
+``rotate_rows``; the counts still follow GAZELLE's accounting (see :mod:`.base`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tenseal.sealapi as sealapi
+
+from ppnn.core import Ledger
+
+from .base import Ct, NoiseModel, PackedBackend
+
+__all__ = ["SealBFV", "calibrate_noise_model"]
+
+
+def _obj(shape) -> np.ndarray:
+    return np.empty(tuple(shape), dtype=object)
+
+
+def _wrap(x) -> np.ndarray:
+    if isinstance(x, np.ndarray):
+        return x
+    out = _obj(())
+    out[()] = x
+    return out
+
+
+class SealBFV(PackedBackend):
+    """BFV through SEAL (``tenseal.sealapi``); interface of :class:`PackedBackend`.
+
+    Parameters
+    ----------
+    poly_degree : ring dimension N (4096 or 8192; 128-bit security via BFVDefault).
+    plain_bits : bits of the batching plaintext modulus (GALA: 20).
+    n : logical slots per ciphertext; a power of two dividing ``N/2`` (default ``N/2``).
+    noise_model : the §II-C model tracked alongside SEAL's own noise (default: calibrated on
+        this backend by :func:`calibrate_noise_model`).
+    """
+
+    name = "seal"
+    tracks_values = True
+
+    def __init__(self, poly_degree: int = 4096, plain_bits: int = 20, n: int | None = None,
+                 noise_model: NoiseModel | None = None, ledger: Ledger | None = None):
+        if poly_degree not in (4096, 8192, 16384):
+            raise ValueError(f"poly_degree must be 4096, 8192 or 16384 (N = 2048 has no key "
+                             f"switching in SEAL), got {poly_degree}")
+        if not 17 <= plain_bits <= 30:
+            raise ValueError(f"plain_bits must be in [17, 30], got {plain_bits}")
+        N = poly_degree
+        row = N // 2
+        n = row if n is None else int(n)
+        if n < 2 or row % n or n & (n - 1):
+            raise ValueError(f"n must be a power of two dividing N/2 = {row}, got {n}")
+        parms = sealapi.EncryptionParameters(sealapi.SCHEME_TYPE.BFV)
+        parms.set_poly_modulus_degree(N)
+        cm = sealapi.CoeffModulus.BFVDefault(N, sealapi.SEC_LEVEL_TYPE.TC128)
+        parms.set_coeff_modulus(cm)
+        pm = sealapi.PlainModulus.Batching(N, plain_bits)
+        parms.set_plain_modulus(pm)
+        self.context = sealapi.SEALContext(parms, True, sealapi.SEC_LEVEL_TYPE.TC128)
+        if not self.context.parameters_set():
+            raise ValueError(f"SEAL rejected the parameters: "
+                             f"{self.context.parameters_error_message()}")
+        bits = [m.bit_count() for m in cm]
+        self.coeff_bits = bits
+        super().__init__(n, int(pm.value()), N, sum(bits[:-1]),
+                         noise_model or NoiseModel(1.0, 0.0), ledger)
+        self.plain_bits = plain_bits
+        self.row_size = row
+        keygen = sealapi.KeyGenerator(self.context)
+        self._keygen = keygen
+        self._sk = keygen.secret_key()
+        self._pk = sealapi.PublicKey()
+        keygen.create_public_key(self._pk)
+        self._gk = sealapi.GaloisKeys()
+        self.encryptor = sealapi.Encryptor(self.context, self._pk)
+        self.decryptor = sealapi.Decryptor(self.context, self._sk)
+        self.evaluator = sealapi.Evaluator(self.context)
+        self.encoder = sealapi.BatchEncoder(self.context)
+        self._parms_id = self.context.first_parms_id()
+        if noise_model is None:
+            self.noise_model = calibrate_noise_model(self)
+
+    @property
+    def galois_key_bits(self) -> int:
+        """One Galois key: (#data primes) key-switching pairs of N coefficients mod the full q."""
+        return (len(self.coeff_bits) - 1) * 2 * self.poly_degree * sum(self.coeff_bits)
+
+    def galois_elt(self, step: int) -> int:
+        """SEAL's Galois element for a left row rotation by ``step`` (3^step mod 2N)."""
+        return pow(3, int(step) % self.row_size, 2 * self.poly_degree)
+
+    # -- keys -------------------------------------------------------------------------------
+    def _make_keys(self, steps: list[int]) -> None:
+        elts = sorted({self.galois_elt(s) for s in set(steps) | self._steps})
+        gk = sealapi.GaloisKeys()
+        self._keygen.create_galois_keys(elts, gk)
+        self._gk = gk
+
+    # -- encoding ---------------------------------------------------------------------------
+    def _tile(self, v: np.ndarray) -> np.ndarray:
+        return np.tile(v, self.poly_degree // self.n)
+
+    def _plain(self, vec: np.ndarray):
+        pt = sealapi.Plaintext()
+        self.encoder.encode(self._tile(vec).tolist(), pt)
+        return pt
+
+    def _encode(self, v, shape):
+        out = _obj(shape)
+        flat = v.reshape(-1, self.n)
+        for i, idx in enumerate(np.ndindex(*shape)):  # one SEAL plaintext per slot vector
+            out[idx] = self._plain(flat[i])
+        return [out, None]
+
+    def _pt_ntt(self, pt) -> np.ndarray:
+        """NTT form of the plaintexts (``None`` for an all-zero plaintext, see _zero_ntt)."""
+        if pt.data is None:
+            raise ValueError("plaintext was not encoded by this backend")
+        if pt.data[1] is None:
+            plain = pt.data[0]
+            out = _obj(plain.shape)
+            for idx in np.ndindex(*plain.shape):
+                if plain[idx].is_zero():
+                    continue
+                q = sealapi.Plaintext()
+                self.evaluator.transform_to_ntt(plain[idx], self._parms_id, q)
+                out[idx] = q
+            pt.data[1] = out
+        return pt.data[1]
+
+    def _zero_ntt(self):
+        """A fresh public-key encryption of zero in NTT form.
+
+        SEAL refuses a product with an all-zero plaintext (the result would be a transparent
+        ciphertext that leaks). Such products occur for structurally zero weights (padded
+        channels, zero taps); the server substitutes a fresh encryption of zero, which is what
+        the product means and keeps the output re-randomised. It is still booked as a ScMult."""
+        c, z = sealapi.Ciphertext(), sealapi.Ciphertext()
+        self.encryptor.encrypt_zero(c)
+        self.evaluator.transform_to_ntt(c, z)
+        return z
+
+    # -- form conversions (cached per Ct) -----------------------------------------------------
+    def _conv(self, data: np.ndarray, to_ntt: bool) -> np.ndarray:
+        out = _obj(data.shape)
+        f = self.evaluator.transform_to_ntt if to_ntt else self.evaluator.transform_from_ntt
+        for idx in np.ndindex(*data.shape):
+            c = sealapi.Ciphertext()
+            f(data[idx], c)
+            out[idx] = c
+        return out
+
+    def _ntt_data(self, ct: Ct) -> np.ndarray:
+        if ct.ntt:
+            return ct.data
+        if ct._cache is None:
+            ct._cache = self._conv(ct.data, True)
+        return ct._cache
+
+    def _coeff_data(self, ct: Ct) -> np.ndarray:
+        if not ct.ntt:
+            return ct.data
+        if ct._cache is None:
+            ct._cache = self._conv(ct.data, False)
+        return ct._cache
+
+    def _from_ntt(self, ct: Ct) -> Ct:
+        if not ct.ntt:
+            return ct
+        return Ct(self, ct.shape, self._coeff_data(ct), ct.noise, ntt=False)
+
+    # -- data operations --------------------------------------------------------------------
+    def _encrypt(self, v, shape):
+        out = _obj(shape)
+        flat = v.reshape(-1, self.n)
+        for i, idx in enumerate(np.ndindex(*shape)):
+            c = sealapi.Ciphertext()
+            self.encryptor.encrypt(self._plain(flat[i]), c)
+            out[idx] = c
+        return out
+
+    def _decrypt(self, ct: Ct) -> np.ndarray:
+        data = self._coeff_data(ct)
+        out = np.empty(ct.shape + (self.n,), dtype=np.int64)
+        for idx in np.ndindex(*ct.shape):
+            pt = sealapi.Plaintext()
+            self.decryptor.decrypt(data[idx], pt)
+            out[idx] = np.asarray(self.encoder.decode_uint64(pt)[: self.n], dtype=np.int64)
+        return out
+
+    def noise_budget(self, ct: Ct) -> np.ndarray:
+        """SEAL's invariant noise budget (bits) of every ciphertext in the batch."""
+        self._check_ct(ct, "noise_budget(ct)")
+        data = self._coeff_data(ct)
+        out = np.empty(ct.shape, dtype=np.int64)
+        for idx in np.ndindex(*ct.shape):
+            out[idx] = self.decryptor.invariant_noise_budget(data[idx])
+        return out
+
+    def _add(self, a, b, shape):
+        ntt = a.ntt and b.ntt
+        da = self._ntt_data(a) if ntt else self._coeff_data(a)
+        db = self._ntt_data(b) if ntt else self._coeff_data(b)
+        da, db = np.broadcast_to(da, shape), np.broadcast_to(db, shape)
+        out = _obj(shape)
+        add = self.evaluator.add
+        for idx in np.ndindex(*shape):
+            c = sealapi.Ciphertext()
+            add(da[idx], db[idx], c)
+            out[idx] = c
+        return out, ntt
+
+    def _plain_add(self, ct, pt, shape, sign):
+        d = np.broadcast_to(self._coeff_data(ct), shape)
+        plain = np.broadcast_to(pt.data[0], shape)
+        f = self.evaluator.add_plain if sign > 0 else self.evaluator.sub_plain
+        out = _obj(shape)
+        for idx in np.ndindex(*shape):
+            c = sealapi.Ciphertext()
+            f(d[idx], plain[idx], c)
+            out[idx] = c
+        return out, False
+
+    def _mul_plain(self, ct, pt, shape):
+        d = np.broadcast_to(self._ntt_data(ct), shape)
+        q = np.broadcast_to(self._pt_ntt(pt), shape)
+        out = _obj(shape)
+        mul = self.evaluator.multiply_plain
+        for idx in np.ndindex(*shape):
+            if q[idx] is None:
+                out[idx] = self._zero_ntt()
+                continue
+            c = sealapi.Ciphertext()
+            mul(d[idx], q[idx], c)
+            out[idx] = c
+        return out
+
+    def _mul_plain_sum(self, ct, pt, shape, axes, out_shape):
+        nd = len(shape)
+        keep = [i for i in range(nd) if i not in axes]
+        d = np.broadcast_to(self._ntt_data(ct), shape).transpose(keep + list(axes))
+        q = np.broadcast_to(self._pt_ntt(pt), shape).transpose(keep + list(axes))
+        d = d.reshape(out_shape + (-1,))
+        q = q.reshape(out_shape + (-1,))
+        out = _obj(out_shape)
+        mul, add_inplace = self.evaluator.multiply_plain, self.evaluator.add_inplace
+        tmp = sealapi.Ciphertext()
+        for idx in np.ndindex(*out_shape):
+            acc = None
+            for j in range(d.shape[-1]):
+                if q[idx][j] is None:  # zero plaintext: contributes nothing
+                    continue
+                if acc is None:
+                    acc = sealapi.Ciphertext()
+                    mul(d[idx][j], q[idx][j], acc)
+                else:
+                    mul(d[idx][j], q[idx][j], tmp)
+                    add_inplace(acc, tmp)
+            out[idx] = acc if acc is not None else self._zero_ntt()
+        return out
+
+    def _sum(self, ct, axes, out_shape):
+        nd = ct.ndim
+        keep = [i for i in range(nd) if i not in axes]
+        d = ct.data.transpose(keep + list(axes)).reshape(out_shape + (-1,))
+        out = _obj(out_shape)
+        add, add_inplace = self.evaluator.add, self.evaluator.add_inplace
+        for idx in np.ndindex(*out_shape):
+            row = d[idx]
+            if row.shape[0] == 1:
+                out[idx] = row[0]
+                continue
+            acc = sealapi.Ciphertext()
+            add(row[0], row[1], acc)
+            for j in range(2, row.shape[0]):
+                add_inplace(acc, row[j])
+            out[idx] = acc
+        return out
+
+    def _rotate(self, ct, steps, shape, hoisted=False):
+        src = self._coeff_data(ct)
+        src = src[..., None] if hoisted else src
+        src = np.broadcast_to(src, shape)
+        out = _obj(shape)
+        rot, gk = self.evaluator.rotate_rows, self._gk
+        for idx in np.ndindex(*shape):
+            k = int(steps[idx])
+            if k == 0:
+                out[idx] = src[idx]
+                continue
+            c = sealapi.Ciphertext()
+            rot(src[idx], k, gk, c)
+            out[idx] = c
+        return out
+
+    def _index(self, ct: Ct, idx) -> Ct:
+        idx = idx if isinstance(idx, tuple) else (idx,)
+        if any(i is Ellipsis or i is None for i in idx):
+            raise ValueError("Ct indexing supports ints, slices and index arrays (no ... / None)")
+        noise = ct.noise[idx]
+        data = _wrap(ct.data[idx])
+        out = Ct(self, noise.shape, data, noise, ct.ntt)
+        if ct._cache is not None:
+            out._cache = _wrap(ct._cache[idx])
+        return out
+
+    def _reshape(self, ct: Ct, shape) -> Ct:
+        noise = ct.noise.reshape(shape)
+        out = Ct(self, noise.shape, ct.data.reshape(noise.shape), noise, ct.ntt)
+        if ct._cache is not None:
+            out._cache = ct._cache.reshape(noise.shape)
+        return out
+
+    def _stack(self, cts, axis):
+        return np.stack([c.data for c in cts], axis=axis)
+
+
+def calibrate_noise_model(backend: SealBFV, chain: int = 32) -> NoiseModel:
+    """Fit the §II-C model's constants to SEAL's measured invariant noise budget.
+
+    * ``fresh_bits``: budget of a fresh encryption;
+    * ``eta_mult``: 2^(budget drop) after one ScMult by a uniformly random plaintext;
+    * ``eta_rot``: from ``chain`` successive rotations of a fresh ciphertext,
+      ``eta_0 + chain * eta_rot = eta_0 * 2^(drop)``.
+
+    The budget is an integer number of bits, so each constant is known to about a factor 2.
+    Randomness comes from SEAL's own generator and a fixed-seed numpy generator (the plaintext).
+    """
+    rng = np.random.default_rng(12345)
+    n = backend.n
+    saved_ledger, backend.ledger = backend.ledger, None
+    saved_steps, saved_keys = set(backend._steps), backend._gk
+    try:
+        backend.keygen([1])
+        ct = backend.encrypt(rng.integers(0, backend.p, size=n))
+        fresh = float(backend.noise_budget(ct)[()])
+        w = backend.encode(rng.integers(0, backend.p, size=n))
+        after_mult = float(backend.noise_budget(backend.mul_plain(ct, w))[()])
+        r = ct
+        for _ in range(chain):
+            r = backend.rotate(r, 1)
+        after_rot = float(backend.noise_budget(r)[()])
+    finally:
+        backend.ledger = saved_ledger
+        backend._steps, backend._gk = saved_steps, saved_keys
+    eta_mult = 2.0 ** (fresh - after_mult)
+    eta_rot = max(0.0, (2.0 ** (fresh - after_rot) - 1.0) / chain)
+    return NoiseModel(eta_mult=eta_mult, eta_rot=eta_rot, eta0=1.0, fresh_bits=fresh,
+                      source=f"calibrated on SEAL N={backend.poly_degree}, p={backend.p}")

@@ -1,0 +1,328 @@
+"""Where every value sits in the slots: packing of inputs, encoding of weights, read-out.
+
+GAZELLE and GALA use the *same* client packing and differ only in where the server rotates
+(inputs vs products) and where the final rotate-and-sum (RaS) happens (HE vs plaintext). This
+module holds the slot arithmetic shared by both, so each kernel stays a short list of steps.
+
+Matrix-vector (GALA §III-A, GAZELLE §5.3)
+-----------------------------------------
+The ``n_o x n_i`` weight matrix is padded to powers of two ``b_o x b_i`` per block (blocks of at
+most ``n`` rows / ``n`` columns when a dimension exceeds the slot count; paper: "split into
+n x n sized blocks that are processed independently"). Let ``G = max(1, b_i b_o / n)`` (the
+number of ScMults per block) and ``M = n / b_o``. Output ``i`` of a block collects every slot
+``j = i (mod b_o)`` (``M`` blocks of ``b_o`` slots -- "n/n_o to-be-accumulated blocks").
+
+* client packing: slot ``t`` of ``[x_pack]`` holds ``x[pi(t)]`` with
+  ``pi(t) = (floor(t / b_o) mod M) * G + (t mod G)`` (zero where ``pi(t) >= b_i``). For
+  ``b_o <= b_i`` this is ``n / b_i`` copies of ``x``, copy ``s`` pre-rotated by ``s*G``.
+  (The papers say "copies of x"; plain, unrotated copies cannot work with a final RaS over all
+  ``n`` slots -- every column would be counted ``n/b_i`` times -- so the client rotates copy
+  ``s`` by ``s*G``; this is a free plaintext step and changes no HE count.)
+* after the ``G`` products are brought together (rotating the input by ``g`` in GAZELLE, the
+  product by ``g`` in GALA), slot ``j`` holds ``W[j mod b_o, pi(j+g)] * x[pi(j+g)]`` summed
+  over ``g < G``: every ``(row, column)`` pair appears exactly once in its row's class.
+* read-out: RaS over the ``M`` blocks -- ``log2(n / b_o)`` rotations by ``n/2, ..., b_o`` --
+  leaves ``W x`` in slots ``0..b_o-1``. GAZELLE does it in HE; GALA on both parties' plaintext
+  shares (share-RaS).
+
+Convolution (GALA §III-B, GAZELLE §5.4)
+---------------------------------------
+Each channel of ``H x W`` pixels occupies a block of ``u' = next_pow2(H W)`` slots, so a
+ciphertext holds ``c_n = n / u'`` channels (GALA Table VII: ``16x16`` and ``n = 2048`` give
+``c_n = 8``). Channels are zero-padded to multiples of ``c_n``. A kernel tap ``(ky, kx)`` is a
+rotation of the input by ``(ky - P) W + (kx - P)`` (raster scan); taps falling outside the image
+are zeroed by the plaintext mask, which is what "same" zero padding does. The stride-1 output is
+computed and the layer's stride/padding applied to the shares afterwards (a linear, local step).
+The diagonal kernel encoding of a ``c_n x c_n`` block puts, in channel block ``b`` of diagonal
+``d``, the filter connecting input channel ``b`` to output channel ``(b - d) mod c_n``; after
+rotating by ``d u'`` every block holds its own output channel.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["next_pow2", "MatVecLayout", "ConvLayout", "plain_ras"]
+
+
+def next_pow2(x: int) -> int:
+    if x < 1:
+        raise ValueError(f"dimension must be >= 1, got {x}")
+    return 1 << (int(x) - 1).bit_length()
+
+
+def _check_dim(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise TypeError(f"{name} must be an int >= 1, got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}")
+    return int(value)
+
+
+def plain_ras(slots: np.ndarray, width: int, p: int) -> np.ndarray:
+    """Plaintext rotate-and-sum: ``log2(n/width)`` halvings of the last axis, mod p.
+
+    Equivalent to summing the ``n/width`` blocks of ``width`` slots; done as in the paper
+    (rotate by half, add) so the step count can be read off the loop."""
+    v = np.asarray(slots, dtype=np.int64)
+    n = v.shape[-1]
+    if n % width or width & (width - 1):
+        raise ValueError(f"RaS width {width} must be a power of two dividing n={n}")
+    half = n // 2
+    while half >= width:
+        v = (v[..., :half] + v[..., half:2 * half]) % p
+        half //= 2
+    return v[..., :width]
+
+
+@dataclass(frozen=True)
+class MatVecLayout:
+    """Slot layout of an ``n_o x n_i`` matrix times a vector with ``n`` slots per ciphertext."""
+
+    n_o: int
+    n_i: int
+    n: int
+
+    def __post_init__(self) -> None:
+        _check_dim(self.n_o, "n_o")
+        _check_dim(self.n_i, "n_i")
+        _check_dim(self.n, "n")
+        if self.n & (self.n - 1):
+            raise ValueError(f"slot count n must be a power of two, got {self.n}")
+
+    # padded sizes and blocks
+    @property
+    def no_pad(self) -> int:
+        return next_pow2(self.n_o)
+
+    @property
+    def ni_pad(self) -> int:
+        return next_pow2(self.n_i)
+
+    @property
+    def b_o(self) -> int:
+        """Rows per block (at most n)."""
+        return min(self.no_pad, self.n)
+
+    @property
+    def b_i(self) -> int:
+        """Columns per block (at most n)."""
+        return min(self.ni_pad, self.n)
+
+    @property
+    def R(self) -> int:
+        """Row blocks (output ciphertexts)."""
+        return self.no_pad // self.b_o
+
+    @property
+    def C(self) -> int:
+        """Column blocks (input ciphertexts)."""
+        return self.ni_pad // self.b_i
+
+    @property
+    def G(self) -> int:
+        """ScMults per block: ``n_i n_o / n`` (at least one)."""
+        return max(1, self.b_i * self.b_o // self.n)
+
+    @property
+    def M(self) -> int:
+        """Blocks of ``b_o`` slots accumulated by the final RaS: ``n / n_o``."""
+        return self.n // self.b_o
+
+    @property
+    def ras_steps(self) -> list[int]:
+        """Rotation amounts of the final RaS: n/2, n/4, ..., b_o."""
+        return [self.n >> (k + 1) for k in range(int(math.log2(self.M)))]
+
+    @property
+    def pi(self) -> np.ndarray:
+        """Column index held by each packed slot (``>= b_i`` means the slot is empty)."""
+        t = np.arange(self.n)
+        return ((t // self.b_o) % self.M) * self.G + (t % self.G)
+
+    def pad_matrix(self, W: np.ndarray) -> np.ndarray:
+        W = np.asarray(W)
+        if W.ndim != 2 or W.shape != (self.n_o, self.n_i):
+            raise ValueError(f"weight matrix must have shape (n_o, n_i) = ({self.n_o}, "
+                             f"{self.n_i}), got {W.shape}")
+        out = np.zeros((self.no_pad, self.ni_pad), dtype=np.int64)
+        out[: self.n_o, : self.n_i] = W
+        return out
+
+    def blocks(self, W: np.ndarray) -> np.ndarray:
+        """Padded matrix cut into blocks: shape ``(R, C, b_o, b_i)``."""
+        Wp = self.pad_matrix(W)
+        return Wp.reshape(self.R, self.b_o, self.C, self.b_i).transpose(0, 2, 1, 3)
+
+    def pack_input(self, x: np.ndarray) -> np.ndarray:
+        """Client: the ``C`` packed slot vectors ``[x_pack]`` (one per column block)."""
+        x = np.asarray(x)
+        if x.shape != (self.n_i,):
+            raise ValueError(f"input vector must have shape (n_i,) = ({self.n_i},), got {x.shape}")
+        xp = np.zeros(self.ni_pad, dtype=np.int64)
+        xp[: self.n_i] = x
+        xb = xp.reshape(self.C, self.b_i)
+        pi = self.pi
+        valid = pi < self.b_i
+        out = np.zeros((self.C, self.n), dtype=np.int64)
+        out[:, valid] = xb[:, pi[valid]]
+        return out
+
+    def _gather(self, Wb: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        valid = cols < self.b_i
+        vals = Wb[..., rows % self.b_o, np.where(valid, cols, 0)]
+        return np.where(valid, vals, 0)
+
+    def hybrid_plaintexts(self, W: np.ndarray) -> np.ndarray:
+        """GAZELLE's diagonal encoding: plaintext ``g`` multiplies ``[x_pack]`` rotated by ``g``:
+        slot ``j`` holds ``W[j mod b_o, pi(j+g)]``. Shape ``(R, C, G, n)``."""
+        g = np.arange(self.G)[:, None]
+        j = np.arange(self.n)[None, :]
+        return self._gather(self.blocks(W), j, self.pi[(j + g) % self.n])
+
+    def row_plaintexts(self, W: np.ndarray) -> np.ndarray:
+        """GALA's row encoding: plaintext ``g`` multiplies ``[x_pack]`` itself and the product is
+        rotated by ``g`` afterwards: slot ``t`` holds ``W[(t-g) mod b_o, pi(t)]``."""
+        g = np.arange(self.G)[:, None]
+        t = np.arange(self.n)[None, :]
+        return self._gather(self.blocks(W), (t - g) % self.n,
+                            np.broadcast_to(self.pi[None, :], (self.G, self.n)))
+
+    def read_out(self, slots: np.ndarray) -> np.ndarray:
+        """Slots ``0..b_o-1`` of each row-block ciphertext -> the ``n_o`` outputs."""
+        v = np.asarray(slots)[..., : self.b_o]
+        return v.reshape(v.shape[:-2] + (self.R * self.b_o,))[..., : self.n_o]
+
+
+@dataclass(frozen=True)
+class ConvLayout:
+    """Slot layout of a convolution: ``c_i`` channels of ``H x W`` -> ``c_o`` channels,
+    ``k x k`` kernels with zero padding ``pad`` and stride ``stride``; ``n`` slots."""
+
+    c_i: int
+    c_o: int
+    H: int
+    W: int
+    k: int
+    n: int
+    pad: int | None = None
+    stride: int = 1
+
+    def __post_init__(self) -> None:
+        for name in ("c_i", "c_o", "H", "W", "k", "n", "stride"):
+            _check_dim(getattr(self, name), name)
+        if self.n & (self.n - 1):
+            raise ValueError(f"slot count n must be a power of two, got {self.n}")
+        P = self.padding
+        if P < 0 or 2 * P > self.k - 1:
+            raise ValueError(f"padding must be in [0, (k-1)/2] for the slot layout, got {P} "
+                             f"with k={self.k}")
+        if self.k > self.H or self.k > self.W:
+            raise ValueError(f"kernel {self.k} larger than the {self.H}x{self.W} input")
+        if next_pow2(self.H * self.W) > self.n:
+            raise ValueError(
+                f"one channel of {self.H}x{self.W} = {self.H * self.W} pixels needs "
+                f"{next_pow2(self.H * self.W)} slots > n = {self.n}; spatial splitting of a "
+                "channel over several ciphertexts is not implemented -- use a larger n")
+
+    @property
+    def padding(self) -> int:
+        return (self.k - 1) // 2 if self.pad is None else int(self.pad)
+
+    @property
+    def u(self) -> int:
+        """Slots per channel block: next power of two >= H W."""
+        return next_pow2(self.H * self.W)
+
+    @property
+    def c_n(self) -> int:
+        """Channels per ciphertext."""
+        return self.n // self.u
+
+    @property
+    def ci_pad(self) -> int:
+        return -(-self.c_i // self.c_n) * self.c_n
+
+    @property
+    def co_pad(self) -> int:
+        return -(-self.c_o // self.c_n) * self.c_n
+
+    @property
+    def ct_in(self) -> int:
+        """Input ciphertexts ``c_i / c_n``."""
+        return self.ci_pad // self.c_n
+
+    @property
+    def ct_out(self) -> int:
+        """Output ciphertexts ``c_o / c_n``."""
+        return self.co_pad // self.c_n
+
+    @property
+    def taps(self) -> list[tuple[int, int]]:
+        return [(ky, kx) for ky in range(self.k) for kx in range(self.k)]
+
+    @property
+    def offsets(self) -> list[int]:
+        """Input rotation of each kernel tap (raster scan), in tap order."""
+        P = self.padding
+        return [(ky - P) * self.W + (kx - P) for ky, kx in self.taps]
+
+    @property
+    def out_hw(self) -> tuple[int, int]:
+        P, s = self.padding, self.stride
+        return ((self.H + 2 * P - self.k) // s + 1, (self.W + 2 * P - self.k) // s + 1)
+
+    def pack_input(self, x: np.ndarray) -> np.ndarray:
+        """Client: ``(ct_in, n)`` slot vectors; channel ``a c_n + b`` is block ``b`` of ct ``a``."""
+        x = np.asarray(x)
+        if x.shape != (self.c_i, self.H, self.W):
+            raise ValueError(f"input must have shape (c_i, H, W) = ({self.c_i}, {self.H}, "
+                             f"{self.W}), got {x.shape}")
+        blocks = np.zeros((self.ci_pad, self.u), dtype=np.int64)
+        blocks[: self.c_i, : self.H * self.W] = x.reshape(self.c_i, -1)
+        return blocks.reshape(self.ct_in, self.n)
+
+    def tap_masks(self) -> np.ndarray:
+        """``(k*k, u)``: 1 where a tap reads inside the image for that output pixel."""
+        P = self.padding
+        y, x = np.divmod(np.arange(self.u), self.W)
+        inside = np.arange(self.u) < self.H * self.W
+        ky, kx = np.array(self.taps).T
+        yy = y[None, :] + ky[:, None] - P
+        xx = x[None, :] + kx[:, None] - P
+        return ((yy >= 0) & (yy < self.H) & (xx >= 0) & (xx < self.W) & inside).astype(np.int64)
+
+    def pad_kernels(self, K: np.ndarray) -> np.ndarray:
+        K = np.asarray(K)
+        if K.shape != (self.c_o, self.c_i, self.k, self.k):
+            raise ValueError(f"kernels must have shape (c_o, c_i, k, k) = ({self.c_o}, "
+                             f"{self.c_i}, {self.k}, {self.k}), got {K.shape}")
+        out = np.zeros((self.co_pad, self.ci_pad, self.k * self.k), dtype=np.int64)
+        out[: self.c_o, : self.c_i] = K.reshape(self.c_o, self.c_i, -1)
+        return out
+
+    def diagonal_plaintexts(self, K: np.ndarray, o: int) -> np.ndarray:
+        """Diagonally encoded kernels of output group ``o``: shape ``(ct_in, c_n, k*k, n)``.
+
+        Entry ``[a, d, tap]`` holds, in channel block ``b``, the tap of the filter from input
+        channel ``a c_n + b`` to output channel ``o c_n + (b - d) mod c_n``, masked."""
+        Kp = self.pad_kernels(K)
+        cn = self.c_n
+        b = np.arange(cn)
+        d = np.arange(cn)[:, None]
+        out_ch = o * cn + (b[None, :] - d) % cn                  # (d, b)
+        in_ch = np.arange(self.ct_in)[:, None, None] * cn + b         # (a, 1, b)
+        w = Kp[out_ch[None, :, :], in_ch, :]                      # (a, d, b, taps)
+        vals = w.transpose(0, 1, 3, 2)[..., None] * self.tap_masks()[None, None, :, None, :]
+        return vals.reshape(self.ct_in, cn, self.k * self.k, self.n)
+
+    def read_out(self, slots: np.ndarray) -> np.ndarray:
+        """``(ct_out, n)`` output slots -> ``(c_o, H_out, W_out)`` (crop, stride, padding)."""
+        v = np.asarray(slots).reshape(self.co_pad, self.u)[: self.c_o, : self.H * self.W]
+        v = v.reshape(self.c_o, self.H, self.W)
+        ho, wo = self.out_hw
+        s = self.stride
+        return v[:, : s * (ho - 1) + 1: s, : s * (wo - 1) + 1: s]

@@ -1,0 +1,124 @@
+"""One linear layer of the HE-GC framework, told through its two parties (GALA §II, Fig. 5).
+
+1. **client** packs its input ``x`` into slot vectors, encrypts them with its key and sends
+   ``[x]_C`` (it has sent, once and offline, the Galois keys for the rotations the server needs);
+2. **server** computes ``[W x]`` (or a convolution) homomorphically -- the kernel;
+3. **server** draws a random ``r``, sends ``[y - r]_C`` back (share generation: its own share is
+   ``r``, the client's is ``y - r``; the two shares feed the garbled-circuit ReLU);
+4. **client** decrypts. Both parties then apply the kernel's plaintext read-out to their share
+   (for GALA this is the share-RaS: the rotate-and-sum moved out of HE into plaintext).
+
+Every cross-party value goes through the ledger (ciphertexts at their wire size); every HE
+operation is counted by the backend on the same ledger. The kernels (:mod:`.matvec`,
+:mod:`.conv`, :mod:`ppnn.protocols.gazelle`) implement :class:`LinearKernel`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ppnn.core import Ledger
+from ppnn.he.bfv.base import Ct, PackedBackend
+
+__all__ = ["LinearKernel", "LinearResult", "run_linear", "centered"]
+
+
+def centered(v: np.ndarray, p: int) -> np.ndarray:
+    """Residues mod p -> signed integers in (-p/2, p/2]."""
+    v = np.mod(np.asarray(v, dtype=np.int64), p)
+    return np.where(v > p // 2, v - p, v)
+
+
+class LinearKernel:
+    """A packed-HE linear kernel: client packing, server evaluation, plaintext read-out."""
+
+    name = "kernel"
+    reference = ""
+
+    def rotation_steps(self) -> list[int]:
+        raise NotImplementedError
+
+    def pack_input(self, x: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def evaluate(self, he: PackedBackend, ct_x: Ct, weights) -> Ct:
+        raise NotImplementedError
+
+    def read_out(self, slots: np.ndarray, p: int, ledger: Ledger | None, party: str) -> np.ndarray:
+        raise NotImplementedError
+
+    def output_bound(self, weights, x_bound: int) -> int:
+        """Largest possible ``|output|`` for inputs with ``|x| <= x_bound``."""
+        raise NotImplementedError
+
+    def plaintext(self, weights, x) -> np.ndarray:
+        """The plaintext oracle (exact integers)."""
+        raise NotImplementedError
+
+
+@dataclass
+class LinearResult:
+    """Additive shares mod p of the layer output held by the two parties."""
+
+    client_share: np.ndarray
+    server_share: np.ndarray
+    p: int
+    ledger: Ledger
+    out: Ct | None = field(default=None, repr=False)
+
+    def reveal(self) -> np.ndarray:
+        """Reconstruct (simulator only, no booking) as signed integers."""
+        return centered(self.client_share + self.server_share, self.p)
+
+
+def check_plain_modulus(kernel: LinearKernel, weights, x_bound: int, p: int) -> None:
+    bound = int(kernel.output_bound(weights, int(x_bound)))
+    if 2 * bound >= p:
+        raise ValueError(
+            f"plaintext modulus p={p} is too small for the values: |output| can reach {bound} "
+            f"(|x| <= {x_bound}), which needs p > {2 * bound}; use a wider plain modulus or "
+            "smaller fixed-point scales")
+
+
+def run_linear(kernel: LinearKernel, he: PackedBackend, weights, x: np.ndarray,
+               rng: np.random.Generator, ledger: Ledger | None = None, label: str | None = None,
+               x_bound: int | None = None) -> LinearResult:
+    """Run one linear layer between ``client`` and ``server`` on backend ``he``.
+
+    ``x_bound`` is the public bound on ``|x|`` the client announces (the fixed-point range);
+    it defaults to ``max|x|``. A plaintext modulus too small for ``|W x|`` raises ``ValueError``.
+    """
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError("rng must be a numpy.random.Generator (seed it explicitly)")
+    x = np.asarray(x)
+    if x.dtype.kind not in "iu":
+        raise TypeError(f"x must hold integers (fixed-point encoded), got {x.dtype}")
+    xb = int(np.abs(x).max()) if x_bound is None else int(x_bound)
+    if x.size and int(np.abs(x).max()) > xb:
+        raise ValueError(f"x exceeds its announced bound x_bound={xb}")
+    check_plain_modulus(kernel, weights, xb, he.p)
+    ledger = ledger if ledger is not None else Ledger([he.client, he.server])
+    with he.recording(ledger), ledger.label(label or kernel.name):
+        with ledger.offline(), ledger.label("keys"):
+            new = he.keygen(kernel.rotation_steps())
+            if new:
+                ledger.send(he.client, he.server, len(new) * he.galois_key_bits,
+                            f"Galois keys for {len(new)} rotations")
+        # 1. client: pack, encrypt, send [x]_C
+        slots = kernel.pack_input(x)
+        ct_x = he.encrypt(slots)
+        ledger.send(he.client, he.server, ct_x.size * he.ciphertext_bits, "[x]_C")
+        # 2. server: the HE kernel
+        with ledger.label("eval"):
+            out = kernel.evaluate(he, ct_x, weights)
+        # 3. server: share generation, send [y - r]_C
+        r = rng.integers(0, he.p, size=out.shape + (he.n,), dtype=np.int64)
+        masked = he.sub_plain(out, he.encode(r))
+        ledger.send(he.server, he.client, masked.size * he.ciphertext_bits, "[y - r]_C")
+        # 4. client: decrypt; both parties read their share out of the slots
+        client_slots = he.decrypt(masked)
+        client_share = kernel.read_out(client_slots, he.p, ledger, he.client)
+        server_share = kernel.read_out(r, he.p, ledger, he.server)
+    return LinearResult(client_share, server_share, he.p, ledger, out)
