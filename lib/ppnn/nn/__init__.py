@@ -3,7 +3,7 @@
 ``from ppnn import nn`` then ``nn.zoo.get("minionn_mnist").summary()``.
 """
 
-from . import zoo
+from . import quant, zoo
 from .forward import (
     check_params,
     flatten_params,
@@ -28,6 +28,15 @@ from .layers import (
     Square,
 )
 from .network import Network, Node, Stated
+from .quant import (
+    apply_pow2,
+    dequantize_pow2,
+    dequantize_uniform,
+    fake_quantize_uniform,
+    quantize_pow2,
+    quantize_uniform,
+    uniform_scale,
+)
 from .train import Recipe, accuracy, pretrained, pretrained_info, recipe_for, train
 
 __all__ = [
@@ -35,5 +44,6 @@ __all__ = [
     "Network", "Node", "ReLU", "Recipe", "Residual", "Square", "Stated", "accuracy",
     "check_params", "flatten_params", "fold_batchnorm", "forward", "forward_fixed",
     "init_params", "predict", "pretrained", "pretrained_info", "recipe_for", "train",
-    "unflatten_params", "zoo",
+    "unflatten_params", "zoo", "quant", "apply_pow2", "dequantize_pow2", "dequantize_uniform",
+    "fake_quantize_uniform", "quantize_pow2", "quantize_uniform", "uniform_scale",
 ]
