@@ -12,7 +12,9 @@
 # ---
 
 # %% [markdown]
-# # 00 — A tour of PPNN Lab
+# # 00 — A tour of PPNN Lab: shares, Beaver products, the ledger, one network through five families
+#
+# Reproduces: the cross-paper comparison (one MNIST network through every protocol family)
 #
 # PPNN Lab runs the protocols of five papers on privacy-preserving neural networks —
 # **Tabula** (secure lookup tables), **GALA** (rotation-frugal packed HE), **SwaNN**

@@ -71,3 +71,13 @@ def test_dependencies_pinned_and_environment_consistent():
 def test_lib_is_tracked_not_ignored():
     gi = (ROOT / ".gitignore").read_text().splitlines()
     assert "lib/" not in gi and "lib" not in gi
+
+
+def test_readme_generated_sections_are_fresh():
+    from ppnn import frontdoor
+
+    readme = (ROOT / "README.md").read_text()
+    assert "make reproduce" in readme and "make test" in readme
+    assert frontdoor.generated_readme() == readme, (
+        "README's generated sections are stale: run `python -m ppnn.frontdoor` "
+        "(make reproduce does it)")

@@ -129,6 +129,10 @@ def run(names: list[str] | None = None, quick: bool = False, seed: int = 0,
     with _env(PPNN_FIGURES=Path(figures).resolve()):
         out = report.build_report()
     print(f"report written to {out}", flush=True)
+    if not quick:
+        from . import frontdoor
+
+        print(f"README sections regenerated: {frontdoor.update_readme()}", flush=True)
     timings = paths.build_dir() / ("quick" if quick else "full") / "pipeline_timings.csv"
     lines = ["notebook,status,seconds"] + [f"{r['notebook']},{r['status']},{r['seconds']}"
                                            for r in log]

@@ -1,0 +1,109 @@
+"""The README's generated sections: the notebook table and the reproduction summary.
+
+Sections live between ``<!-- BEGIN GENERATED: name -->`` and ``<!-- END GENERATED: name -->``
+markers and are rewritten by ``python -m ppnn.frontdoor`` (called at the end of
+``make reproduce``). A test fails when the committed README differs from what this module
+generates, so the front door never goes stale.
+
+Each notebook's first markdown cell provides the row: its title line (``# NN — Paper: claim``)
+and a line starting with ``Reproduces:``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+import pandas as pd
+
+from . import paths
+from .report import STATUSES, to_markdown
+
+__all__ = ["notebook_rows", "notebook_table", "summary_table", "render", "update_readme"]
+
+MARK = "<!-- {} GENERATED: {} -->"
+
+
+def _repo_slug() -> str:
+    data = tomllib.loads((paths.root() / "pyproject.toml").read_text())
+    return data.get("tool", {}).get("ppnn", {}).get("repository", "ppnn-lab/ppnn-lab")
+
+
+def notebook_rows() -> list[dict]:
+    import jupytext
+
+    rows = []
+    for py in sorted((paths.root() / "notebooks").glob("[0-9][0-9]_*.py")):
+        nb = jupytext.read(py)
+        md = next((c.source for c in nb.cells if c.cell_type == "markdown"), "")
+        title = next((ln[2:].strip() for ln in md.splitlines() if ln.startswith("# ")), py.stem)
+        repro = next((ln.split(":", 1)[1].strip() for ln in md.splitlines()
+                      if ln.lower().startswith("reproduces:")), "")
+        rows.append({"stem": py.stem, "title": title, "reproduces": repro})
+    return rows
+
+
+def notebook_table() -> str:
+    slug = _repo_slug()
+    lines = ["| notebook | topic | reproduces | Binder |", "|---|---|---|---|"]
+    for r in notebook_rows():
+        url = (f"https://mybinder.org/v2/gh/{slug}/HEAD?urlpath=lab/tree/notebooks/"
+               f"{r['stem']}.ipynb")
+        title = re.sub(r"^\d+\s*[—-]\s*", "", r["title"])
+        lines.append(f"| [`{r['stem']}`](notebooks/{r['stem']}.py) | {title} | "
+                     f"{r['reproduces'] or '—'} | [launch]({url}) |")
+    return "\n".join(lines) + "\n"
+
+
+def summary_table(figures: Path | None = None) -> str:
+    tdir = (figures or paths.root() / "figures") / "tables"
+    frames = []
+    for p in sorted(tdir.glob("*.csv")) if tdir.is_dir() else []:
+        df = pd.read_csv(p, dtype=str, keep_default_na=False)
+        if "status" in df.columns and not p.name.startswith("errata_"):
+            df["paper"] = p.stem.split("_", 1)[0]
+            df["stem"] = p.stem
+            frames.append(df)
+    if not frames:
+        return "No tables regenerated yet: run `make reproduce`.\n"
+    all_rows = pd.concat(frames)
+    out = []
+    for paper, g in all_rows.groupby("paper", sort=False):
+        counts = g["status"].value_counts()
+        out.append({"paper": paper, "tables": g["stem"].nunique(), "rows": len(g),
+                    **{s: int(counts.get(s, 0)) for s in STATUSES}})
+    return (to_markdown(pd.DataFrame(out))
+            + "\nDetails, reasons for every difference and the errata found: "
+              "[`figures/REPORT.md`](figures/REPORT.md).\n")
+
+
+def render(text: str, sections: dict[str, str]) -> str:
+    for name, body in sections.items():
+        begin, end = MARK.format("BEGIN", name), MARK.format("END", name)
+        pat = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
+        if not pat.search(text):
+            raise ValueError(f"README lacks the markers for section {name!r}")
+        replacement = f"{begin}\n{body}{end}"
+        text = pat.sub(lambda _m, r=replacement: r, text)
+    return text
+
+
+def generated_readme() -> str:
+    readme = paths.root() / "README.md"
+    return render(readme.read_text(encoding="utf-8"),
+                  {"notebooks": notebook_table(), "summary": summary_table()})
+
+
+def update_readme() -> Path:
+    readme = paths.root() / "README.md"
+    new = generated_readme()
+    if new != readme.read_text(encoding="utf-8"):
+        paths.atomic_write(readme, new)
+    return readme
+
+
+if __name__ == "__main__":
+    print(update_readme())
+    sys.exit(0)
