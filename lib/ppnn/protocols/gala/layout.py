@@ -220,8 +220,8 @@ class ConvLayout:
         if P < 0 or 2 * P > self.k - 1:
             raise ValueError(f"padding must be in [0, (k-1)/2] for the slot layout, got {P} "
                              f"with k={self.k}")
-        if self.k > self.H or self.k > self.W:
-            raise ValueError(f"kernel {self.k} larger than the {self.H}x{self.W} input")
+        if self.k > min(self.H, self.W) + 2 * P:
+            raise ValueError(f"kernel {self.k} larger than the padded {self.H}x{self.W} input")
         if next_pow2(self.H * self.W) > self.n:
             raise ValueError(
                 f"one channel of {self.H}x{self.W} = {self.H * self.W} pixels needs "
