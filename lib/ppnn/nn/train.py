@@ -188,9 +188,26 @@ def _load_dataset(dataset: str):
     return data.load_cifar10()
 
 
+def models_dir():
+    """Folder of the pretrained-model cache (``data/cache/models``)."""
+    return paths.cache_dir() / "models"
+
+
 def _model_path(name: str, dataset: str, quick: bool, seed: int):
     mode = "quick" if quick else "full"
-    return paths.cache_dir() / "models" / f"{name}-{dataset}-{mode}-{seed}.npz"
+    return models_dir() / f"{name}-{dataset}-{mode}-{seed}.npz"
+
+
+def _load_cached(net: Network, path, recipe: Recipe):
+    """Cached parameters and info, or None when absent or trained with another recipe."""
+    if not path.exists():
+        return None
+    with np.load(path, allow_pickle=False) as z:
+        flat = {k: z[k] for k in z.files if not k.startswith("__")}
+        info = json.loads(str(z["__info__"]))
+    if info.get("recipe") != asdict(recipe):
+        return None
+    return unflatten_params(net, flat), info
 
 
 def pretrained(name: str, quick: bool = True, seed: int = 0, dataset: str = "mnist",
@@ -198,7 +215,8 @@ def pretrained(name: str, quick: bool = True, seed: int = 0, dataset: str = "mni
     """Parameters of zoo network ``name`` trained with its recipe on ``dataset``.
 
     Trained once per ``(name, dataset, quick, seed)`` and cached under
-    ``data/cache/models``; deterministic per seed. ``with_info=True`` also returns a dict with
+    ``data/cache/models`` (retrained if the network's recipe changed); deterministic per
+    seed. ``with_info=True`` also returns a dict with
     the test accuracy, the recipe and the training history."""
     if dataset == "fashion":
         dataset = "fashion_mnist"
@@ -207,17 +225,14 @@ def pretrained(name: str, quick: bool = True, seed: int = 0, dataset: str = "mni
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise ValueError(f"seed must be an int >= 0, got {seed!r}")
     net = zoo.get(name)
+    r = recipe_for(name)
     path = _model_path(name, dataset, bool(quick), int(seed))
-    if path.exists():
-        with np.load(path, allow_pickle=False) as z:
-            flat = {k: z[k] for k in z.files if not k.startswith("__")}
-            info = json.loads(str(z["__info__"]))
-        params = unflatten_params(net, flat)
-        return (params, info) if with_info else params
+    cached = _load_cached(net, path, r)
+    if cached is not None:
+        return cached if with_info else cached[0]
     x, y, xt, yt = _load_dataset(dataset)
     if x.shape[1:] != net.input_shape:
         raise ValueError(f"{name} takes inputs {net.input_shape}; {dataset} has {x.shape[1:]}")
-    r = recipe_for(name)
     rng = np.random.default_rng([int(seed), 0x5EED])
     params = init_params(net, rng)
     if quick:
@@ -227,7 +242,8 @@ def pretrained(name: str, quick: bool = True, seed: int = 0, dataset: str = "mni
                          weight_decay=r.weight_decay)
     info = {"name": name, "dataset": dataset, "quick": bool(quick), "seed": int(seed),
             "test_accuracy": accuracy(net, params, xt, yt), "train_samples": int(len(x)),
-            "recipe": asdict(r), "history": hist.drop(columns="seconds").to_dict("list"),
+            "recipe": asdict(r),
+            "history": hist.drop(columns=["seconds", "test_acc"]).to_dict("list"),
             "train_seconds": float(hist["seconds"].sum())}
     path.parent.mkdir(parents=True, exist_ok=True)
     with paths.atomic_path(path) as tmp:
