@@ -30,8 +30,29 @@ MAX_EXACT_INNER = 1 << 21
 class Zp(PrimeField):
     """``Z_p`` usable as the ``ring`` of :class:`ppnn.core.ReplicatedShares` (adds ``sum``)."""
 
+    # uint64-native arithmetic (operands are reduced, so no intermediate exceeds p^2 * 3)
+    def _u(self, a) -> np.ndarray:
+        a = np.asarray(a)
+        if a.dtype == np.uint64:
+            return a
+        if a.dtype.kind == "i" and a.size and a.min() < 0:
+            return np.mod(a, self.p).astype(np.uint64)
+        return a.astype(np.uint64)
+
+    def add(self, a, b) -> np.ndarray:
+        return (self._u(a) + self._u(b)) % np.uint64(self.p)
+
+    def sub(self, a, b) -> np.ndarray:
+        return (self._u(a) + (np.uint64(self.p) - self._u(b))) % np.uint64(self.p)
+
+    def neg(self, a) -> np.ndarray:
+        return (np.uint64(self.p) - self._u(a)) % np.uint64(self.p)
+
+    def mul(self, a, b) -> np.ndarray:
+        return (self._u(a) * self._u(b)) % np.uint64(self.p)
+
     def sum(self, a, axis=None) -> np.ndarray:
-        return np.sum(np.asarray(a, dtype=np.int64), axis=axis) % self.p
+        return np.sum(self._u(a), axis=axis, dtype=np.uint64) % np.uint64(self.p)
 
     def __repr__(self) -> str:
         return f"Zp({self.p})"

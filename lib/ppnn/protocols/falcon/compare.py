@@ -86,8 +86,8 @@ def private_compare(fal: Falcon, r_bits: RSS, x, beta2: RSS, betap: RSS, m: RSS)
         cs = np.cumsum(w.components[..., ::-1].astype(np.int64), axis=-1)[..., ::-1] % F.p
         suffix = np.concatenate([cs[..., 1:], np.zeros((3, n, 1), np.int64)], axis=-1)
         sign = betap.mul_public(F.reduce(-2)).add_public(1)                    # 1 - 2 beta
-        sign_b = RSS(np.broadcast_to(sign.components[..., None], S.components.shape).copy(), F)
-        u = fal.mul(sign_b, S.add_public(F.reduce(-T)), "pc step 5: u = (-1)^beta (S - T)")
+        u = fal.mul(sign.reshape(n, 1), S.add_public(F.reduce(-T)),
+                    "pc step 5: u = (-1)^beta (S - T)")
         c = RSS(F.add(u.components, suffix).astype(np.uint64), F).add_public(1)
         factors = RSS(np.concatenate([c.components, m.components[..., None]], axis=-1), F)
         d_sh = product_tree(fal, factors, "pc step 9: m * prod c")

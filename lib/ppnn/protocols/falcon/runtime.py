@@ -321,14 +321,27 @@ class Falcon:
 
     # ------------------------------------------------------------------ multiplication
     def mul(self, x: RSS, y: RSS, what: str = "mult") -> RSS:
-        """Elementwise product (no truncation), one round; verified when malicious."""
-        x._compatible(y)
+        """Elementwise product (no truncation), one round; verified when malicious.
+
+        Shapes broadcast like numpy (the output shape is reshared)."""
+        if not isinstance(x, RSS) or not isinstance(y, RSS):
+            raise TypeError("mul expects two ReplicatedShares")
+        if x.ring != y.ring:
+            raise ValueError(f"ring mismatch: {x.ring!r} vs {y.ring!r}")
+        try:
+            shape = np.broadcast_shapes(x.shape, y.shape)
+        except ValueError:
+            raise ValueError(f"share shape mismatch: {x.shape} vs {y.shape}") from None
         alg = x.ring
         X, Y = x.components, y.components
         X1, Y1 = np.roll(X, -1, axis=0), np.roll(Y, -1, axis=0)
-        z = alg.add(alg.add(alg.mul(X, Y), alg.mul(X, Y1)), alg.mul(X1, Y))
-        z = np.asarray(alg.add(z, self.zero3(alg, x.shape)), dtype=np.uint64)
-        triple = self._triple(alg, x.shape) if self.malicious else None
+        # z_i = x_i y_i + x_i y_{i+1} + x_{i+1} y_i = x_i (y_i + y_{i+1}) + x_{i+1} y_i
+        if isinstance(alg, Zp):  # lazy reduction: every term < p^2, one modulo at the end
+            z = (X * (Y + Y1) + X1 * Y + self.zero3(alg, shape)) % np.uint64(alg.p)
+        else:
+            z = alg.add(alg.mul(X, alg.add(Y, Y1)), alg.mul(X1, Y))
+            z = np.asarray(alg.add(z, self.zero3(alg, shape)), dtype=np.uint64)
+        triple = self._triple(alg, x.shape, y.shape) if self.malicious else None
         with self.ledger.round():
             out = self._reshare(z, alg, what)
             if self.malicious:
@@ -337,13 +350,14 @@ class Falcon:
             self.verify()
         return out
 
-    def _triple(self, alg, shape) -> tuple[RSS, RSS, RSS]:
-        a = alg.random(self.dealer.rngs["triple"], shape)
-        b = alg.random(self.dealer.rngs["triple"], shape)
+    def _triple(self, alg, shape_a, shape_b) -> tuple[RSS, RSS, RSS]:
+        """A (broadcasting) triple: ``a`` of ``x``'s shape, ``b`` of ``y``'s, ``c = a * b``."""
+        a = alg.random(self.dealer.rngs["triple"], shape_a)
+        b = alg.random(self.dealer.rngs["triple"], shape_b)
+        c = alg.mul(a, b)
         ta, tb = self.dealer.share(a, alg, "triple"), self.dealer.share(b, alg, "triple")
-        tc = self.dealer.share(alg.mul(a, b), alg, "triple")
-        self.dealer.book(3 * 2 * int(np.prod(shape, dtype=np.int64)) * alg.bits,
-                         "multiplication triple")
+        tc = self.dealer.share(c, alg, "triple")
+        self.dealer.book(2 * (a.size + b.size + c.size) * alg.bits, "multiplication triple")
         return ta, tb, tc
 
     def _check_mul(self, x: RSS, y: RSS, z: RSS, triple, what: str) -> None:
@@ -351,8 +365,10 @@ class Falcon:
         ta, tb, tc = triple
         rho = self.open(x - ta, f"mult-check rho: {what}")
         sigma = self.open(y - tb, f"mult-check sigma: {what}")
-        v = z - tc - tb.mul_public(rho) - ta.mul_public(sigma)
-        v = v.add_public(alg.neg(alg.mul(rho, sigma)))
+        # v = z - c - rho b - sigma a - rho sigma (broadcasting like the product)
+        comps = alg.sub(alg.sub(z.components, tc.components), alg.mul(tb.components, rho))
+        comps = alg.sub(comps, alg.mul(ta.components, sigma))
+        v = RSS(np.asarray(comps, dtype=np.uint64), alg).add_public(alg.neg(alg.mul(rho, sigma)))
         self._pending.append((v, what))
 
     def matmul(self, x: RSS, w: RSS, what: str = "matmul") -> RSS:
