@@ -129,26 +129,30 @@ class SealBFV(PackedBackend):
         return pt
 
     def _encode(self, v, shape):
+        """Batch-encode every slot vector and move it to NTT form once (server preprocessing;
+        the coefficient form is kept for add_plain/sub_plain)."""
         out = _obj(shape)
         flat = v.reshape(-1, self.n)
         for i, idx in enumerate(np.ndindex(*shape)):  # one SEAL plaintext per slot vector
             out[idx] = self._plain(flat[i])
-        return [out, None]
+        return [out, self._ntt_plains(out)]
+
+    def _ntt_plains(self, plain: np.ndarray) -> np.ndarray:
+        """NTT forms of plaintexts (``None`` for an all-zero plaintext, see _zero_ntt)."""
+        out = _obj(plain.shape)
+        for idx in np.ndindex(*plain.shape):
+            if plain[idx].is_zero():
+                continue
+            q = sealapi.Plaintext()
+            self.evaluator.transform_to_ntt(plain[idx], self._parms_id, q)
+            out[idx] = q
+        return out
 
     def _pt_ntt(self, pt) -> np.ndarray:
-        """NTT form of the plaintexts (``None`` for an all-zero plaintext, see _zero_ntt)."""
         if pt.data is None:
             raise ValueError("plaintext was not encoded by this backend")
         if pt.data[1] is None:
-            plain = pt.data[0]
-            out = _obj(plain.shape)
-            for idx in np.ndindex(*plain.shape):
-                if plain[idx].is_zero():
-                    continue
-                q = sealapi.Plaintext()
-                self.evaluator.transform_to_ntt(plain[idx], self._parms_id, q)
-                out[idx] = q
-            pt.data[1] = out
+            pt.data[1] = self._ntt_plains(pt.data[0])
         return pt.data[1]
 
     def _zero_ntt(self):
