@@ -22,8 +22,8 @@ from ppnn.core import PrimeField, Ring
 
 __all__ = ["Zp", "ring_matmul", "wrap2", "wrap3", "bits_of", "MAX_EXACT_INNER"]
 
-# inner dimension up to which the float64 limb products are exact: n * (2^16-1)^2 < 2^53
-MAX_EXACT_INNER = 1 << 21
+# inner dimension up to which the float64 limb products are exact: n * (2^17-2)^2 < 2^53
+MAX_EXACT_INNER = 1 << 19
 
 
 @dataclass(frozen=True)
@@ -64,11 +64,12 @@ def _limbs(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def ring_matmul(ring: Ring, a, b) -> np.ndarray:
-    """Exact ``a @ b mod 2^k`` for ``k <= 32`` via four float64 BLAS products of 16-bit limbs.
+    """Exact ``a @ b mod 2^k`` for ``k <= 32`` via three float64 BLAS products of 16-bit limbs.
 
     ``a = a_h 2^16 + a_l`` and likewise ``b``; modulo ``2^32`` the ``a_h b_h 2^32`` term vanishes,
-    so ``a b = a_l b_l + 2^16 (a_h b_l + a_l b_h)``. Each float product sums at most
-    ``MAX_EXACT_INNER`` terms below ``2^32`` and is therefore exact.
+    so ``a b = a_l b_l + 2^16 (a_h b_l + a_l b_h)``, and the middle term is obtained Karatsuba
+    style as ``(a_l + a_h)(b_l + b_h) - a_l b_l - a_h b_h``. Every float product sums at most
+    ``MAX_EXACT_INNER`` terms below ``2^34`` and is therefore exact.
     """
     if ring.k > 32:
         raise ValueError(f"ring_matmul supports Z_2^k with k <= 32, got k={ring.k}")
@@ -80,7 +81,8 @@ def ring_matmul(ring: Ring, a, b) -> np.ndarray:
     al, ah = _limbs(a)
     bl, bh = _limbs(b)
     low = np.matmul(al, bl).astype(np.uint64)
-    mid = (np.matmul(ah, bl).astype(np.uint64) + np.matmul(al, bh).astype(np.uint64))
+    high = np.matmul(ah, bh).astype(np.uint64)
+    mid = np.matmul(al + ah, bl + bh).astype(np.uint64) - low - high
     return (low + (mid << np.uint64(16))) & ring.mask
 
 
