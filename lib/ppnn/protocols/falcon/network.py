@@ -191,10 +191,9 @@ def _layer_forward(fal: Falcon, name: str, layer, q: dict, x: RSS, train: bool):
         if train:
             yf, cache = batchnorm_forward(fal, flat, q["gamma"], q["beta"])
         else:
-            bc = lambda v: RSS(np.broadcast_to(v.components[:, None], (3, *flat.shape))
-                               .copy(), fal.ring)
-            yf = fal.mul_fixed(flat, bc(q["a"]), f"{name}: a x") + bc(q["c"])
-            del c
+            cc = RSS(np.broadcast_to(q["c"].components[:, None], (3, *flat.shape)).copy(),
+                     fal.ring)
+            yf = fal.mul_fixed(flat, q["a"].reshape(1, c), f"{name}: a x") + cc
         y = back(yf)
     elif isinstance(layer, Flatten):
         cache = x.shape
@@ -229,31 +228,28 @@ def _layer_backward(fal: Falcon, name: str, layer, q: dict, cache, delta: RSS, n
     """Back-propagate through one layer; returns ``(delta_in, grads)``."""
     f = fal.f
     grads: dict[str, RSS] = {}
-    if isinstance(layer, Dense):
-        x = cache
-        xt = _map(x, lambda t: np.ascontiguousarray(t.T))
-        grads["W"] = fal.truncate(fal.matmul(xt, delta, f"{name}: dW = x^T delta"),
-                                     f + extra_shift, f"{name}: dW scale")
-        if "b" in q:
-            grads["b"] = fal.truncate(_map(delta, lambda t: fal.ring.sum(t, axis=0)),
-                                         extra_shift, f"{name}: db scale")
+    if isinstance(layer, Dense | Conv2d):
+        if isinstance(layer, Dense):
+            x_rows, d2 = cache, delta
+        else:
+            cols, x_shape, oh, ow = cache
+            x_rows = cols
+            d2 = _map(delta, lambda t: np.ascontiguousarray(t.transpose(0, 2, 3, 1))
+                      .reshape(-1, layer.out_channels))
+        xt = _map(x_rows, lambda t: np.ascontiguousarray(t.T))
+        wt = _map(q["W"], lambda t: np.ascontiguousarray(t.T))
+        with fal.ledger.round():  # the two products are independent: one round
+            zw = fal.matmul(xt, d2, f"{name}: dW = x^T delta")
+            zx = fal.matmul(d2, wt, f"{name}: dx = delta W^T") if need_dx else None
+        with fal.ledger.round():  # and so are the three truncations
+            grads["W"] = fal.truncate(zw, f + extra_shift, f"{name}: dW scale")
+            if "b" in q:
+                grads["b"] = fal.truncate(_map(d2, lambda t: fal.ring.sum(t, axis=0)),
+                                          extra_shift, f"{name}: db scale")
+            if need_dx:
+                zx = fal.truncate(zx, f, f"truncate: {name}: dx")
         if need_dx:
-            wt = _map(q["W"], lambda t: np.ascontiguousarray(t.T))
-            delta = fal.matmul_fixed(delta, wt, f"{name}: dx = delta W^T")
-    elif isinstance(layer, Conv2d):
-        cols, x_shape, oh, ow = cache
-        d2 = _map(delta, lambda t: np.ascontiguousarray(t.transpose(0, 2, 3, 1))
-                  .reshape(-1, layer.out_channels))
-        ct = _map(cols, lambda t: np.ascontiguousarray(t.T))
-        grads["W"] = fal.truncate(fal.matmul(ct, d2, f"{name}: dW = cols^T delta"),
-                                     f + extra_shift, f"{name}: dW scale")
-        if "b" in q:
-            grads["b"] = fal.truncate(_map(d2, lambda t: fal.ring.sum(t, axis=0)),
-                                         extra_shift, f"{name}: db scale")
-        if need_dx:
-            wt = _map(q["W"], lambda t: np.ascontiguousarray(t.T))
-            dcols = fal.matmul_fixed(d2, wt, f"{name}: dcols = delta W^T")
-            delta = _col2im(dcols, x_shape, layer, oh, ow)
+            delta = zx if isinstance(layer, Dense) else _col2im(zx, x_shape, layer, oh, ow)
     elif isinstance(layer, ReLU):
         delta = fal.mul(cache, delta, f"{name}: delta * DReLU")
     elif isinstance(layer, MaxPool):
@@ -261,9 +257,7 @@ def _layer_backward(fal: Falcon, name: str, layer, q: dict, cache, delta: RSS, n
         c, kk = x_shape[1], layer.kernel ** 2
         d = _map(delta, lambda t: np.ascontiguousarray(t.transpose(0, 2, 3, 1))
                  .reshape(-1))
-        g = RSS(np.broadcast_to(d.components[..., None], onehot.components.shape).copy(),
-                fal.ring)
-        dwin = fal.mul(onehot, g, f"{name}: delta * onehot(argmax)")
+        dwin = fal.mul(onehot, d.reshape(-1, 1), f"{name}: delta * onehot(argmax)")
         delta = _col2im(_map(dwin, lambda t: t.reshape(-1, c * kk)), x_shape, layer,
                         oh, ow)
     elif isinstance(layer, MeanPool):
@@ -278,8 +272,9 @@ def _layer_backward(fal: Falcon, name: str, layer, q: dict, cache, delta: RSS, n
     elif isinstance(layer, BatchNorm):
         flat, back = _bn_layout(delta)
         dx, dg, db = batchnorm_backward(fal, flat, cache)
-        grads["gamma"] = fal.truncate(dg, extra_shift, f"{name}: dgamma scale")
-        grads["beta"] = fal.truncate(db, extra_shift, f"{name}: dbeta scale")
+        with fal.ledger.round():
+            grads["gamma"] = fal.truncate(dg, extra_shift, f"{name}: dgamma scale")
+            grads["beta"] = fal.truncate(db, extra_shift, f"{name}: dbeta scale")
         delta = back(dx)
     elif isinstance(layer, Flatten):
         delta = delta.reshape(*cache)

@@ -155,6 +155,11 @@ def _bcast(v: RSS, shape) -> RSS:
     return RSS(np.broadcast_to(v.components[:, None], (3, *shape)).copy(), v.ring)
 
 
+def _row(v: RSS) -> RSS:
+    """Per-column values as a (1, C) row that broadcasts over the batch in a product."""
+    return v.reshape(1, *v.shape)
+
+
 def batchnorm_forward(fal: Falcon, x: RSS, gamma: RSS, beta: RSS,
                       eps: float = BN_EPS) -> tuple[RSS, BNCache]:
     """Algorithm 7 on ``x`` of shape ``(m, C)`` (batch rows, features/channels columns)."""
@@ -170,8 +175,8 @@ def batchnorm_forward(fal: Falcon, x: RSS, gamma: RSS, beta: RSS,
         sq = fal.mul_fixed(xq, xq, "bn: ((x - mu) / 4)^2")
         var = fal.mul_public_fixed(_sum_rows(sq), 4.0 ** BN_PRESHIFT / m, "bn: variance")
         inv = inverse_sqrt(fal, var.add_public(fal.fp.encode(eps)))
-        xhat = fal.mul_fixed(xc, _bcast(inv, x.shape), "bn: x^ = (x - mu) inv")
-        y = fal.mul_fixed(xhat, _bcast(gamma, x.shape), "bn: gamma x^") + _bcast(beta, x.shape)
+        xhat = fal.mul_fixed(xc, _row(inv), "bn: x^ = (x - mu) inv")
+        y = fal.mul_fixed(xhat, _row(gamma), "bn: gamma x^") + _bcast(beta, x.shape)
         return y, BNCache(xhat, inv, gamma, m)
 
 
@@ -186,8 +191,8 @@ def batchnorm_backward(fal: Falcon, dy: RSS, cache: BNCache) -> tuple[RSS, RSS, 
         dgamma, dbeta = _sum_rows(dyx), _sum_rows(dy)
         t = fal.mul_fixed(dxh, xhat, "bn back: dx^ x^")
         s1, s2 = _sum_rows(dxh), _sum_rows(t)
-        inner = dxh.mul_public(m) - _bcast(s1, shape) - fal.mul_fixed(
-            xhat, _bcast(s2, shape), "bn back: x^ sum(dx^ x^)")
+        xs2 = fal.mul_fixed(xhat, _row(s2), "bn back: x^ sum(dx^ x^)")
         scale = fal.mul_public_fixed(inv, 1.0 / m, "bn back: inv / m")
-        dx = fal.mul_fixed(inner, _bcast(scale, shape), "bn back: dx")
+        inner = dxh.mul_public(m) - _bcast(s1, shape) - xs2
+        dx = fal.mul_fixed(inner, _row(scale), "bn back: dx")
         return dx, dgamma, dbeta

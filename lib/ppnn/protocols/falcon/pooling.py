@@ -36,8 +36,7 @@ def maxpool(fal: Falcon, a: RSS) -> tuple[RSS, RSS]:
             e_i[:, i] = 1
             diffs = RSS(np.concatenate([(ai - mx).components[..., None],
                                         (fal.public(e_i) - ind).components], axis=-1), ring)
-            bb = RSS(np.broadcast_to(b.components[..., None], diffs.components.shape).copy(), ring)
-            upd = fal.mul(bb, diffs, f"maxpool step {i}: select")
+            upd = fal.mul(b.reshape(n, 1), diffs, f"maxpool step {i}: select")
             mx = mx + upd[:, 0]
             ind = ind + upd[:, 1:]
         return mx, ind
@@ -46,6 +45,4 @@ def maxpool(fal: Falcon, a: RSS) -> tuple[RSS, RSS]:
 def maxpool_backward(fal: Falcon, onehot: RSS, grad: RSS) -> RSS:
     """Route ``grad`` (n,) to the argmax of each window: ``onehot * grad`` (one round)."""
     with fal.protocol("maxpool_backward"):
-        g = RSS(np.broadcast_to(grad.components[..., None], onehot.components.shape).copy(),
-                fal.ring)
-        return fal.mul(onehot, g, "maxpool derivative: onehot * grad")
+        return fal.mul(onehot, grad.reshape(*grad.shape, 1), "maxpool derivative: onehot * grad")

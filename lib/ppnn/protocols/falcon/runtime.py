@@ -101,6 +101,7 @@ class _Dealer:
 
     def __init__(self, rngs: dict[str, np.random.Generator], ledger: Ledger):
         self.rngs, self.ledger = rngs, ledger
+        self._queue: list[tuple[int, str]] = []
 
     def share(self, x, alg, stream: str) -> RSS:
         rng = self.rngs[stream]
@@ -110,9 +111,18 @@ class _Dealer:
         return RSS(np.concatenate([r, np.asarray(last, dtype=np.uint64)[None]]), alg)
 
     def book(self, bits_per_party: int, what: str) -> None:
-        with self.ledger.offline(), self.ledger.round():
-            for p in PARTIES:
-                self.ledger.send(Ledger.DEALER, p, bits_per_party, what)
+        """Book material for every party; inside an online round the booking waits until the
+        round is closed (the ledger cannot switch phase inside a round)."""
+        self._queue.append((bits_per_party, what))
+        if getattr(self.ledger, "_round_depth", 0) == 0:
+            self.flush()
+
+    def flush(self) -> None:
+        queue, self._queue = self._queue, []
+        for bits, what in queue:
+            with self.ledger.offline(), self.ledger.round():
+                for p in PARTIES:
+                    self.ledger.send(Ledger.DEALER, p, bits, what)
 
 
 class Falcon:
@@ -301,6 +311,7 @@ class Falcon:
                 self._pending.clear()
                 raise
             self._depth -= 1
+            self.dealer.flush()
             if self._depth == 0:
                 self.verify()
 
