@@ -304,5 +304,15 @@ def test_errors():
         C.shift_accumulate(x, np.array([[0, 1]]), [[0, -1]], [[1, 1]])
     with pytest.raises(ValueError, match="signed word"):
         C.relu_unit(C.encrypt_word(be, [1], 3, signed=False))
-    with pytest.raises(ValueError, match="unsigned x"):
-        C.multiply(x, x)
+    with pytest.raises(ValueError, match="signed word of width"):
+        C.multiply(x, C.encrypt_word(be, [1, 2], 4, signed=False))
+
+
+@pytest.mark.parametrize("a,bw", [(5, 5), (3, 2), (6, 4)])
+def test_signed_multiplier(a, bw, public):
+    rng = np.random.default_rng(a + bw)
+    be = BitSimulator(public_constants=public)
+    xv, x = rand_words(be, rng, a, True, 200)
+    wv, w = rand_words(be, rng, bw, True, 200)
+    assert (C.decrypt_word(be, C.multiply(x, w)) == xv * wv).all()
+    assert (C.decrypt_word(be, C.multiply(x, C.constant_word(be, wv, bw))) == xv * wv).all()

@@ -545,15 +545,15 @@ def max_reduce(values: Word, counts=None) -> Word:
 # multiplication (TCN baseline) and the shift-accumulate dot product (SHE)
 # ---------------------------------------------------------------------------------------------
 def multiply(x: Word, w: Word) -> Word:
-    """Array multiplier: unsigned ``x`` (a bits) times signed ``w`` (bw >= 2 bits).
+    """Array multiplier: ``x`` (a bits, unsigned or signed) times signed ``w`` (bw >= 2 bits).
 
     ``x*w = sum_{j<bw-1} (x AND w_j) 2^j - (x AND w_top) 2^(bw-1)``: a*bw ANDs for the partial
-    products, bw-2 widening a-bit adders for the positive rows and one (a+1)-bit subtractor for
-    the sign row. The result is a signed (a+bw)-bit word. ``w`` may be encrypted (CC_Mult) or
-    public constants (PC_Mult; with ``public_constants`` tfhe-rs skips the gates on 0/1 bits).
+    products (rows), bw-2 widening adders that add row j to the running sum's bits j.., and one
+    subtractor for the sign row (``+ ~row + 1``). Unsigned ``x``: a-bit adders and an (a+1)-bit
+    subtractor, ``a*bw + (bw-2)(5a-3) + 5a-1`` gates in all. The result is exact and signed.
+    ``w`` may be encrypted (CC_Mult) or public constants (PC_Mult; with ``public_constants``
+    tfhe-rs skips the gates on 0/1 bits).
     """
-    if x.signed:
-        raise ValueError("multiply takes an unsigned x (activations) and a signed w (weights)")
     if not w.signed or w.width < 2:
         raise ValueError("w must be a signed word of width >= 2")
     if x.shape != w.shape or x.backend is not w.backend:
@@ -564,17 +564,20 @@ def multiply(x: Word, w: Word) -> Word:
     pp = []
     for j in range(bw):  # partial products: one AND call per weight bit over all x bits
         wj = be.concat([w.planes[j]] * a)
-        pp.append(Word(_split(be, be.and_(xs, wj), a, x.shape), False))
-    acc = pp[0]  # unsigned, width a
+        pp.append(Word(_split(be, be.and_(xs, wj), a, x.shape), x.signed))
+    acc = pp[0]
     for j in range(1, bw - 1):
-        hi = Word(acc.planes[j:], False)
-        hi = extend(hi, a) if hi.width < a else hi
-        acc = Word(acc.planes[:j] + add(hi, pp[j], widen=True).planes, False)
-    # acc < 2^(a+bw-1): as signed (a+bw) bits; subtract the sign row at bit bw-1
-    acc = extend(to_signed(acc), a + bw)
-    hi = Word(acc.planes[bw - 1:], True)  # a+1 planes
-    sub = to_signed(pp[bw - 1])  # a+1 planes
-    diff = add(hi, ones_complement(sub), carry_in=1, widen=False)
+        hi = Word(acc.planes[j:], x.signed)  # floor(acc / 2^j); the low j bits are final
+        width = max(hi.width, a)
+        s = add(extend(hi, width), extend(pp[j], width), widen=True)
+        acc = Word(acc.planes[:j] + s.planes, x.signed)
+    # subtract the sign row at bit bw-1, in signed arithmetic
+    acc = to_signed(acc)
+    hi = Word(acc.planes[bw - 1:], True)
+    row = to_signed(pp[bw - 1])
+    width = max(hi.width, row.width)
+    diff = add(extend(hi, width), ones_complement(extend(row, width)), carry_in=1,
+               widen=x.signed)
     return Word(acc.planes[:bw - 1] + diff.planes, True)
 
 

@@ -1,0 +1,235 @@
+"""Encrypted inference of SHE's integer network on a gate backend (she.txt §2 threat model, §3).
+
+The **client** encodes the image as unsigned 5-bit pixels, encrypts it bit by bit and sends the
+ciphertexts; the **server** evaluates every layer with gate circuits on the encrypted bits
+(:mod:`.circuits`) -- SHE layers as shift-accumulate + mixed-bitwidth accumulator, the TCN
+baseline with multipliers + fixed-width adders -- and returns the encrypted logits; only the
+client can decrypt them. The server never sees a plaintext: it only routes ciphertexts, calls
+gates and uses its public weights.
+
+:func:`encrypted_inference` runs a batch of images on any backend (the bit simulator for whole
+networks, tfhe-rs for what fits in time) and reports per layer the paper's operation counts
+(HOPs by kind), the gate operations and bootstraps counted by the backend, and the
+multiplicative depth reached. :func:`encrypted_pool_slice` runs the first linear layer and the
+following activation and pooling for a few pooled outputs only (the real-TFHE demonstration).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ppnn.he.bitsim import GateBackend
+
+from . import circuits as C
+from .quant import QLinear, QPool, QuantNet
+
+__all__ = ["InferenceResult", "encrypted_inference", "encrypted_pool_slice", "tcn_acc_width",
+           "LAYER_COLUMNS"]
+
+LAYER_COLUMNS = ["layer", "kind", "outputs", "pc_shift", "pc_mult", "cc_add", "cc_com",
+                 "hops", "hgops", "bootstraps", "md_out", "md_layer", "gd_out", "width_out",
+                 "seconds"]
+
+
+@dataclass
+class InferenceResult:
+    """Decrypted logits, client-side predictions and the per-layer cost frame (per image)."""
+
+    logits: np.ndarray
+    layers: pd.DataFrame
+    input_bytes: int
+    output_bytes: int
+    encrypt_seconds: float
+    decrypt_seconds: float
+
+    @property
+    def predictions(self) -> np.ndarray:
+        return self.logits.argmax(axis=1)
+
+    def totals(self) -> dict:
+        t = {k: int(self.layers[k].sum()) for k in
+             ("pc_shift", "pc_mult", "cc_add", "cc_com", "hops", "hgops", "bootstraps")}
+        t["md"] = int(self.layers["md_out"].max())
+        t["msize_bytes"] = self.input_bytes
+        return t
+
+
+def _batched(src: np.ndarray, n_in: int, batch: int) -> np.ndarray:
+    """Index matrix of one image -> all images of the batch (flat index b * n_in + i)."""
+    off = (np.arange(batch) * n_in)[:, None, None]
+    return np.where(src[None] >= 0, src[None] + off, -1).reshape(-1, src.shape[1])
+
+
+def _compact(src: np.ndarray, *others: np.ndarray):
+    """Valid (>= 0) entries first in every row (stable); returns the arrays and the counts."""
+    valid = src >= 0
+    order = np.argsort(~valid, axis=1, kind="stable")
+    out = [np.take_along_axis(np.where(valid, src, 0), order, 1)]
+    out += [np.take_along_axis(np.broadcast_to(o, src.shape), order, 1) for o in others]
+    return out, valid.sum(axis=1)
+
+
+def tcn_acc_width(op: QLinear, weight_bits: int) -> int:
+    """Fixed adder width of a TCN layer: 16 bits (she.txt §3.3) unless the sum needs more."""
+    k = int(op.term_counts().max(initial=1))
+    prod = op.in_bits + (0 if op.in_signed else 1) + weight_bits
+    need = prod + int(np.ceil(np.log2(max(k, 1)))) + 1
+    bias = int(np.abs(op.bias).max(initial=0)).bit_length() + 1
+    return max(16, need, bias)
+
+
+def _linear(op: QLinear, x: C.Word, batch: int, weight_bits: int, accumulator: str) -> C.Word:
+    n_in = int(np.prod(op.in_shape))
+    t = op.terms()
+    src = _batched(t["src"], n_in, batch)
+    bias = np.tile(op.bias, batch)
+    if op.scheme == "she":
+        e = np.tile(t["exponent"], (batch, 1))
+        sign = np.tile(t["sign"], (batch, 1))
+        return C.shift_accumulate(x, src, e, sign, bias, guard_bits=op.guard,
+                                  accumulator=accumulator)
+    # TCN: a multiplier per term (public weights as constants), fixed-width adder tree, bias
+    (s, w), counts = _compact(src, np.tile(t["w_int"], (batch, 1)))
+    terms = C.gather(x, s.T)
+    wq = C.constant_word(x.backend, w.T, weight_bits, signed=True)
+    prods = C.multiply(terms, wq)
+    width = tcn_acc_width(op, weight_bits)
+    acc = C.accumulate_fixed(prods, width, counts)
+    return C.add(acc, C.constant_word(x.backend, bias, width, signed=True), widen=False)
+
+
+def _activate(op: QLinear, acc: C.Word) -> C.Word:
+    if op.act is None:
+        return acc
+    # requantize: arithmetic shift right (free); the top `shift` planes would only hold copies
+    # of the sign, so the word shrinks by that much
+    y = C.truncate(C.shift_right(acc, op.shift), acc.width - op.shift) if op.shift else acc
+    if op.act == "relu":
+        return C.relu_saturate(y, op.out_bits)
+    return C.saturate_signed(y, op.out_bits)
+
+
+def _pool(op: QPool, x: C.Word, batch: int, n_in: int) -> C.Word:
+    (s,), counts = _compact(_batched(op.src, n_in, batch))
+    return C.max_reduce(C.gather(x, s.T), counts)
+
+
+def _hops(op, batch: int) -> dict:
+    if isinstance(op, QPool):
+        k = (op.src >= 0).sum(axis=1)
+        return {"pc_shift": 0, "pc_mult": 0, "cc_add": 0, "cc_com": int((k - 1).sum())}
+    k = op.term_counts()
+    terms = int(k.sum())
+    return {"pc_shift": terms if op.scheme == "she" else 0,
+            "pc_mult": terms if op.scheme == "tcn" else 0,
+            "cc_add": int(np.maximum(k - 1, 0).sum()),
+            "cc_com": op.n_out if op.act == "relu" else 0}
+
+
+def encrypted_inference(qnet: QuantNet, backend: GateBackend, x_int, ledger=None,
+                        accumulator: str = "mixed") -> InferenceResult:
+    """Client encrypts ``x_int`` (encoded images, ``(B, n_in)``), server evaluates ``qnet``
+    gate by gate on ``backend``, client decrypts the logits. Costs are reported per image.
+
+    ``accumulator``: SHE layers' adder tree, ``"mixed"`` (she.txt §3.3) or ``"fixed"``
+    (16-bit adders, the ablation). With a ``ledger`` (parties ``client``, ``server``) the
+    messages, gate counts (per layer label) and HOPs are booked.
+    """
+    x_int = np.asarray(x_int)
+    if x_int.ndim != 2 or x_int.shape[1] != int(np.prod(qnet.input_shape)):
+        raise ValueError(f"x_int must be (B, {int(np.prod(qnet.input_shape))}) encoded images, "
+                         f"got {x_int.shape}")
+    batch = x_int.shape[0]
+    be = backend
+    if ledger is not None and be.ledger is None:
+        be.ledger = ledger
+    # client: encode and encrypt bit by bit, send
+    t0 = time.perf_counter()
+    x = C.encrypt_word(be, x_int.reshape(-1), qnet.in_bits, signed=False)
+    if not be.public_constants:
+        be.set_encrypted_zero(be.encrypt(np.zeros(1, np.uint8)))
+    enc_s = time.perf_counter() - t0
+    in_bytes = sum(be.message_bytes(p) for p in x.planes) + (
+        0 if be.public_constants else be.ciphertext_bytes * batch)
+    if ledger is not None:
+        ledger.send("client", "server", in_bytes * 8, "encrypted image bits")
+    rows = []
+    n_in = int(np.prod(qnet.input_shape))
+    md_prev = 0
+    for op in qnet.ops:
+        before = be.counts()
+        t = time.perf_counter()
+        label = ledger.label(op.name) if ledger is not None else _nullcontext()
+        with label:
+            if isinstance(op, QLinear):
+                x = _activate(op, _linear(op, x, batch, qnet.weight_bits, accumulator))
+                kind = op.kind
+            else:
+                x = _pool(op, x, batch, n_in)
+                kind = "maxpool"
+            h = _hops(op, batch)
+            if ledger is not None:
+                for k in ("pc_shift", "pc_mult", "cc_add", "cc_com"):
+                    if h[k]:
+                        ledger.count(k.upper(), h[k] * batch, "server")
+                ledger.depth("md", x.md())
+        after = be.counts()
+        md = x.md()
+        rows.append({"layer": op.name, "kind": kind, "outputs": op.n_out, **h,
+                     "hops": sum(h.values()),
+                     "hgops": (after["hgops"] - before["hgops"]) / batch,
+                     "bootstraps": (after["bootstraps"] - before["bootstraps"]) / batch,
+                     "md_out": md, "md_layer": md - md_prev, "gd_out": x.gd(),
+                     "width_out": x.width, "seconds": time.perf_counter() - t})
+        md_prev = md
+        n_in = op.n_out
+    # server -> client: encrypted logits; client decrypts
+    out_bytes = sum(be.message_bytes(p) for p in x.planes)
+    if ledger is not None:
+        ledger.send("server", "client", out_bytes * 8, "encrypted logits")
+    t0 = time.perf_counter()
+    logits = C.decrypt_word(be, x).reshape(batch, -1)
+    dec_s = time.perf_counter() - t0
+    return InferenceResult(logits, pd.DataFrame(rows, columns=LAYER_COLUMNS),
+                           in_bytes // batch, out_bytes // batch, enc_s, dec_s)
+
+
+class _nullcontext:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def encrypted_pool_slice(qnet: QuantNet, backend: GateBackend, x_int, pooled) -> dict:
+    """The first linear layer, its activation and the following max-pool for the pooled
+    outputs ``pooled`` (flat indices into the pool's output) of one image, computing only the
+    linear outputs those windows read. Returns the decrypted values of every stage.
+    """
+    lin, pool = qnet.ops[0], qnet.ops[1]
+    if not (isinstance(lin, QLinear) and isinstance(pool, QPool)):
+        raise ValueError("the network must start with a linear layer followed by a max-pool")
+    x_int = np.asarray(x_int).reshape(-1)
+    pooled = np.atleast_1d(np.asarray(pooled))
+    win = pool.src[pooled]  # (P, K) flat indices into the linear layer's output
+    rows = np.unique(win[win >= 0])
+    t = lin.terms()
+    be = backend
+    x = C.encrypt_word(be, x_int, qnet.in_bits, signed=False)
+    if lin.scheme == "she":
+        acc = C.shift_accumulate(x, t["src"][rows], t["exponent"][rows], t["sign"][rows],
+                                 lin.bias[rows], guard_bits=lin.guard)
+    else:
+        raise ValueError("encrypted_pool_slice runs SHE layers (scheme 'she')")
+    act = _activate(lin, acc)
+    local = np.where(win >= 0, np.searchsorted(rows, np.maximum(win, 0)), -1)
+    (s,), counts = _compact(local)
+    pooled_word = C.max_reduce(C.gather(act, s.T), counts)
+    return {"rows": rows, "acc": C.decrypt_word(be, acc), "act": C.decrypt_word(be, act),
+            "pooled": C.decrypt_word(be, pooled_word), "act_word": act,
+            "pooled_word": pooled_word}

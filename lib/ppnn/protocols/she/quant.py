@@ -1,0 +1,451 @@
+"""Logarithmic quantization and SHE's integer network (she.txt §3.2, §4 "we quantized weights
+into 5-bit power-of-2 representations, and converted inputs and activations to 5-bit fixed
+point numbers").
+
+A trained float network (batch-norm folded into the linear layers) is compiled into a
+:class:`QuantNet`: a list of integer operations that the numpy *integer model*
+(:meth:`QuantNet.forward_int`) and the encrypted gate circuits (:mod:`.network`) execute
+bit-exactly alike.
+
+* **weights**: ``w ~ sign * 2^q`` with ``q = round(log2 |w|)`` (the paper's Quantize(log2 w)),
+  5 bits = a sign and 4 exponent bits: 15 exponents ``q_max - 14 .. q_max`` per layer plus a
+  zero code (weights below the smallest exponent, and pruned weights, are 0). The circuit uses
+  the *shift* ``e = q_max - q >= 0``: ``x * 2^q = 2^q_max * (x >> e)`` (floor; the paper's
+  5-bit shifted terms; ``guard_bits`` g keeps g extra fractional bits).
+* **activations**: unsigned ``a``-bit integers after a ReLU (the sign is a public 0), signed
+  ``a``-bit otherwise; every scale is a power of two ``2^sigma``, so requantization is an
+  arithmetic shift (its rounding constant folded into the bias) and a saturation.
+* **TCN** (the paper's baseline): uniform ``b``-bit weights ``w_int * 2^sigma_w`` on the same
+  activations, evaluated with multipliers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ppnn.nn import Conv2d, Dense, Flatten, MaxPool, Network, ReLU, fold_batchnorm, forward
+from ppnn.nn.ops import conv2d, out_size
+
+__all__ = ["LogWeights", "log_quantize", "pow2_parts", "uniform_quantize", "QLinear", "QPool",
+           "QuantNet", "compile_network", "conv_index", "pool_index"]
+
+
+# ---------------------------------------------------------------------------------------------
+# weight quantizers
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LogWeights:
+    """Power-of-two weights ``sign * 2^(q_max - exponent)``, 0 where ``zero``."""
+
+    sign: np.ndarray  # int8, +-1
+    exponent: np.ndarray  # int64 >= 0, the right shift
+    zero: np.ndarray  # bool
+    q_max: int
+
+    def values(self) -> np.ndarray:
+        v = self.sign * np.exp2(self.q_max - self.exponent.astype(np.float64))
+        return np.where(self.zero, 0.0, v)
+
+
+def _check_bits(bits, what: str, low: int, high: int) -> int:
+    if isinstance(bits, bool) or not isinstance(bits, int | np.integer) or not low <= bits <= high:
+        raise ValueError(f"{what} must be an int in [{low}, {high}], got {bits!r}")
+    return int(bits)
+
+
+def log_quantize(w, bits: int = 5, q_max: int | None = None) -> LogWeights:
+    """Quantize weights to ``bits``-bit signed powers of two (1 sign bit, ``bits-1`` exponent
+    bits of which one code is zero): ``q = round(log2|w|)`` clipped to
+    ``[q_max - 2^(bits-1) + 2, q_max]``; smaller magnitudes become 0.
+
+    ``q_max`` defaults to ``round(log2 max|w|)`` (the layer's full-scale range).
+    """
+    bits = _check_bits(bits, "bits", 2, 9)
+    w = np.asarray(w, np.float64)
+    levels = (1 << (bits - 1)) - 1  # nonzero exponents
+    mag = np.abs(w)
+    top = float(mag.max(initial=0.0))
+    if q_max is None:
+        q_max = int(np.round(np.log2(top))) if top > 0 else 0
+    with np.errstate(divide="ignore"):
+        q = np.round(np.log2(np.where(mag > 0, mag, 1.0)))
+    q = np.minimum(q, q_max)
+    q_min = q_max - levels + 1
+    # below the smallest level: round to 0 or to 2^q_min, whichever is closer (in magnitude)
+    zero = (mag == 0) | ((q < q_min) & (mag < 0.5 * 2.0**q_min))
+    q = np.maximum(q, q_min)
+    sign = np.where(w < 0, -1, 1).astype(np.int8)
+    return LogWeights(sign, (q_max - q).astype(np.int64), zero, int(q_max))
+
+
+def pow2_parts(w) -> LogWeights:
+    """Exact decomposition of weights that already are 0 or ``+-2^k``.
+
+    Raises ValueError naming the first weight that is not a power of two: a shift-accumulate
+    layer cannot compute it without a multiplier.
+    """
+    w = np.asarray(w, np.float64)
+    mag = np.abs(w)
+    nz = mag > 0
+    with np.errstate(divide="ignore"):
+        k = np.log2(np.where(nz, mag, 1.0))
+    bad = nz & (k != np.round(k))
+    if bad.any():
+        i = np.flatnonzero(bad.reshape(-1))[0]
+        raise ValueError(f"weights must be 0 or +-2^k (power-of-two weights are required for "
+                         f"shift-accumulation); found {w.reshape(-1)[i]!r} at flat index {i}")
+    k = np.round(k).astype(np.int64)
+    q_max = int(k[nz].max()) if nz.any() else 0
+    sign = np.where(w < 0, -1, 1).astype(np.int8)
+    return LogWeights(sign, np.where(nz, q_max - k, 0), ~nz, q_max)
+
+
+def uniform_quantize(w, bits: int = 5) -> tuple[np.ndarray, int]:
+    """Uniform ``bits``-bit signed weights with a power-of-two step: ``w ~ w_int * 2^sigma``,
+    ``w_int`` in ``[-2^(bits-1), 2^(bits-1) - 1]`` (the TCN baseline's weights)."""
+    bits = _check_bits(bits, "bits", 2, 16)
+    w = np.asarray(w, np.float64)
+    top = float(np.abs(w).max(initial=0.0))
+    hi = (1 << (bits - 1)) - 1
+    sigma = int(np.ceil(np.log2(top / hi))) if top > 0 else 0
+    w_int = np.clip(np.round(w / 2.0**sigma), -hi - 1, hi).astype(np.int64)
+    return w_int, sigma
+
+
+# ---------------------------------------------------------------------------------------------
+# routing indices (flat, -1 = outside the input / padding)
+# ---------------------------------------------------------------------------------------------
+def conv_index(in_shape, kernel: int, stride: int, padding: int, groups: int, out_channels: int):
+    """``src (C_out*OH*OW, C_in/groups*k*k)`` flat input index of each term (-1 in padding) and
+    ``widx`` the matching flat index into the weight tensor ``(C_out, C_in/groups, k, k)``."""
+    c, h, w = in_shape
+    oh, ow = out_size(h, kernel, stride, padding), out_size(w, kernel, stride, padding)
+    cg, og = c // groups, out_channels // groups
+    o = np.arange(out_channels)[:, None, None, None, None, None]
+    i = np.arange(oh)[None, :, None, None, None, None]
+    j = np.arange(ow)[None, None, :, None, None, None]
+    ci = np.arange(cg)[None, None, None, :, None, None]
+    ki = np.arange(kernel)[None, None, None, None, :, None]
+    kj = np.arange(kernel)[None, None, None, None, None, :]
+    row = i * stride + ki - padding
+    col = j * stride + kj - padding
+    chan = (o // og) * cg + ci
+    inside = (row >= 0) & (row < h) & (col >= 0) & (col < w)
+    src = np.where(inside, chan * h * w + row * w + col, -1)
+    shape = (out_channels, oh, ow, cg, kernel, kernel)
+    src = np.broadcast_to(src, shape).reshape(out_channels * oh * ow, -1)
+    widx = np.broadcast_to(o * cg * kernel * kernel + ci * kernel * kernel + ki * kernel + kj,
+                           shape).reshape(out_channels * oh * ow, -1)
+    return src, widx, (out_channels, oh, ow)
+
+
+def pool_index(in_shape, kernel: int, stride: int, padding: int):
+    """``src (C*OH*OW, k*k)`` flat index of each window element (-1 in padding)."""
+    c, h, w = in_shape
+    oh, ow = out_size(h, kernel, stride, padding), out_size(w, kernel, stride, padding)
+    ch = np.arange(c)[:, None, None, None, None]
+    i = np.arange(oh)[None, :, None, None, None]
+    j = np.arange(ow)[None, None, :, None, None]
+    ki = np.arange(kernel)[None, None, None, :, None]
+    kj = np.arange(kernel)[None, None, None, None, :]
+    row, col = i * stride + ki - padding, j * stride + kj - padding
+    inside = (row >= 0) & (row < h) & (col >= 0) & (col < w)
+    src = np.where(inside, ch * h * w + row * w + col, -1)
+    return np.broadcast_to(src, (c, oh, ow, kernel, kernel)).reshape(c * oh * ow, -1), (c, oh, ow)
+
+
+# ---------------------------------------------------------------------------------------------
+# the integer network
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class QLinear:
+    """A convolution or dense layer on integers, with its fused activation/requantization.
+
+    SHE: ``acc[j] = sum_k sign[j,k] * ((x[src[j,k]] << guard) >> exponent[j,k]) + bias[j]``.
+    TCN: ``acc[j] = sum_k w_int[j,k] * x[src[j,k]] + bias[j]``.
+    Then ``act`` = ``"relu"``: ``clip(acc >> shift, 0, 2^out_bits - 1)``; ``"signed"``:
+    ``clip(acc >> shift, -2^(out_bits-1), 2^(out_bits-1) - 1)``; None: logits.
+
+    Weights are kept in the layer's tensor shape (``w_sign``/``w_exp``/``w_zero`` or
+    ``w_int``); the per-term arrays the circuits route (``src``, ``sign``, ``exponent``) are
+    derived from them (``src = -1`` for padding and zero weights).
+    """
+
+    name: str
+    kind: str  # "conv" | "dense"
+    scheme: str  # "she" | "tcn"
+    in_shape: tuple[int, ...]
+    out_shape: tuple[int, ...]
+    geometry: tuple[int, int, int, int]  # conv: kernel, stride, padding, groups
+    bias: np.ndarray
+    act: str | None
+    shift: int
+    out_bits: int
+    in_bits: int
+    in_signed: bool
+    w_sign: np.ndarray | None = None
+    w_exp: np.ndarray | None = None
+    w_zero: np.ndarray | None = None
+    w_int: np.ndarray | None = None
+    guard: int = 0
+    sigma_acc: int = 0
+    sigma_out: int = 0
+
+    # -- per-term view (what the circuits route) -----------------------------------------
+    def _index(self):
+        if self.kind == "conv":
+            k, st, pad, groups = self.geometry
+            src, widx, _ = conv_index(self.in_shape, k, st, pad, groups, self.out_shape[0])
+            return src, widx
+        n_in = int(np.prod(self.in_shape))
+        src = np.broadcast_to(np.arange(n_in), (self.out_shape[0], n_in))
+        return src, np.arange(self.out_shape[0])[:, None] * n_in + src
+
+    def terms(self) -> dict[str, np.ndarray]:
+        """``src`` (-1: none), and ``sign``/``exponent`` (SHE) or ``w_int`` (TCN) per term."""
+        src, widx = self._index()
+        if self.scheme == "she":
+            zero = self.w_zero.reshape(-1)[widx]
+            return {"src": np.where(zero, -1, src),
+                    "sign": self.w_sign.reshape(-1)[widx].astype(np.int64),
+                    "exponent": self.w_exp.reshape(-1)[widx]}
+        w = self.w_int.reshape(-1)[widx]
+        return {"src": np.where(w == 0, -1, src), "w_int": w}
+
+    @property
+    def n_out(self) -> int:
+        return int(np.prod(self.out_shape))
+
+    @property
+    def n_terms(self) -> int:
+        """Nonzero-weight terms that touch the input (no padding): PC_Shift or PC_Mult."""
+        return int((self.terms()["src"] >= 0).sum())
+
+    def term_counts(self) -> np.ndarray:
+        """Terms per output (each output's accumulator adds this many words)."""
+        return (self.terms()["src"] >= 0).sum(axis=1)
+
+    # -- integer model ---------------------------------------------------------------------
+    def _apply(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """The layer's linear map with float64 weights ``w`` (exact on integers)."""
+        b = x.shape[0]
+        if self.kind == "conv":
+            k, st, pad, groups = self.geometry
+            y, _ = conv2d(x.reshape((b,) + self.in_shape), w, st, pad, groups)
+            return y.reshape(b, -1)
+        return x @ w.T
+
+    def accumulate_int(self, x: np.ndarray) -> np.ndarray:
+        """Integer pre-activation for a batch ``x (B, n_in)``.
+
+        Bit-plane form of the circuit's terms, exact in float64: with ``x = sum_i x_i 2^i``
+        (two's complement top bit if signed), ``(x << g) >> e = sum_i x_i c_i(e)`` where
+        ``c_i(e) = 2^(i+g-e)`` if ``i + g >= e`` else 0 (and -1 for a shifted-out sign bit),
+        so the layer is ``in_bits`` ordinary float convolutions with integer weights.
+        """
+        x = np.asarray(x, np.int64)
+        if self.scheme == "tcn":
+            w = np.where(self.w_int == 0, 0, self.w_int).astype(np.float64)
+            acc = self._apply(x.astype(np.float64), w)
+        else:
+            a = self.in_bits
+            acc = np.zeros((x.shape[0], self.n_out))
+            sgn = np.where(self.w_zero, 0, self.w_sign).astype(np.float64)
+            for i in range(a):
+                bit = ((x >> i) & 1).astype(np.float64)
+                p = i + self.guard - self.w_exp
+                coef = np.where(p >= 0, np.exp2(np.maximum(p, 0)), 0.0)
+                if self.in_signed and i == a - 1:
+                    coef = -np.where(p >= 0, coef, 1.0)
+                acc += self._apply(bit, sgn * coef)
+        if x.size and np.abs(acc).max() >= 2.0**52:
+            raise OverflowError("accumulator exceeds exact float64 range")
+        return np.rint(acc).astype(np.int64) + self.bias
+
+    def accumulate_terms_int(self, x: np.ndarray) -> np.ndarray:
+        """The same sums term by term (the circuits' specification; slow, for tests)."""
+        t = self.terms()
+        v = t["src"] >= 0
+        xs = np.asarray(x, np.int64)[:, np.where(v, t["src"], 0)]
+        if self.scheme == "she":
+            terms = t["sign"] * ((xs << self.guard) >> t["exponent"])
+        else:
+            terms = t["w_int"] * xs
+        return np.where(v, terms, 0).sum(-1) + self.bias
+
+    def activate_int(self, acc: np.ndarray) -> np.ndarray:
+        if self.act is None:
+            return acc
+        y = acc >> self.shift
+        if self.act == "relu":
+            return np.clip(y, 0, (1 << self.out_bits) - 1)
+        return np.clip(y, -(1 << (self.out_bits - 1)), (1 << (self.out_bits - 1)) - 1)
+
+
+@dataclass
+class QPool:
+    """Max over windows ``src (n_out, k*k)`` (-1 = padding, ignored)."""
+
+    name: str
+    src: np.ndarray
+    out_shape: tuple[int, ...]
+
+    @property
+    def n_out(self) -> int:
+        return int(self.src.shape[0])
+
+    def forward_int(self, x: np.ndarray) -> np.ndarray:
+        v = self.src >= 0
+        xs = x[:, np.where(v, self.src, 0)]
+        return np.where(v, xs, np.iinfo(np.int64).min).max(-1)
+
+
+@dataclass
+class QuantNet:
+    """Compiled integer network; ``ops`` alternate QLinear / QPool on flat activations."""
+
+    name: str
+    scheme: str
+    input_shape: tuple[int, ...]
+    in_bits: int
+    act_bits: int
+    weight_bits: int
+    guard: int
+    ops: list = field(default_factory=list)
+
+    def encode_input(self, x) -> np.ndarray:
+        """Client: images in [0, 1] -> unsigned ``in_bits``-bit integers (scale 2^-in_bits)."""
+        x = np.asarray(x, np.float64)
+        if x.shape[1:] != self.input_shape:
+            raise ValueError(f"x must have shape (N, {self.input_shape}), got {x.shape}")
+        if x.size and (x.min() < 0 or x.max() > 1):
+            raise ValueError("images must lie in [0, 1]")
+        hi = (1 << self.in_bits) - 1
+        return np.minimum(np.floor(x * (1 << self.in_bits) + 0.5), hi).astype(np.int64).reshape(
+            len(x), -1)
+
+    def forward_int(self, x_int: np.ndarray, return_layers: bool = False):
+        """The integer model: logits ``(B, classes)`` (int64) from encoded inputs."""
+        x = np.asarray(x_int, np.int64)
+        outs = []
+        for op in self.ops:
+            if isinstance(op, QLinear):
+                x = op.activate_int(op.accumulate_int(x))
+            else:
+                x = op.forward_int(x)
+            outs.append(x)
+        return outs if return_layers else x
+
+    def predict(self, x, batch_size: int = 500) -> np.ndarray:
+        x = np.asarray(x)
+        return np.concatenate([self.forward_int(self.encode_input(x[i:i + batch_size]))
+                               .argmax(axis=1) for i in range(0, len(x), batch_size)])
+
+    def accuracy(self, x, y, batch_size: int = 500) -> float:
+        return float((self.predict(x, batch_size) == np.asarray(y)).mean())
+
+    def linear_layers(self) -> list[QLinear]:
+        return [op for op in self.ops if isinstance(op, QLinear)]
+
+
+def _act_scale(values: np.ndarray, act: str, bits: int, percentile: float) -> int:
+    mag = np.abs(values) if act == "signed" else np.maximum(values, 0)
+    m = float(np.percentile(mag, percentile)) if mag.size else 0.0
+    hi = (1 << (bits - 1)) - 1 if act == "signed" else (1 << bits) - 1
+    return int(np.ceil(np.log2(m / hi))) if m > 0 else -bits
+
+
+def compile_network(net: Network, params, x_calib, scheme: str = "she", weight_bits: int = 5,
+                    act_bits: int = 5, in_bits: int = 5, guard_bits: int = 0,
+                    percentile: float = 99.99, truncation_correction: bool = True) -> QuantNet:
+    """Compile a trained float network into SHE's (or TCN's) integer network.
+
+    Batch-norm is folded into the preceding linear layer; activation scales are calibrated
+    on ``x_calib`` (float images) at the given ``percentile`` of each activation; a linear layer
+    followed by ReLU gets the fused ReLU-and-saturate unit, one followed by anything else a
+    signed saturation, the last one none (its outputs are the logits).
+
+    ``truncation_correction``: the floor of every shifted term drops on average
+    ``(1 - 2^-d)/2`` (d dropped bits); that public, per-output expectation is added to the
+    bias, which costs no gate and removes the systematic bias of truncated shifts.
+    """
+    if scheme not in ("she", "tcn"):
+        raise ValueError(f"scheme must be 'she' or 'tcn', got {scheme!r}")
+    weight_bits = _check_bits(weight_bits, "weight_bits", 2, 9 if scheme == "she" else 16)
+    act_bits = _check_bits(act_bits, "act_bits", 2, 16)
+    in_bits = _check_bits(in_bits, "in_bits", 1, 16)
+    guard_bits = _check_bits(guard_bits, "guard_bits", 0, 16)
+    fnet, fparams = fold_batchnorm(net, params)
+    layers = list(fnet.layers)
+    float_outs = forward(fnet, fparams, np.asarray(x_calib, np.float64), return_layers=True)
+    qn = QuantNet(fnet.name, scheme, fnet.input_shape, in_bits, act_bits, weight_bits,
+                  guard_bits)
+    shape = fnet.input_shape
+    sigma_in, in_signed = -in_bits, False
+    linear_idx = [i for i, lay in enumerate(layers) if isinstance(lay, Conv2d | Dense)]
+    names = fnet.layer_names
+    i = 0
+    while i < len(layers):
+        lay, p = layers[i], fparams[i]
+        if isinstance(lay, Conv2d | Dense):
+            if isinstance(lay, Conv2d):
+                out_shape = lay.out_shape(shape)
+                geometry = (lay.kernel, lay.stride, lay.padding, lay.groups)
+            else:
+                out_shape, geometry = (lay.out_features,), (0, 0, 0, 1)
+            W = np.asarray(p["W"], np.float64)
+            if scheme == "she":
+                lw = log_quantize(W, weight_bits)
+                wq = {"w_sign": lw.sign, "w_exp": lw.exponent, "w_zero": lw.zero}
+                sigma_w = lw.q_max
+            else:
+                w_int, sigma_w = uniform_quantize(W, weight_bits)
+                wq = {"w_int": w_int}
+            g = guard_bits if scheme == "she" else 0
+            sigma_acc = sigma_w - g + sigma_in
+            b = np.asarray(p["b"], np.float64) if lay.bias else np.zeros(out_shape[0])
+            b_full = np.repeat(b, int(np.prod(out_shape[1:])) if len(out_shape) > 1 else 1)
+            nxt = layers[i + 1] if i + 1 < len(layers) else None
+            if i == linear_idx[-1]:
+                act, act_out = None, float_outs[i]
+            elif isinstance(nxt, ReLU):
+                act, act_out = "relu", float_outs[i + 1]
+            else:
+                act, act_out = "signed", float_outs[i]
+            shift, sigma_out = 0, sigma_acc
+            if act is not None:
+                sigma_out = max(_act_scale(act_out, act, act_bits, percentile), sigma_acc)
+                shift = sigma_out - sigma_acc
+            bias_f = b_full / 2.0**sigma_acc
+            op = QLinear(names[i], "conv" if isinstance(lay, Conv2d) else "dense", scheme,
+                         tuple(shape), tuple(out_shape), geometry, np.zeros(0, np.int64), act,
+                         shift, act_bits, in_bits if i == linear_idx[0] else act_bits,
+                         in_signed, guard=g, sigma_acc=sigma_acc, sigma_out=sigma_out, **wq)
+            if scheme == "she" and truncation_correction:
+                t = op.terms()
+                drop = np.maximum(t["exponent"] - g, 0)  # bits floor() drops from each term
+                mean_err = np.where(t["src"] >= 0, t["sign"] * (1 - 2.0**-drop) / 2, 0.0)
+                bias_f = bias_f + mean_err.sum(axis=1)
+            bias = np.round(bias_f).astype(np.int64)
+            if shift > 0:
+                bias += 1 << (shift - 1)  # round to nearest in the requantizing shift
+            op.bias = bias
+            qn.ops.append(op)
+            sigma_in, in_signed = sigma_out, act == "signed"
+            shape = out_shape
+            i += 2 if act == "relu" else 1
+            continue
+        if isinstance(lay, MaxPool):
+            src, out_shape = pool_index(shape, lay.kernel, lay.step, lay.padding)
+            qn.ops.append(QPool(names[i], src, out_shape))
+            shape = out_shape
+        elif isinstance(lay, Flatten):
+            shape = (int(np.prod(shape)),)
+        else:
+            raise ValueError(f"layer {lay.kind} ({lay.name}) is not supported by SHE's integer "
+                             "network (conv, dense, batch-norm after a linear layer, ReLU, "
+                             "max-pool, flatten)")
+        i += 1
+    return qn
