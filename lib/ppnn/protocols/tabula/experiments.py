@@ -33,7 +33,7 @@ from .tables import dealer_tables, function_table, relu
 __all__ = ["UNITS", "NETWORKS", "PAPER_NETWORK", "per_call_costs", "network_costs",
            "table1", "table2", "table4", "table5", "table6", "table7", "table8", "table9",
            "table10", "fig4", "fig5", "fig6", "fig8", "fig9", "storage_vs_bits",
-           "preproc_vs_bits", "tradeoffs"]
+           "preproc_vs_bits", "tradeoffs", "trained_params", "accuracy_sweep"]
 
 UNITS = {"b": 1 / 8, "bits": 1 / 8, "B": 1, "KB": 1024, "MB": 2**20, "GB": 2**30}
 NETWORKS = {"LeNet": "tabula_lenet", "ResNet-32": "resnet32_cifar10",
@@ -474,3 +474,73 @@ def fig6(tr: pd.DataFrame) -> pd.DataFrame:
         _rec(row, "speedup_vs_gc", float(best["speedup"].min()), "projected",
              "smallest speedup at those widths (measured compute + network model)"),
     ])
+
+
+# -- accuracy sweeps on real data ----------------------------------------------------------
+def trained_params(name: str, dataset: str = "mnist", quick: bool = True, seed: int = 0,
+                   n_train: int = 20000, epochs: int = 1):
+    """Weights for ``name``: the shared quick model in quick mode; otherwise a model trained
+    here on ``n_train`` images for ``epochs`` (cached under ``data/cache/models``; the zoo's
+    full recipe would take ~40 min for the large LeNet on two cores)."""
+    import json
+
+    from ppnn import nn, paths
+
+    if quick:
+        return nn.pretrained(name, quick=True, seed=seed, dataset=dataset, with_info=True)
+    net = zoo.get(name)
+    path = paths.cache_dir() / "models" / f"{name}-{dataset}-tabula-{n_train}x{epochs}-{seed}.npz"
+    if path.exists():
+        with np.load(path, allow_pickle=False) as z:
+            flat = {k: z[k] for k in z.files if not k.startswith("__")}
+            return nn.unflatten_params(net, flat), json.loads(str(z["__info__"]))
+    from ppnn import data
+
+    x, y, xt, yt = data.load_mnist() if dataset == "mnist" else data.load_fashion_mnist()
+    rng = np.random.default_rng([seed, 0x7AB])
+    params, hist = nn.train(net, nn.init_params(net, rng), x[:n_train], y[:n_train], epochs,
+                            64, 1e-3, "adam", rng)
+    info = {"name": name, "dataset": dataset, "n_train": n_train, "epochs": epochs,
+            "test_accuracy": nn.accuracy(net, params, xt, yt),
+            "train_seconds": float(hist["seconds"].sum())}
+    with paths.atomic_path(path) as tmp, open(tmp, "wb") as f:
+        np.savez(f, **nn.flatten_params(params), __info__=np.array(json.dumps(info)))
+    return params, info
+
+
+def accuracy_sweep(models, bits_list, n_test: int, n_calib: int, quick: bool, seed: int = 0,
+                   batch: int = 100) -> pd.DataFrame:
+    """Accuracy of the full protocol (truncation errors included) vs table bits.
+
+    ``models``: ``[(zoo_name, dataset), ...]``. Linear layers run in Delphi's ideal mode and
+    tables are ideal on-demand tables (same output distribution as the protocol, see
+    :func:`secure_inference`); the plaintext float and the exact-truncation integer pipeline
+    are reported beside it.
+    """
+    from ppnn import data, nn
+
+    from .network import TabulaConfig, build_plan, plain_inference, secure_inference
+
+    rows = []
+    for name, dataset in models:
+        net = zoo.get(name)
+        params, info = trained_params(name, dataset, quick, seed)
+        x, _, xt, yt = data.load_mnist() if dataset == "mnist" else data.load_fashion_mnist()
+        xt, yt, xc = xt[:n_test], yt[:n_test], x[:n_calib]
+        float_acc = float((nn.predict(net, params, xt) == yt).mean())
+        ref = build_plan(net, params, xc, TabulaConfig(bits=16))  # calibrate once
+        lbits = [s.input_bits for s in ref.table_layers()]
+        for b in bits_list:
+            plan = build_plan(net, params, None, TabulaConfig(bits=int(b)), input_bits=lbits)
+            rng = np.random.default_rng([seed, int(b)])
+            pred, plain = [], []
+            for i in range(0, len(xt), batch):
+                pred.append(secure_inference(plan, xt[i:i + batch], rng, linear="ideal",
+                                             tables="lazy").argmax(1))
+                plain.append(plain_inference(plan, xt[i:i + batch]).argmax(1))
+            rows.append({"zoo": name, "dataset": dataset, "bits": int(b),
+                         "accuracy": float((np.concatenate(pred) == yt).mean()),
+                         "plain_accuracy": float((np.concatenate(plain) == yt).mean()),
+                         "float_accuracy": float_acc, "n_test": len(xt),
+                         "max_input_bits": max(s.input_bits for s in plan.table_layers())})
+    return pd.DataFrame(rows)

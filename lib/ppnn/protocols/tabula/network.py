@@ -157,13 +157,19 @@ def _fold(layers, params):
     return out
 
 
-def build_plan(net: Network, params, x_calib: np.ndarray, cfg: TabulaConfig) -> Plan:
-    """Quantize ``net`` for Tabula: integer weights, per-layer shifts from ``x_calib``."""
+def build_plan(net: Network, params, x_calib: np.ndarray | None, cfg: TabulaConfig,
+               input_bits: list[int] | None = None) -> Plan:
+    """Quantize ``net`` for Tabula: integer weights, per-layer shifts from ``x_calib``.
+
+    ``input_bits`` (one per table layer, e.g. ``[s.input_bits for s in
+    other_plan.table_layers()]``) reuses a previous calibration instead of ``x_calib``."""
     if any(isinstance(layer, Residual) for layer in net.layers):
         raise ValueError(f"{net.name}: the Tabula runner executes sequential networks; use "
                          "count_network for residual ones")
     ring, b = cfg.ring, cfg.bits
-    x = np.asarray(x_calib, np.float64)
+    calib = input_bits is None
+    given = list(input_bits or [])
+    x = np.asarray(x_calib if calib else np.zeros((0, *net.input_shape)), np.float64)
     if x.shape[1:] != tuple(net.input_shape):
         raise ValueError(f"x_calib must have shape (N, {net.input_shape}), got {x.shape}")
     step = 2.0 ** -cfg.act_frac_bits
@@ -174,8 +180,12 @@ def build_plan(net: Network, params, x_calib: np.ndarray, cfg: TabulaConfig) -> 
     names = [n for n, layer in zip(names, net.layers) if not isinstance(layer, BatchNorm)]
 
     def shift_for(max_abs: float, s: float) -> tuple[int, int]:
-        m = max_abs * cfg.margin / s
-        l_bits = max(1, math.ceil(math.log2(m + 1)))
+        if calib:
+            l_bits = max(1, math.ceil(math.log2(max_abs * cfg.margin / s + 1)))
+        elif given:
+            l_bits = int(given.pop(0))
+        else:
+            raise ValueError("input_bits has fewer entries than the plan has table layers")
         return l_bits, max(l_bits + 1 - b, 0)
 
     for name, (layer, p) in zip(names, folded):
@@ -188,11 +198,12 @@ def build_plan(net: Network, params, x_calib: np.ndarray, cfg: TabulaConfig) -> 
             if b_real is not None:
                 bshape = (-1, 1, 1) if isinstance(layer, Conv2d) else (-1,)
                 bias = ring.reduce(np.rint(b_real / step_out).astype(np.int64)).reshape(bshape)
-            Wq = W_int * 2.0 ** -cfg.weight_frac_bits
-            x = (delphi.conv2d(x, Wq, layer.stride, layer.padding, layer.groups)
-                 if isinstance(layer, Conv2d) else x @ Wq.T)
-            if b_real is not None:
-                x = x + b_real.reshape((1, -1) + (1,) * (x.ndim - 2))
+            if calib:
+                Wq = W_int * 2.0 ** -cfg.weight_frac_bits
+                x = (delphi.conv2d(x, Wq, layer.stride, layer.padding, layer.groups)
+                     if isinstance(layer, Conv2d) else x @ Wq.T)
+                if b_real is not None:
+                    x = x + b_real.reshape((1, -1) + (1,) * (x.ndim - 2))
             steps.append(Step("linear", name, layer, W_int, bias, step_out=step_out))
             step = step_out
         elif _activation(layer) is not None:
@@ -203,12 +214,13 @@ def build_plan(net: Network, params, x_calib: np.ndarray, cfg: TabulaConfig) -> 
             steps.append(Step("table", name, layer, F=F, F_table=F_table, d=d, input_bits=l_bits,
                               in_step=in_step, step_out=act_step,
                               info={"tables_per_output": 1}))
-            q = np.floor(x / in_step)
-            q = (q + 2 ** (b - 1)) % 2**b - 2 ** (b - 1)  # the b-bit input the table sees
-            x = np.asarray(F(q * in_step))
+            if calib:
+                q = np.floor(x / in_step)
+                q = (q + 2 ** (b - 1)) % 2**b - 2 ** (b - 1)  # the b-bit input the table sees
+                x = np.asarray(F(q * in_step))
             step = act_step
         elif isinstance(layer, MaxPool):
-            win = _windows(x, layer)
+            win = _windows(x, layer) if calib else None
             spread = float(np.abs(x).max(initial=0)) * (1 if x.min(initial=0) >= 0 else 2)
             l_bits, d = shift_for(spread, step)
             in_step = step * 2.0**d
@@ -216,19 +228,23 @@ def build_plan(net: Network, params, x_calib: np.ndarray, cfg: TabulaConfig) -> 
             steps.append(Step("maxpool", name, layer, F=relu, F_table=F_table, d=d,
                               input_bits=l_bits, in_step=in_step, step_out=step,
                               info={"tables_per_output": layer.kernel**2 - 1}))
-            x = win.max(axis=-1)
+            if calib:
+                x = win.max(axis=-1)
         elif isinstance(layer, MeanPool):
-            x = _windows(x, layer).sum(axis=-1)
             kk = layer.kernel**2
+            if calib:
+                x = _windows(x, layer).sum(axis=-1) / (1 if layer.scaled else kk)
             if not layer.scaled:
-                x = x / kk
                 step = step / kk
             steps.append(Step("meanpool", name, layer, step_out=step))
         elif isinstance(layer, Flatten):
-            x = x.reshape(x.shape[0], -1)
+            if calib:
+                x = x.reshape(x.shape[0], -1)
             steps.append(Step("flatten", name, layer, step_out=step))
         else:
             raise ValueError(f"{net.name}: layer {name} ({layer.kind}) is not supported")
+    if given:
+        raise ValueError(f"input_bits has {len(given)} more entries than table layers")
     return Plan(net.name, cfg, tuple(net.input_shape), steps)
 
 
