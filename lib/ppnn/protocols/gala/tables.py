@@ -1,0 +1,322 @@
+"""Reproduced values of GALA Tables I-XIII in the tidy form :func:`ppnn.report.compare` takes.
+
+Each ``table*`` function turns the frames of :mod:`.experiments` into records
+``(row, metric, value, note, kind)`` using the row/metric keys of ``data/paper/gala_table*.csv``.
+Nothing here is typed in: every value comes from a run, a count or a symbolic check.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import sympy as sp
+
+from ppnn import report
+
+from . import costs
+from .experiments import MATVEC_DIMS, conv_kernel, matvec_kernel
+
+__all__ = ["table1", "formula_table", "table4", "table5", "table6", "table7", "table8",
+           "table9", "table10_11", "table12", "table13", "errata"]
+
+NOT_HERE = {
+    "DELPHI": "DELPHI's HE linear layers are not part of this reproduction (paper's own run)",
+    "CrypTFlow2": "CrypTFlow2 is not part of this reproduction (paper's own run)",
+    "OT-based CrypTFlow2": "OT-based CrypTFlow2 is not part of this reproduction",
+    "Extended": "the paper gives no algorithm or formula for Extended [17]; its three columns "
+                "fit ScMult = n_i/n_o, Perm = log2 n_o except 2x1024 (Perm 9, not 1)",
+    "SecureML": "SecureML is not part of this reproduction (paper's own run)",
+    "MiniONN": "MiniONN is not part of this reproduction (paper's own run)",
+}
+
+
+def _frame(records) -> pd.DataFrame:
+    return pd.DataFrame(records, columns=["row", "metric", "value", "note", "kind"])
+
+
+def _na(row, metric, why):
+    return (row, metric, None, why, "")
+
+
+# -- Table I ------------------------------------------------------------------------------------
+def table1(runs: pd.DataFrame, unit: pd.DataFrame) -> pd.DataFrame:
+    """``runs``: :func:`measure_matvec` rows for the 2x2048 case (GAZELLE, GALA)."""
+    s = unit["seconds"] * 1e3
+    recs = []
+    for method, row in (("GAZELLE", "GAZELLE"), ("GALA", "Proposed")):
+        r = runs[runs.method == method].iloc[0]
+        perm = int(r["Perm"] + r["HstPerm"])
+        recs += [
+            (row, "total_time", r["online_s"] * 1e3,
+             "measured on SEAL BFV N=4096 (2048-slot row), server online time", "measured"),
+            (row, "perm_count", perm, "Perm + HstPerm (the paper's Perm column counts both)",
+             "counted"),
+            (row, "perm_time", perm * s["Perm"], "count x measured unit Perm", "projected"),
+            (row, "mult_count", int(r["ScMult"]), "", "counted"),
+            (row, "mult_time", r["ScMult"] * s["ScMult"], "count x measured NTT-domain ScMult",
+             "projected"),
+            (row, "add_count", int(r["Add"]), "", "counted"),
+            (row, "add_time", r["Add"] * s["Add"], "count x measured unit Add", "projected"),
+        ]
+    return _frame(recs)
+
+
+# -- Tables II / III (formulas) ------------------------------------------------------------------
+def formula_table(table: str) -> pd.DataFrame:
+    """Our closed forms vs the paper's (symbolic). The value is the paper's printed formula
+    when ``sympy.simplify(ours - paper) == 0`` (the note shows ours), else our LaTeX."""
+    ref = report.load_paper("gala", table)
+    recs = []
+    for r in ref.itertuples(index=False):
+        if table == "table2":
+            ours = costs.paper_form_matvec(r.row)
+            paper = costs.PAPER_TABLE2[r.row][r.metric]
+        else:
+            ours = costs.paper_form_conv(r.row)
+            paper = costs.PAPER_TABLE3[r.row][r.metric]
+        op = {"perm": "Perm", "hstperm": "HstPerm", "scmult": "ScMult", "add": "Add"}[r.metric]
+        mine = ours[op]
+        same = sp.simplify(mine - sp.sympify(paper)) == 0
+        note = (f"sympy: ours - paper = 0; ours as implemented: {sp.latex(mine)}; equal to the "
+                "counts of running the kernels (tests)")
+        recs.append((r.row, r.metric, r.value if same else sp.latex(mine),
+                     note if same else f"ours: {sp.latex(mine)}", "formula"))
+    return _frame(recs)
+
+
+# -- Table IV (noise) ----------------------------------------------------------------------------
+def table4(noise: pd.DataFrame, check_points: int = 5, seed: int = 0) -> pd.DataFrame:
+    """The simulator's tracked noise (the §II-C rules applied to every operation a kernel
+    runs) equals each Table IV formula at random constants and dimensions; measured SEAL
+    budgets are added as 'ours only' rows."""
+    from ppnn.he.bfv import BFVSim, NoiseModel
+
+    rng = np.random.default_rng(seed)
+    ref = report.load_paper("gala", "table4")
+    ok = {}
+    for _ in range(check_points):
+        nm = NoiseModel(eta_mult=float(rng.uniform(10, 1e4)), eta_rot=float(rng.uniform(1, 50)))
+        n = 256
+        for m in ("Naive", "GAZELLE", "GALA"):
+            n_o = int(2 ** rng.integers(1, 5))
+            n_i = int(2 ** rng.integers(max(1, 8 - int(np.log2(n_o))), 9))
+            k = matvec_kernel(m, n_o, n_i, n)
+            he = BFVSim(n=n, noise_model=nm, values=False)
+            he.keygen(k.rotation_steps())
+            out = k.evaluate(he, he.encrypt(np.zeros((k.layout.C, n), np.int64)), None)
+            want = costs.noise_formula(f"Matrix-vector; {m}", n=n, n_o=n_o, n_i=n_i, eta_0=1.0,
+                                       eta_mult=nm.eta_mult, eta_rot=nm.eta_rot)
+            n_ct = {"Naive": n_o}.get(m, 1)
+            key = f"Matrix-vector; {m}"
+            ok[key] = ok.get(key, True) and bool(np.allclose(out.noise, want)) \
+                and out.size == n_ct
+        for m in ("GAZELLE", "GALA"):
+            hw, kk = int(rng.choice([2, 4])), int(rng.choice([1, 3]))
+            c_n = n // (hw * hw)
+            c_i, c_o = c_n * int(rng.integers(1, 4)), c_n * int(rng.integers(1, 3))
+            k = conv_kernel(m, hw, hw, c_i, kk, c_o, n)
+            he = BFVSim(n=n, noise_model=nm, values=False)
+            he.keygen(k.rotation_steps())
+            out = k.evaluate(he, he.encrypt(np.zeros((k.layout.ct_in, n), np.int64)), None)
+            want = costs.noise_formula(f"Convolution; {m}", c_i=c_i, c_o=c_o, c_n=c_n, k_w=kk,
+                                       k_h=kk, eta_0=1.0, eta_mult=nm.eta_mult,
+                                       eta_rot=nm.eta_rot)
+            key = f"Convolution; {m}"
+            ok[key] = ok.get(key, True) and bool(np.allclose(out.noise, want)) \
+                and out.size == c_o // c_n
+    recs = []
+    for r in ref.itertuples(index=False):
+        good = ok.get(r.row, all(ok[k] for k in ok if k.startswith("Convolution")))
+        note = (f"the simulator's noise tracking (paper §II-C rules on every operation the "
+                f"kernel runs) equals the formula at {check_points} random points")
+        recs.append((r.row, r.metric, r.value if good else None,
+                     note if good else "tracked noise does NOT match the formula", "formula"))
+    for r in noise.itertuples(index=False):
+        row = f"{r.computation}; {r.method}; {r.dims}"
+        recs.append((row, "seal_budget_left_bits", r.measured_budget,
+                     f"SEAL invariant noise budget after the kernel (fresh {r.fresh_bits:.0f})",
+                     "measured"))
+        recs.append((row, "model_budget_left_bits", round(r.model_budget, 2),
+                     "Table IV model with constants calibrated on SEAL", "projected"))
+    return _frame(recs)
+
+
+# -- Tables V, VII (counts) -----------------------------------------------------------------------
+def table5(counts: pd.DataFrame) -> pd.DataFrame:
+    recs = []
+    ref = report.load_paper("gala", "table5")
+    for r in ref.itertuples(index=False):
+        dims, meth = [s.strip() for s in r.row.split(";")]
+        method = meth.split("[")[0]
+        if method == "Extended":
+            recs.append(_na(r.row, r.metric, NOT_HERE["Extended"]))
+            continue
+        c = counts[(counts.dims == dims) & (counts.method == method)].iloc[0]
+        op = {"perm": "Perm", "hstperm": "HstPerm", "scmult": "ScMult", "add": "Add"}[r.metric]
+        recs.append((r.row, r.metric, int(c[op]), "counted by running the kernel", "counted"))
+    return _frame(recs)
+
+
+def table7(counts: pd.DataFrame) -> pd.DataFrame:
+    """Paper's accounting: every output Perm is one DecPerm + one HstPerm; the input
+    rotations add ``c_i/c_n`` DecPerms and ``c_i (k^2-1)/c_n`` HstPerms."""
+    recs = []
+    ref = report.load_paper("gala", "table7")
+    for r in ref.itertuples(index=False):
+        meth, op = r.metric.split("_")
+        c = counts[(counts.dims == r.row) & (counts.method.str.lower() == meth)].iloc[0]
+        val = {"decperm": c["Perm"] + c["DecPerm"], "hstperm": c["Perm"] + c["HstPerm"],
+               "scmult": c["ScMult"], "add": c["Add"]}[op]
+        note = ("Perm + DecPerm (input)" if op == "decperm" else
+                "Perm + HstPerm (input)" if op == "hstperm" else "")
+        recs.append((r.row, r.metric, int(val), f"counted by running; {note}".rstrip("; "),
+                     "counted"))
+    return _frame(recs)
+
+
+# -- Tables VI, VIII (runtimes) -----------------------------------------------------------------
+def _runtime_records(ref, runs, label_of, speed_note):
+    recs = []
+    for r in ref.itertuples(index=False):
+        dims, meth = r.row.rsplit(";", 1)
+        dims, meth = dims.strip(), meth.strip().split("[")[0]
+        if meth in NOT_HERE:
+            recs.append(_na(r.row, r.metric, NOT_HERE[meth]))
+            continue
+        x = runs[(runs.dims == dims) & (runs.method == meth)]
+        if x.empty:
+            recs.append(_na(r.row, r.metric, "not run"))
+            continue
+        x = x.iloc[0]
+        kind = x["kind"]
+        val, note = {
+            "comm": (x["comm_MB"], f"{x['ct_up']} + {x['ct_down']} ciphertexts of SEAL N=4096 "
+                     "(72-bit q); the paper's N=2048, 60-bit q gives 0.4x this"),
+            "lan_time": (x["lan_s"] * 1e3, f"{kind} server HE time + GALA-LAN model"),
+            "wan_time": (x["wan_s"] * 1e3, f"{kind} server HE time + GALA-WAN model"),
+            "lan_speedup": (x["lan_speedup"], speed_note),
+            "wan_speedup": (x["wan_speedup"], speed_note),
+        }[r.metric]
+        recs.append((r.row, r.metric, float(val), note,
+                     "projected" if r.metric != "comm" else "counted"))
+    return _frame(recs)
+
+
+def table6(runs: pd.DataFrame) -> pd.DataFrame:
+    return _runtime_records(report.load_paper("gala", "table6"), runs, None,
+                            "baseline time / GALA time, same run (GALA incl. plaintext RaS)")
+
+
+def table8(runs: pd.DataFrame) -> pd.DataFrame:
+    return _runtime_records(report.load_paper("gala", "table8"), runs, None,
+                            "GAZELLE time / GALA time, same run")
+
+
+# -- Tables IX - XII (networks) ------------------------------------------------------------------
+def table9(totals: dict[str, dict]) -> pd.DataFrame:
+    recs = []
+    ref = report.load_paper("gala", "table9")
+    for r in ref.itertuples(index=False):
+        t = totals.get(r.row)
+        if t is None:
+            recs.append(_na(r.row, r.metric, "network not run"))
+            continue
+        meth, op = r.metric.split("_")
+        M = "GAZELLE" if meth == "gazelle" else "GALA"
+        key = {"perm": "Perm", "decperm": "DecPerm", "hstperm": "HstPerm", "scmult": "ScMult",
+               "add": "Add"}[op]
+        val = t[f"{M}_{key}"]
+        note = "counted by running every linear layer's kernel (CIFAR-10 zoo architecture)"
+        if r.row == "MLP" and op == "perm":
+            val += t[f"{M}_HstPerm"]
+            note += "; Perm + HstPerm as the paper's MLP row counts"
+        recs.append((r.row, r.metric, int(val), note, "counted"))
+    return _frame(recs)
+
+
+def table10_11(table: str, totals: dict[str, dict]) -> pd.DataFrame:
+    recs = []
+    ref = report.load_paper("gala", table)
+    for r in ref.itertuples(index=False):
+        net, meth = [s.strip() for s in r.row.split(";")]
+        if meth != "GAZELLE":
+            recs.append(_na(r.row, r.metric, NOT_HERE.get(meth, "not part of this reproduction")))
+            continue
+        t = totals[net]
+        val, note = {
+            "comm": (t["comm_MB"], "ciphertexts of every linear layer + GC ReLU traffic "
+                     "(project's half-gates circuit), counted"),
+            "lan_time": (t["gazelle_lan_s"] * 1e3, "projected: counted HE ops x measured unit "
+                         "costs + GC ReLU measured per element + GALA-LAN model"),
+            "wan_time": (t["gazelle_wan_s"] * 1e3, "projected as lan_time, GALA-WAN model"),
+            "lan_speedup": (t["lan_speedup"], "projected GAZELLE / (GAZELLE with GALA's "
+                            "linear layers)"),
+            "wan_speedup": (t["wan_speedup"], "projected, WAN"),
+        }[r.metric]
+        recs.append((r.row, r.metric, float(val), note,
+                     "counted" if r.metric == "comm" else "projected"))
+    return _frame(recs)
+
+
+def table12(totals: dict[str, dict]) -> pd.DataFrame:
+    recs = []
+    for r in report.load_paper("gala", "table12").itertuples(index=False):
+        if r.metric == "linear_pct_gazelle" and r.row in totals:
+            recs.append((r.row, r.metric, totals[r.row]["linear_pct_gazelle"],
+                         "projected share of GAZELLE's LAN time in linear layers", "projected"))
+        else:
+            fw = r.metric.replace("linear_pct_", "")
+            recs.append(_na(r.row, r.metric, NOT_HERE.get(
+                {"delphi": "DELPHI", "cryptflow2": "CrypTFlow2"}.get(fw, ""),
+                "plaintext framework timings of the paper's CIFAR models not reproduced")))
+    return _frame(recs)
+
+
+def table13(acc: pd.DataFrame) -> pd.DataFrame:
+    recs = []
+    for r in report.load_paper("gala", "table13").itertuples(index=False):
+        recs.append(_na(r.row, r.metric, "CIFAR-10 models need a user-given CIFAR path "
+                        "(ppnn.data); the MNIST networks below are ours only"))
+    for a in acc.itertuples(index=False):
+        for metric, col in (("float_top1", "float_top1"), ("float_top5", "float_top5"),
+                            ("fixed_top1", "fixed_top1"), ("fixed_top5", "fixed_top5")):
+            recs.append((a.network, metric, 100 * getattr(a, col),
+                         f"MNIST test set ({a.n_test} images); fixed point = exact integer "
+                         f"pipeline, equal to the HE run on {a.n_he} images", "measured"))
+    return _frame(recs)
+
+
+def errata() -> list[dict]:
+    """Inconsistencies found in the paper by this reproduction's checks."""
+    t7 = costs.conv_counts("GALA", conv_kernel("GALA", 16, 16, 2048, 1, 512).layout)
+    return [
+        {"where": "Table VII, 16x16@2048 / 1x1@512, GALA",
+         "finding": f"DecPerm 2048 / HstPerm 1792 do not follow Table III; kernel grouping gives "
+                    f"c_o(c_n-1)/c_n = {t7['Perm']} Perms (DecPerm {t7['Perm']}, HstPerm "
+                    f"{t7['Perm']} in the paper's accounting, no input rotations for 1x1)",
+         "evidence": "every other row of Table VII matches Table III with c_n = 8; 1792 = "
+                     "c_i(c_n-1)/c_n, i.e. c_i used in place of c_o"},
+        {"where": "Table VII, 16x16@2048 / 1x1@512, both",
+         "finding": f"Add printed 130944; c_o(c_i k^2 - 1)/c_n = {t7['Add']}",
+         "evidence": "Table III formula and our kernel counts agree on 131008"},
+        {"where": "Table VII, 1x1 rows",
+         "finding": "row 16x16@2048/1x1@512 adds c_i/c_n = 256 DecPerms to GAZELLE although a "
+                    "1x1 kernel rotates no input; row 16x16@128/1x1@128 adds none",
+         "evidence": "GAZELLE DecPerm 114944 = 114688 + 256 vs 1792 = 1792 + 0"},
+        {"where": "Table IX, MLP",
+         "finding": "ScMult printed 56 for both; with the per-layer n_i n_o/n of Table II "
+                    "(49 + 8 + 1) it is 58, consistent with the printed Perm 55 = 58 - 3",
+         "evidence": "GALA Perm = sum over layers of (n_i n_o/n - 1); 784-128-128-10, n = 2048"},
+        {"where": "Table I / Table II",
+         "finding": "Table I's GAZELLE Perm = 11 counts Perm + HstPerm (10 + 1) while Table II "
+                    "and Table V list them separately",
+         "evidence": "n_o x n_i = 2 x 2048, n = 2048"},
+        {"where": "§III-B3 text",
+         "finding": "says kernel grouping reduces Perms 'by a factor of c_i/c_o'; Table III "
+                    "gives c_i/c_n",
+         "evidence": "Table III GAZELLE/GALA Perm ratio = c_i/c_n"},
+    ]
+
+
+def dims_of_table5() -> list[tuple[int, int]]:
+    return list(MATVEC_DIMS)
