@@ -33,7 +33,8 @@ from .tables import dealer_tables, function_table, relu
 __all__ = ["UNITS", "NETWORKS", "PAPER_NETWORK", "per_call_costs", "network_costs",
            "table1", "table2", "table4", "table5", "table6", "table7", "table8", "table9",
            "table10", "fig4", "fig5", "fig6", "fig8", "fig9", "storage_vs_bits",
-           "preproc_vs_bits", "tradeoffs", "trained_params", "accuracy_sweep"]
+           "preproc_vs_bits", "tradeoffs", "trained_params", "accuracy_sweep",
+           "runtime_breakdown"]
 
 UNITS = {"b": 1 / 8, "bits": 1 / 8, "B": 1, "KB": 1024, "MB": 2**20, "GB": 2**30}
 NETWORKS = {"LeNet": "tabula_lenet", "ResNet-32": "resnet32_cifar10",
@@ -543,4 +544,16 @@ def accuracy_sweep(models, bits_list, n_test: int, n_calib: int, quick: bool, se
                          "plain_accuracy": float((np.concatenate(plain) == yt).mean()),
                          "float_accuracy": float_acc, "n_test": len(xt),
                          "max_input_bits": max(s.input_bits for s in plan.table_layers())})
+    return pd.DataFrame(rows)
+
+
+def runtime_breakdown(nc: pd.DataFrame, meas: dict, network=PAPER_NETWORK) -> pd.DataFrame:
+    """Fig. 7: projected online time split into linear compute, nonlinear compute and
+    network, for Tabula (8-bit) and our GC at 32/16/8 bits."""
+    rows = []
+    for label in ("LeNet", "ResNet-32", "VGG-16", "ResNet-34"):
+        for scheme, b in (("tabula", 8), ("gc", 32), ("gc", 16), ("gc", 8)):
+            r = _projected_runtime(label, nc, meas, scheme, b, network)
+            rows.append({"network": label, "scheme": f"{'Tabula' if scheme == 'tabula' else 'GC'}"
+                         f" {b}-bit", **r})
     return pd.DataFrame(rows)

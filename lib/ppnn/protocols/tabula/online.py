@@ -18,12 +18,14 @@ the result is catastrophically wrong (:func:`truncation_error_rates` measures bo
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
-from ppnn.core import AdditiveShares, Ledger, Ring, local_truncate, share_additive
+from ppnn.core import Z2_64, AdditiveShares, Ledger, Ring, local_truncate, share_additive
 
 from .tables import LazyTables, TabulaTables, check_table_bits
 
-__all__ = ["tabula_online", "online_bits", "truncation_error_rates", "scale_shift"]
+__all__ = ["tabula_online", "online_bits", "truncation_error_rates", "scale_shift",
+           "walkthrough"]
 
 
 def scale_shift(input_bits: int, b: int) -> int:
@@ -137,3 +139,49 @@ def truncation_error_rates(x_int: np.ndarray, d: int, ring: Ring, rng: np.random
         "predicted_off_by_one": float(frac.mean()),
         "predicted_catastrophic": float(np.abs(xs).astype(np.float64).mean() / 2.0**ring.k),
     }
+
+
+def walkthrough(x_int, b: int, d: int, F_table: np.ndarray, rng: np.random.Generator,
+                ring: Ring | None = None) -> list[tuple[str, pd.DataFrame]]:
+    """What each party holds after every step of Fig. 2, for a handful of values.
+
+    Runs :func:`tabula_online` on fresh tables and returns ``[(step title, frame), ...]``
+    (client's and server's view per step); the last frame checks the reconstructed output
+    against ``F_table`` at the truncated input.
+    """
+    from .tables import dealer_tables
+
+    ring = ring or Z2_64
+    x_int = np.asarray(x_int, dtype=np.int64).reshape(-1)
+    n = x_int.size
+    X = share_additive(ring.from_signed(x_int), ring, rng)
+    T = dealer_tables(F_table, n, rng, ring)
+    s0, s1 = T.s_client.copy(), T.s_server.copy()
+    ledger = Ledger(("client", "server"))
+    Y = tabula_online(X, T, d, ledger)
+    mask = np.uint64((1 << b) - 1)
+    xt = local_truncate(X, d) if d > 0 else X
+    xb0, xb1 = xt.shares[0] & mask, xt.shares[1] & mask
+    y0, y1 = (xb0 + s0) & mask, (xb1 + s1) & mask
+    y = (y0 + y1) & mask
+    q = ring.to_signed(xt.reveal())
+    idx = (q % (1 << b)).astype(np.int64)
+    steps = [
+        ("0. inputs: additive shares in Z_2^64",
+         pd.DataFrame({"x (secret)": x_int, "client [x]_0": X.shares[0],
+                       "server [x]_1": X.shares[1]})),
+        (f"1. local truncation by d = {d} bits (SecureML)",
+         pd.DataFrame({"floor(x / 2^d)": x_int >> d, "client x_trunc_0": xt.shares[0],
+                       "server x_trunc_1": xt.shares[1], "x_trunc (secret)": q})),
+        (f"2. reduce shares mod 2^{b}",
+         pd.DataFrame({"client": xb0, "server": xb1, "sum mod 2^b": (xb0 + xb1) & mask})),
+        ("3. blind with s_i and exchange (one round, b bits each way)",
+         pd.DataFrame({"client sends x_0 + s_0": y0, "server sends x_1 + s_1": y1,
+                       "both know y = x + s": y, "s (nobody knows)": (s0 + s1) & mask})),
+        ("4. local lookups T_i[y]",
+         pd.DataFrame({"client T_0[y]": Y.shares[0], "server T_1[y]": Y.shares[1],
+                       "sum (secret)": ring.to_signed(Y.reveal()),
+                       "F(x_trunc) plaintext": ring.to_signed(F_table[idx]),
+                       "equal": Y.reveal() == F_table[idx]})),
+    ]
+    return steps
