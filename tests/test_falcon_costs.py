@@ -138,3 +138,39 @@ def test_symbolic_table_matches_numeric():
     for name in sym:
         for col in (2, 3, 4, 5):
             assert int(sym[name][col].subs(subs)) == num[name][col], (name, col)
+
+
+NETS = ["falcon_network_a", "falcon_network_b", "falcon_network_c", "falcon_lenet"]
+
+
+def _net_with_bn():
+    from ppnn.nn import BatchNorm, Conv2d, Dense, Flatten, MaxPool, MeanPool, Network, ReLU
+
+    return Network("tiny_bn", (1, 8, 8), [Conv2d(2, 3, 1, 1), BatchNorm(), ReLU(), MaxPool(2),
+                                          MeanPool(2), Flatten(), Dense(5), BatchNorm(), ReLU(),
+                                          Dense(3)])
+
+
+@pytest.mark.parametrize("mal", MAL)
+@pytest.mark.parametrize("name", NETS + ["tiny_bn"])
+def test_network_inference_and_training_costs_equal_ledger(mal, name):
+    from ppnn.nn import zoo
+    from ppnn.nn.forward import init_params
+    from ppnn.protocols.falcon.network import secure_forward, share_model, train_step
+
+    net = _net_with_bn() if name == "tiny_bn" else zoo.get(name)
+    params = init_params(net, np.random.default_rng(0), dtype=np.float64)
+    batch = 2 if name == "falcon_lenet" else 16 if name == "tiny_bn" else 4
+    x = np.random.default_rng(1).uniform(0, 1, (batch, *net.input_shape))
+    fal = Falcon(np.random.default_rng(0), malicious=mal)
+    model = share_model(fal, net, params)
+    secure_forward(fal, model, fal.share_fixed(x))
+    got = C.Cost(fal.ledger.rounds("online"), fal.ledger.total_bits("online"))
+    assert got == C.network_cost(net, batch, mal=mal)
+    if name in ("falcon_network_a", "tiny_bn"):
+        fal = Falcon(np.random.default_rng(0), malicious=mal)
+        model = share_model(fal, net, params)
+        labels = np.arange(batch) % net.output_shape[0]
+        train_step(fal, model, fal.share_fixed(x), labels, lr_shift=3)
+        got = C.Cost(fal.ledger.rounds("online"), fal.ledger.total_bits("online"))
+        assert got == C.network_cost(net, batch, mal=mal, train=True)

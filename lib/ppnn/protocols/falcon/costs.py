@@ -224,3 +224,111 @@ def table9(ell=None, p=None):
             sh, ml = sh.simplify(), ml.simplify()
         out.append((name, dep, sh.rounds, sh.bits, ml.rounds, ml.bits))
     return out
+
+
+# -- whole networks (the shape of the paper's Tables 2-5) -----------------------------------
+def _layer_geometry(layer, shape):
+    from ppnn.nn import ops
+
+    k = layer.kernel
+    s = layer.step if hasattr(layer, "step") else layer.stride
+    c, h, w = shape
+    return c, ops.out_size(h, k, s, layer.padding), ops.out_size(w, k, s, layer.padding)
+
+
+def layer_cost(layer, in_shape, batch: int, ell=32, p=37, mal=False, train=False) -> Cost:
+    """Forward cost of one ``ppnn.nn`` layer on a batch (a top-level protocol each)."""
+    from ppnn.nn import BatchNorm, Conv2d, Dense, Flatten, MaxPool, MeanPool, ReLU
+
+    size = 1
+    for d in in_shape:
+        size *= d
+    n = batch * size
+    if isinstance(layer, Dense):
+        return matmul_cost(batch, in_shape[0], layer.out_features, ell, mal)
+    if isinstance(layer, Conv2d):
+        c, oh, ow = _layer_geometry(layer, in_shape)
+        return matmul_cost(batch * oh * ow, c * layer.kernel ** 2, layer.out_channels, ell, mal)
+    if isinstance(layer, ReLU):
+        return relu_cost(n, ell, p, mal)
+    if isinstance(layer, MaxPool):
+        c, oh, ow = _layer_geometry(layer, in_shape)
+        return maxpool_cost(batch * c * oh * ow, layer.kernel ** 2, ell, p, mal)
+    if isinstance(layer, MeanPool):
+        c, oh, ow = _layer_geometry(layer, in_shape)
+        return ZERO if layer.scaled else _open(batch * c * oh * ow, ell, mal)
+    if isinstance(layer, BatchNorm):
+        ch = in_shape[0]
+        rows = n // ch
+        if train:
+            return batchnorm_cost(rows, ch, ell, p, mal)
+        return _mult(n, ell, mal, n, ch) + _open(n, ell, mal) + _check(mal)
+    if isinstance(layer, Flatten):
+        return ZERO
+    raise ValueError(f"no cost model for layer kind {layer.kind}")
+
+
+def layer_backward_cost(layer, in_shape, batch: int, first: bool, ell=32, mal=False) -> Cost:
+    """Backward cost of one layer (weight gradients scaled by truncation, as implemented)."""
+    from ppnn.nn import BatchNorm, Conv2d, Dense, Flatten, MaxPool, MeanPool, ReLU
+
+    size = 1
+    for d in in_shape:
+        size *= d
+    n = batch * size
+    if isinstance(layer, Dense | Conv2d):
+        if isinstance(layer, Dense):
+            rows, fan_in, out = batch, in_shape[0], layer.out_features
+        else:
+            c, oh, ow = _layer_geometry(layer, in_shape)
+            rows, fan_in, out = batch * oh * ow, c * layer.kernel ** 2, layer.out_channels
+        # round 1: dW = x^T delta and (unless first) dx = delta W^T; round 2: truncations
+        bits = _mult(fan_in * out, ell, mal, fan_in * rows, rows * out).bits
+        tr = fan_in * out + (out if layer.bias else 0)
+        if not first:
+            bits += _mult(rows * fan_in, ell, mal, rows * out, out * fan_in).bits
+            tr += rows * fan_in
+        return Cost(2, bits + _open(tr, ell, mal).bits) + _check(mal)
+    if isinstance(layer, ReLU):
+        return _mult(n, ell, mal) + _check(mal)
+    if isinstance(layer, MaxPool):
+        c, oh, ow = _layer_geometry(layer, in_shape)
+        return maxpool_backward_cost(batch * c * oh * ow, layer.kernel ** 2, ell, mal)
+    if isinstance(layer, MeanPool):
+        c, oh, ow = _layer_geometry(layer, in_shape)
+        return ZERO if layer.scaled else _open(batch * c * oh * ow, ell, mal)
+    if isinstance(layer, BatchNorm):
+        ch = in_shape[0]
+        return batchnorm_backward_cost(n // ch, ch, ell, mal, top=False) + Cost(
+            1, _open(2 * ch, ell, mal).bits) + _check(mal)
+    if isinstance(layer, Flatten):
+        return ZERO
+    raise ValueError(f"no cost model for layer kind {layer.kind}")
+
+
+def network_cost(net, batch: int = 1, ell=32, p=37, mal=False, train=False,
+                 per_layer: bool = False):
+    """Online rounds and bits of private inference (or one training iteration) of ``net``.
+
+    Training = forward in training mode + the loss (one truncation of the output error when
+    ``batch > 8``) + backward through every layer; the SGD update is local."""
+    shapes = net.shapes()
+    rows = []
+    for i, (name, layer) in enumerate(zip(net.layer_names, net.layers)):
+        rows.append((name, layer_cost(layer, shapes[i], batch, ell, p, mal, train)))
+    if train:
+        n_out = batch
+        for d in shapes[-1]:
+            n_out *= d
+        if batch > 8:
+            rows.append(("loss", _open(n_out, ell, mal)))
+        for i in reversed(range(len(net.layers))):
+            rows.append((f"{net.layer_names[i]}_backward",
+                         layer_backward_cost(net.layers[i], shapes[i], batch, i == 0, ell,
+                                             mal)))
+    if per_layer:
+        return rows
+    total = ZERO
+    for _, c in rows:
+        total = total + c
+    return total
