@@ -22,7 +22,11 @@ pub struct Batch<T> {
 
 impl<T> Clone for Batch<T> {
     fn clone(&self) -> Self {
-        Batch { items: Arc::clone(&self.items), shape: self.shape.clone(), key_id: self.key_id }
+        Batch {
+            items: Arc::clone(&self.items),
+            shape: self.shape.clone(),
+            key_id: self.key_id,
+        }
     }
 }
 
@@ -31,7 +35,11 @@ pub fn fmt_shape(shape: &[usize]) -> String {
         1 => format!("({},)", shape[0]),
         _ => format!(
             "({})",
-            shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
+            shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     }
 }
@@ -43,7 +51,11 @@ pub fn fmt_key(key_id: u64) -> String {
 impl<T: Clone + Send + Sync> Batch<T> {
     pub fn new(items: Vec<T>, shape: Vec<usize>, key_id: u64) -> Self {
         debug_assert_eq!(items.len(), shape.iter().product::<usize>());
-        Batch { items: Arc::new(items), shape, key_id }
+        Batch {
+            items: Arc::new(items),
+            shape,
+            key_id,
+        }
     }
 
     pub fn size(&self) -> usize {
@@ -89,7 +101,11 @@ impl<T: Clone + Send + Sync> Batch<T> {
 
     pub fn reshape(&self, requested: &[i64]) -> PyResult<Self> {
         let shape = resolve_shape(self.size(), &self.shape, requested)?;
-        Ok(Batch { items: Arc::clone(&self.items), shape, key_id: self.key_id })
+        Ok(Batch {
+            items: Arc::clone(&self.items),
+            shape,
+            key_id: self.key_id,
+        })
     }
 
     pub fn take(&self, indices: &[i64], shape: Vec<usize>) -> PyResult<Self> {
@@ -169,8 +185,12 @@ impl<T: Clone + Send + Sync + Serialize + DeserializeOwned> Batch<T> {
 
 /// numpy-style reshape target: at most one -1, product must match `size`.
 fn resolve_shape(size: usize, old: &[usize], requested: &[i64]) -> PyResult<Vec<usize>> {
-    let unknown: Vec<usize> =
-        requested.iter().enumerate().filter(|(_, &d)| d == -1).map(|(i, _)| i).collect();
+    let unknown: Vec<usize> = requested
+        .iter()
+        .enumerate()
+        .filter(|(_, &d)| d == -1)
+        .map(|(i, _)| i)
+        .collect();
     let bad = || {
         PyValueError::new_err(format!(
             "cannot reshape an array of shape {} (size {size}) into shape {:?}",
@@ -181,10 +201,14 @@ fn resolve_shape(size: usize, old: &[usize], requested: &[i64]) -> PyResult<Vec<
     if unknown.len() > 1 || requested.iter().any(|&d| d < -1) {
         return Err(bad());
     }
-    let known: usize = requested.iter().filter(|&&d| d >= 0).map(|&d| d as usize).product();
+    let known: usize = requested
+        .iter()
+        .filter(|&&d| d >= 0)
+        .map(|&d| d as usize)
+        .product();
     let mut shape: Vec<usize> = requested.iter().map(|&d| d.max(0) as usize).collect();
     if let Some(&i) = unknown.first() {
-        if known == 0 || size % known != 0 {
+        if known == 0 || !size.is_multiple_of(known) {
             return Err(bad());
         }
         shape[i] = size / known;
@@ -206,7 +230,11 @@ pub fn shape_arg(obj: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
 /// Convert any array-like of integers or bools to (flat int64 values, shape).
 ///
 /// `what` names the argument in error messages. Floats, strings and objects raise TypeError.
-pub fn int_array(obj: &Bound<'_, PyAny>, what: &str, allow_bool: bool) -> PyResult<(Vec<i64>, Vec<usize>)> {
+pub fn int_array(
+    obj: &Bound<'_, PyAny>,
+    what: &str,
+    allow_bool: bool,
+) -> PyResult<(Vec<i64>, Vec<usize>)> {
     let np = obj.py().import("numpy")?;
     let arr = np.call_method1("asarray", (obj,))?;
     let dtype = arr.getattr("dtype")?;
@@ -306,7 +334,9 @@ macro_rules! batch_methods {
             /// Same ciphertexts, new shape (no copy; one dimension may be -1).
             fn reshape(&self, shape: &Bound<'_, PyAny>) -> PyResult<Self> {
                 let requested = $crate::arrays::shape_arg(shape)?;
-                Ok($ty { inner: self.inner.reshape(&requested)? })
+                Ok($ty {
+                    inner: self.inner.reshape(&requested)?,
+                })
             }
 
             /// New array of the ciphertexts at the given flat (row-major) indices.
@@ -315,14 +345,18 @@ macro_rules! batch_methods {
             /// out-of-range indices raise IndexError. Costs no gate.
             fn take(&self, indices: &Bound<'_, PyAny>) -> PyResult<Self> {
                 let (idx, shape) = $crate::arrays::int_array(indices, "indices", false)?;
-                Ok($ty { inner: self.inner.take(&idx, shape)? })
+                Ok($ty {
+                    inner: self.inner.take(&idx, shape)?,
+                })
             }
 
             /// Flattened concatenation of several arrays made under the same key.
             #[staticmethod]
             fn concat(arrays: Vec<PyRef<'_, $ty>>) -> PyResult<Self> {
                 let parts: Vec<_> = arrays.iter().map(|a| a.inner.clone()).collect();
-                Ok($ty { inner: $crate::arrays::Batch::concat(&parts)? })
+                Ok($ty {
+                    inner: $crate::arrays::Batch::concat(&parts)?,
+                })
             }
 
             /// Bytes of the bincode serialisation of every ciphertext, summed.
@@ -339,7 +373,9 @@ macro_rules! batch_methods {
             /// Inverse of `to_bytes` (only for data you produced yourself).
             #[staticmethod]
             fn from_bytes(data: &[u8]) -> PyResult<Self> {
-                Ok($ty { inner: $crate::arrays::Batch::from_bytes(data, $name)? })
+                Ok($ty {
+                    inner: $crate::arrays::Batch::from_bytes(data, $name)?,
+                })
             }
         }
     };

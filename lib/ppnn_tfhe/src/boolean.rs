@@ -127,7 +127,13 @@ impl BooleanKey {
         Ok(&a.inner)
     }
 
-    fn binary(&self, py: Python<'_>, gate: Binary, a: &BitArray, b: &BitArray) -> PyResult<BitArray> {
+    fn binary(
+        &self,
+        py: Python<'_>,
+        gate: Binary,
+        a: &BitArray,
+        b: &BitArray,
+    ) -> PyResult<BitArray> {
         let (a, b) = (self.own(a, "a")?, self.own(b, "b")?);
         a.check_same(b, ("a", "b"))?;
         let (xs, ys) = (&a.items[..], &b.items[..]);
@@ -145,9 +151,16 @@ impl BooleanKey {
                 }
             })
         });
-        let boot = xs.iter().zip(ys).filter(|(x, y)| is_encrypted(x) && is_encrypted(y)).count();
-        self.counters.add(gate as usize, xs.len() as u64, boot as u64, boot as u64);
-        Ok(BitArray { inner: Batch::new(out, a.shape.clone(), self.key_id) })
+        let boot = xs
+            .iter()
+            .zip(ys)
+            .filter(|(x, y)| is_encrypted(x) && is_encrypted(y))
+            .count();
+        self.counters
+            .add(gate as usize, xs.len() as u64, boot as u64, boot as u64);
+        Ok(BitArray {
+            inner: Batch::new(out, a.shape.clone(), self.key_id),
+        })
     }
 }
 
@@ -160,7 +173,10 @@ pub fn params_dict<'py>(py: Python<'py>, p: &BooleanParameters) -> PyResult<Boun
     d.set_item("pbs_level", p.pbs_level.0)?;
     d.set_item("ks_base_log", p.ks_base_log.0)?;
     d.set_item("ks_level", p.ks_level.0)?;
-    d.set_item("encryption_key_choice", format!("{:?}", p.encryption_key_choice))?;
+    d.set_item(
+        "encryption_key_choice",
+        format!("{:?}", p.encryption_key_choice),
+    )?;
     Ok(d)
 }
 
@@ -186,7 +202,12 @@ impl BooleanKey {
         py.detach(|| {
             let client = ClientKey::new(&DEFAULT_PARAMETERS);
             let server = ServerKey::new(&client);
-            BooleanKey { client, server, key_id: crate::random_key_id(), counters: Counters::default() }
+            BooleanKey {
+                client,
+                server,
+                key_id: crate::random_key_id(),
+                counters: Counters::default(),
+            }
         })
     }
 
@@ -211,7 +232,9 @@ impl BooleanKey {
         let (bits, shape) = bits_arg(bits)?;
         let client = &self.client;
         let cts = py.detach(|| par_map(&bits, |&b| client.encrypt(b)));
-        Ok(BitArray { inner: Batch::new(cts, shape, self.key_id) })
+        Ok(BitArray {
+            inner: Batch::new(cts, shape, self.key_id),
+        })
     }
 
     /// Trivial (noiseless, *not secret*) encryptions of public constants.
@@ -220,8 +243,13 @@ impl BooleanKey {
     /// shortcut and runs no bootstrap.
     fn trivial(&self, bits: &Bound<'_, PyAny>) -> PyResult<BitArray> {
         let (bits, shape) = bits_arg(bits)?;
-        let cts = bits.iter().map(|&b| self.server.trivial_encrypt(b)).collect();
-        Ok(BitArray { inner: Batch::new(cts, shape, self.key_id) })
+        let cts = bits
+            .iter()
+            .map(|&b| self.server.trivial_encrypt(b))
+            .collect();
+        Ok(BitArray {
+            inner: Batch::new(cts, shape, self.key_id),
+        })
     }
 
     /// Decrypt to a numpy uint8 array of the same shape.
@@ -236,27 +264,57 @@ impl BooleanKey {
         to_numpy(py, bits, &a.shape)
     }
 
-    fn and_(&self, py: Python<'_>, a: PyRef<'_, BitArray>, b: PyRef<'_, BitArray>) -> PyResult<BitArray> {
+    fn and_(
+        &self,
+        py: Python<'_>,
+        a: PyRef<'_, BitArray>,
+        b: PyRef<'_, BitArray>,
+    ) -> PyResult<BitArray> {
         self.binary(py, Binary::And, &a, &b)
     }
 
-    fn or_(&self, py: Python<'_>, a: PyRef<'_, BitArray>, b: PyRef<'_, BitArray>) -> PyResult<BitArray> {
+    fn or_(
+        &self,
+        py: Python<'_>,
+        a: PyRef<'_, BitArray>,
+        b: PyRef<'_, BitArray>,
+    ) -> PyResult<BitArray> {
         self.binary(py, Binary::Or, &a, &b)
     }
 
-    fn xor(&self, py: Python<'_>, a: PyRef<'_, BitArray>, b: PyRef<'_, BitArray>) -> PyResult<BitArray> {
+    fn xor(
+        &self,
+        py: Python<'_>,
+        a: PyRef<'_, BitArray>,
+        b: PyRef<'_, BitArray>,
+    ) -> PyResult<BitArray> {
         self.binary(py, Binary::Xor, &a, &b)
     }
 
-    fn nand(&self, py: Python<'_>, a: PyRef<'_, BitArray>, b: PyRef<'_, BitArray>) -> PyResult<BitArray> {
+    fn nand(
+        &self,
+        py: Python<'_>,
+        a: PyRef<'_, BitArray>,
+        b: PyRef<'_, BitArray>,
+    ) -> PyResult<BitArray> {
         self.binary(py, Binary::Nand, &a, &b)
     }
 
-    fn nor(&self, py: Python<'_>, a: PyRef<'_, BitArray>, b: PyRef<'_, BitArray>) -> PyResult<BitArray> {
+    fn nor(
+        &self,
+        py: Python<'_>,
+        a: PyRef<'_, BitArray>,
+        b: PyRef<'_, BitArray>,
+    ) -> PyResult<BitArray> {
         self.binary(py, Binary::Nor, &a, &b)
     }
 
-    fn xnor(&self, py: Python<'_>, a: PyRef<'_, BitArray>, b: PyRef<'_, BitArray>) -> PyResult<BitArray> {
+    fn xnor(
+        &self,
+        py: Python<'_>,
+        a: PyRef<'_, BitArray>,
+        b: PyRef<'_, BitArray>,
+    ) -> PyResult<BitArray> {
         self.binary(py, Binary::Xnor, &a, &b)
     }
 
@@ -265,7 +323,9 @@ impl BooleanKey {
         let a = self.own(&a, "a")?;
         let out = a.items.iter().map(|ct| self.server.not(ct)).collect();
         self.counters.add(NOT, a.size() as u64, 0, 0);
-        Ok(BitArray { inner: Batch::new(out, a.shape.clone(), self.key_id) })
+        Ok(BitArray {
+            inner: Batch::new(out, a.shape.clone(), self.key_id),
+        })
     }
 
     /// Element-wise `c ? a : b` (two bootstraps per element when all inputs are encrypted).
@@ -282,10 +342,15 @@ impl BooleanKey {
         let (cs, xs, ys) = (&c.items[..], &a.items[..], &b.items[..]);
         let server = &self.server;
         let out = py.detach(|| par_map_idx(cs.len(), |i| server.mux(&cs[i], &xs[i], &ys[i])));
-        let boots: Vec<u64> = (0..cs.len()).map(|i| mux_bootstraps(&cs[i], &xs[i], &ys[i])).collect();
+        let boots: Vec<u64> = (0..cs.len())
+            .map(|i| mux_bootstraps(&cs[i], &xs[i], &ys[i]))
+            .collect();
         let gates = boots.iter().filter(|&&n| n > 0).count() as u64;
-        self.counters.add(MUX, cs.len() as u64, gates, boots.iter().sum());
-        Ok(BitArray { inner: Batch::new(out, c.shape.clone(), self.key_id) })
+        self.counters
+            .add(MUX, cs.len() as u64, gates, boots.iter().sum());
+        Ok(BitArray {
+            inner: Batch::new(out, c.shape.clone(), self.key_id),
+        })
     }
 
     /// Element-wise evaluations that ran a bootstrap, by gate name (and, or, xor, nand, nor,

@@ -136,7 +136,9 @@ impl ShortintKey {
         let (values, shape) = self.values(values, "values")?;
         let client = &self.client;
         let cts = py.detach(|| values.par_iter().map(|&v| client.encrypt(v)).collect());
-        Ok(IntArray { inner: Batch::new(cts, shape, self.key_id) })
+        Ok(IntArray {
+            inner: Batch::new(cts, shape, self.key_id),
+        })
     }
 
     /// Decrypt to a numpy int64 array of the same shape.
@@ -148,7 +150,12 @@ impl ShortintKey {
         a.inner.check_key(self.key_id, "the IntArray")?;
         let client = &self.client;
         let items = &a.inner.items[..];
-        let out: Vec<i64> = py.detach(|| items.par_iter().map(|ct| client.decrypt(ct) as i64).collect());
+        let out: Vec<i64> = py.detach(|| {
+            items
+                .par_iter()
+                .map(|ct| client.decrypt(ct) as i64)
+                .collect()
+        });
         to_numpy(py, out, &a.inner.shape)
     }
 
@@ -174,10 +181,16 @@ impl ShortintKey {
         let items = &a.inner.items[..];
         let out = py.detach(|| {
             let lut = server.generate_lookup_table(|x| table[(x as usize) % m]);
-            items.par_iter().map(|ct| server.apply_lookup_table(ct, &lut)).collect()
+            items
+                .par_iter()
+                .map(|ct| server.apply_lookup_table(ct, &lut))
+                .collect()
         });
-        self.lookups.fetch_add(items.len() as u64, Ordering::Relaxed);
-        Ok(IntArray { inner: Batch::new(out, a.inner.shape.clone(), self.key_id) })
+        self.lookups
+            .fetch_add(items.len() as u64, Ordering::Relaxed);
+        Ok(IntArray {
+            inner: Batch::new(out, a.inner.shape.clone(), self.key_id),
+        })
     }
 
     /// Programmable bootstraps run by `apply_lookup_table` (one per element).

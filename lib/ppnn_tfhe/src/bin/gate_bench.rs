@@ -36,7 +36,11 @@ fn main() {
     let secs = start.elapsed().as_secs_f64();
 
     for (i, ct) in out.iter().enumerate() {
-        assert_eq!(client.decrypt(ct), (i % 2 == 0) && (i % 3 == 0), "wrong AND at {i}");
+        assert_eq!(
+            client.decrypt(ct),
+            (i % 2 == 0) && (i % 3 == 0),
+            "wrong AND at {i}"
+        );
     }
     println!(
         "{{\"gates\": {n}, \"ms_per_gate\": {:.4}, \"parameters\": \"DEFAULT_PARAMETERS\", \
