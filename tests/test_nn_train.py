@@ -108,6 +108,16 @@ def test_pretrained_quick_minionn_beats_90_percent_and_is_cached(models_tmp, mon
         nn.pretrained("minionn_mnist", quick=True, seed=0)
 
 
+def test_pretrained_relu_on_logits_is_skipped_in_training_only(models_tmp):
+    """Falcon's Network-A keeps its ReLU on the logits for inference; training without it
+    reaches SecureML-level accuracy quickly (with it, dead logits stall training)."""
+    net = nn.zoo.get("falcon_network_a")
+    params, info = nn.pretrained("falcon_network_a", quick=True, seed=0, with_info=True)
+    assert net.layers[-1].kind == "ReLU" and params[-1] == {}
+    nn.check_params(net, params)
+    assert info["test_accuracy"] > 0.90
+
+
 def test_pretrained_bad_arguments(models_tmp):
     with pytest.raises(ValueError, match="dataset"):
         nn.pretrained("minionn_mnist", dataset="svhn")
