@@ -162,14 +162,24 @@ def _write_cache(name: str, arrays: dict[str, np.ndarray]) -> Path:
     return out
 
 
+_VERIFIED: dict[str, tuple[tuple, dict[str, np.ndarray]]] = {}
+
+
 def _read_cache(name: str) -> dict[str, np.ndarray] | None:
+    """The verified uint8 arrays of a cache file (kept in memory per file version)."""
     path = _npz_path(name)
     if not path.exists():
         return None
-    with np.load(path, allow_pickle=False) as z:
-        arrays = {k: z[k] for k in _ARRAYS}
-    _check(str(path), _content_hash(arrays), CONTENT_SHA256[name])
-    return arrays
+    st = path.stat()
+    key = (str(path), st.st_mtime_ns, st.st_size)
+    if name not in _VERIFIED or _VERIFIED[name][0] != key:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in _ARRAYS}
+        _check(str(path), _content_hash(arrays), CONTENT_SHA256[name])
+        for a in arrays.values():
+            a.flags.writeable = False
+        _VERIFIED[name] = (key, arrays)
+    return _VERIFIED[name][1]
 
 
 # -- MNIST -------------------------------------------------------------------------------------
