@@ -207,13 +207,13 @@ class PackedBackend:
         if not self.time_ops:
             yield
             return
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         try:
             yield
         finally:
             rec = self.timing.setdefault(op, [0, 0.0])
             rec[0] += 1
-            rec[1] += time.perf_counter() - t0
+            rec[1] += time.process_time() - t0
 
     # -- rotation keys ----------------------------------------------------------------------
     @property
@@ -286,11 +286,13 @@ class PackedBackend:
                 raise ValueError("encode(callable) needs the batch shape")
             if not self.tracks_values:
                 return Pt(tuple(shape), None)
-            values = values() if callable(values) else None
-        v = self._reduce(values, "encode(values)")
-        if shape is not None and tuple(shape) != v.shape[:-1]:
-            raise ValueError(f"encode: values have batch shape {v.shape[:-1]}, expected {shape}")
-        with self._timed("Encode"):
+        with self._timed("Encode"):  # the server's weight preparation, all of it
+            if callable(values):
+                values = values()
+            v = self._reduce(values, "encode(values)")
+            if shape is not None and tuple(shape) != v.shape[:-1]:
+                raise ValueError(f"encode: values have batch shape {v.shape[:-1]}, "
+                                 f"expected {tuple(shape)}")
             data = self._encode(v, v.shape[:-1])
         return Pt(v.shape[:-1], v, data)
 

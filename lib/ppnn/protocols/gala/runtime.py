@@ -10,6 +10,11 @@ projections.
   SEAL has no hoisting, so a HstPerm costs a Perm here and a DecPerm costs nothing extra (it is
   part of every SEAL rotation); GAZELLE's hoisting would make HstPerm cheaper, which is stated
   wherever HstPerm-heavy rows (Diagonal, GAZELLE convolutions) are projected.
+
+All times are **CPU seconds of this process** (``time.process_time``): SEAL runs in one
+thread, and CPU time is immune to other jobs on a shared machine (wall-clock time on a busy
+two-core box inflates every long kernel by preemption, which a median of short unit
+operations hides -- comparing the two would be unfair).
 """
 
 from __future__ import annotations
@@ -75,9 +80,9 @@ def unit_costs(he, reps: int = 50, seed: int = 0) -> pd.DataFrame:
     samples = {op: [] for op in fns}
     for _ in range(reps):  # interleaved: every op sees the same (possibly busy) machine
         for op, f in fns.items():
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             f()
-            samples[op].append(time.perf_counter() - t0)
+            samples[op].append(time.process_time() - t0)
     rows = [{"op": op, "seconds": float(np.median(v))} for op, v in samples.items()]
     df = pd.DataFrame(rows).set_index("op")
     df["per_perm"] = df.loc["Perm", "seconds"] / df["seconds"]
@@ -116,9 +121,9 @@ def time_kernel(kernel, he: PackedBackend, weights, x, rng: np.random.Generator,
     he.time_ops = True
     try:
         with he.recording(led):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             out = kernel.evaluate(he, ct, weights)
-            total = time.perf_counter() - t0
+            total = time.process_time() - t0
     finally:
         he.time_ops = False
         kernel.groups = old_groups
@@ -126,10 +131,10 @@ def time_kernel(kernel, he: PackedBackend, weights, x, rng: np.random.Generator,
     ras = 0.0
     if kernel.name == "GALA" and hasattr(kernel.layout, "ras_steps"):
         r = rng.integers(0, he.p, size=out.shape + (he.n,))
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         plain_ras(r, kernel.layout.b_o, he.p)
         plain_ras(r, kernel.layout.b_o, he.p)
-        ras = time.perf_counter() - t0
+        ras = time.process_time() - t0
     counts = {k: int(v) for k, v in led.op_counts().items()}
     return {"online_s": total - enc, "encode_s": enc, "ras_s": ras, "counts": counts,
             "out": out, "timing": {k: v[1] for k, v in he.timing.items()}}
@@ -182,11 +187,11 @@ def wrapper_overhead(he, reps: int = 200, batch: int = 1, seed: int = 0) -> pd.D
             ours()
         tb, to = [], []
         for _ in range(reps):  # interleaved, so both see the same machine state
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             bare()
-            t1 = time.perf_counter()
+            t1 = time.process_time()
             ours()
-            t2 = time.perf_counter()
+            t2 = time.process_time()
             tb.append(t1 - t0)
             to.append(t2 - t1)
         b, o = float(np.median(tb)), float(np.median(to))

@@ -199,6 +199,10 @@ def _runtime_records(ref, runs, label_of, speed_note):
         }[r.metric]
         recs.append((r.row, r.metric, float(val), note,
                      "projected" if r.metric != "comm" else "counted"))
+        if r.metric == "lan_speedup":
+            gala = runs[(runs.dims == dims) & (runs.method == "GALA")].iloc[0]
+            recs.append((r.row, "compute_speedup", float(x["online_s"] / gala["online_s"]),
+                         f"{kind} server HE time / GALA's (no network)", kind))
     return _frame(recs)
 
 
@@ -255,6 +259,10 @@ def table10_11(table: str, totals: dict[str, dict]) -> pd.DataFrame:
         }[r.metric]
         recs.append((r.row, r.metric, float(val), note,
                      "counted" if r.metric == "comm" else "projected"))
+        if r.metric == "lan_speedup":
+            recs.append((r.row, "linear_layers_speedup", float(t["linear_speedup"]),
+                         "projected HE compute of the linear layers only, GAZELLE / GALA",
+                         "projected"))
     return _frame(recs)
 
 

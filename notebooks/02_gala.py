@@ -1,0 +1,534 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 02 — GALA: rotation-frugal packed-HE linear layers, on real BFV
+#
+# Reproduces: Q. Zhang, C. Xin, H. Wu, *GALA: Greedy ComputAtion for Linear Algebra in
+# Privacy-Preserved Neural Networks*, NDSS 2021 (arXiv:2105.01827).
+#
+# **The claim.** In HE-GC inference (GAZELLE, DELPHI, CrypTFlow2) the server computes linear
+# layers on the client's packed, encrypted input, and the slowest operation by far is the slot
+# rotation (*Perm*). GALA removes most of them: for a matrix-vector product it encodes the
+# weights row-wise and moves the final rotate-and-sum into the *plaintext* share generation
+# (row-encoding-share-RaS, §III-A); for convolutions it adds the products of all input
+# ciphertexts *before* rotating (kernel grouping, §III-B). Same outputs, same communication,
+# far fewer Perms: the paper reports up to 59x (matrix-vector) and 14x (convolution) over
+# GAZELLE.
+#
+# **What you will learn**
+# 1. how a packed BFV ciphertext is laid out and what Perm / HstPerm / ScMult / Add cost on
+#    real SEAL on this machine (the "Perm is 56x Add" claim);
+# 2. where every partial product sits after each step of the naive, GAZELLE and GALA
+#    matrix-vector kernels (slot diagrams), and why GALA needs no HE rotate-and-sum;
+# 3. the operation counts of Tables II/III as sympy formulas, checked against the counts of
+#    running the kernels, and the noise growth of Table IV against SEAL's noise budget;
+# 4. measured runtimes of GALA vs GAZELLE on real BFV, projected network runtimes, and
+#    fixed-point accuracy through the HE pipeline.
+
+# %% tags=["parameters"]
+QUICK = True
+SEED = 0
+N_SLOTS = 2048
+REPEATS = 3
+
+# %%
+import time
+
+import ipywidgets as widgets
+import numpy as np
+import pandas as pd
+import sympy as sp
+from IPython.display import Markdown, display
+
+import ppnn
+from ppnn import paths, plotting, report
+from ppnn.core import Ledger
+from ppnn.he.bfv import BFVSim, SealBFV
+from ppnn.protocols.gala import GalaConv, GalaMatVec, accuracy, costs, diagrams
+from ppnn.protocols.gala import experiments as ex
+from ppnn.protocols.gala import run_linear, runtime, tables
+from ppnn.protocols.gazelle import GazelleConv, GazelleMatVec, NaiveMatVec
+from ppnn.widgets import interactive_table
+
+rng = np.random.default_rng(SEED)
+timings: dict[str, float] = {}
+T0 = time.perf_counter()
+print("ppnn", ppnn.__version__, "| quick" if QUICK else "| full")
+
+# %% [markdown]
+# ## 1. The packed-HE backend: real BFV on SEAL (§II-C)
+#
+# The **client** owns the BFV keys; the **server** holds the model and only ever sees
+# ciphertexts. We use SEAL through `tenseal.sealapi` with SEAL's 128-bit default modulus for
+# ring dimension $N = 4096$ and a 20-bit batching plaintext modulus $p$ (GALA §IV uses a 20-bit
+# $p$ and $n = 2048$ slots). SEAL's $N$ slots form a $2 \times N/2$ matrix that `rotate_rows`
+# rotates row by row; we write GALA's $n$-slot vector periodically into both rows, so a row
+# rotation *is* GALA's cyclic rotation of an $n = 2048$-slot vector. ($N = 2048$ itself has a
+# single 54-bit prime in SEAL and therefore no key switching, i.e. no rotations.)
+#
+# The same interface has a **numpy slot simulator** (exact slot arithmetic, the same counts
+# and the paper's noise model) used for whole networks.
+
+# %%
+he = SealBFV(n=N_SLOTS)
+display(pd.DataFrame({
+    "ring dimension N": [he.poly_degree], "slots n (one row)": [he.n],
+    "plaintext modulus p": [he.p], "coeff modulus bits": [str(he.coeff_bits)],
+    "ciphertext (KB)": [he.ciphertext_bits / 8 / 1e3],
+    "fresh noise budget (bits)": [he.noise_model.fresh_bits],
+}).T.rename(columns={0: "value"}))
+print("noise model calibrated on SEAL:", he.noise_model)
+
+# %% [markdown]
+# **What one operation costs here.** GALA §II-C: "a Perm operation is 56 times slower than an
+# Add operation and 34 times slower than a ScMult". We time the bare SEAL calls, interleaved
+# (the machine may be shared). Our kernels multiply NTT-form ciphertexts by NTT-form
+# plaintexts (`ScMult`); `ScMult_coeff` is SEAL's `multiply_plain` on coefficient-form
+# operands, NTTs included.
+
+# %%
+unit = runtime.unit_costs(he, reps=30 if QUICK else 200, seed=SEED)
+unit_show = unit.assign(microseconds=unit["seconds"] * 1e6)[["microseconds", "per_perm"]]
+display(unit_show.round(2))
+print(f"Perm / Add = {unit.loc['Add', 'per_perm']:.0f}x (paper 56x); Perm / ScMult = "
+      f"{unit.loc['ScMult', 'per_perm']:.0f}x with NTT-form operands, "
+      f"{unit.loc['ScMult_coeff', 'per_perm']:.1f}x with SEAL's coefficient-form multiply_plain "
+      "(paper 34x)")
+
+# %% [markdown]
+# ## 2. Matrix-vector multiplication (§III-A)
+#
+# The server holds $W$ ($n_o \times n_i$), the client $x$. Three ways to compute $[Wx]$:
+#
+# * **Naive** (Fig. 3): one ciphertext per row, $\log_2 n_i$ rotate-and-sum (RaS) steps each.
+# * **GAZELLE hybrid** (Fig. 4): diagonal encoding; the client packs $n/n_i$ copies of $x$;
+#   the server rotates the *input* $G = n_i n_o/n$ times (hoisted: HstPerm), multiplies,
+#   adds, and runs $\log_2(n/n_o)$ RaS steps in HE.
+# * **GALA** (Fig. 5): row encoding multiplies the *unrotated* input; the $G$ products are
+#   rotated ($G - 1$ Perms) and added; the last $\log_2(n/n_o)$ RaS steps are done by both
+#   parties on their *plaintext shares* after the server masks the ciphertext with $r$.
+#
+# The slot diagrams below follow a $4 \times 8$ matrix in $n = 16$ slots: colour = the output
+# row a slot contributes to, number = how many products $W_{rc}x_c$ it already sums. Every
+# row of the final ciphertext must hold all 8 products of its row.
+
+# %%
+for method in ("Naive", "GAZELLE", "GALA"):
+    fig = diagrams.plot_trace(diagrams.trace_matvec(method, 4, 8, 16),
+                              f"{method}: n_o=4, n_i=8, n=16 slots")
+    plotting.savefig(fig, "gala", f"slots_{method.lower()}")
+    display(fig)
+
+# %% [markdown]
+# Note a detail the papers gloss over: with several copies of $x$ in one ciphertext, *plain*
+# copies would make the final RaS count every column several times. The client therefore
+# writes copy $s$ rotated by $sG$ (slot $t$ holds $x_{\pi(t)}$,
+# $\pi(t) = (\lfloor t/n_o \rfloor \bmod n/n_o)\,G + (t \bmod G)$) — free, in plaintext — and
+# both GAZELLE and GALA use this packing (`ppnn.protocols.gala.layout`).
+#
+# **Correctness on real BFV, through the two parties.** `run_linear` books every message:
+# the client sends $[x]_C$, the server returns $[y - r]_C$; the shares reconstruct to $Wx$.
+
+# %%
+checks = []
+for (n_o, n_i) in [(2, 2048), (16, 128), (10, 100), (128, 784)] + ([] if QUICK else [(3000, 50)]):
+    W = rng.integers(-8, 9, (n_o, n_i))
+    x = rng.integers(-8, 9, n_i)
+    for K in (NaiveMatVec, GazelleMatVec, GalaMatVec):
+        if K is NaiveMatVec and n_o > 16:
+            continue
+        res = run_linear(K(n_o, n_i, he.n), he, W, x, rng)
+        c = res.ledger.op_counts()
+        checks.append({"n_o x n_i": f"{n_o}x{n_i}", "kernel": K.name,
+                       "shares reconstruct to Wx": bool(np.array_equal(res.reveal(), W @ x)),
+                       "bytes sent": res.ledger.total_bytes("online"),
+                       "rounds": res.ledger.rounds("online"),
+                       **{op: c.get(op, 0) for op in costs.HE_OPS},
+                       "noise budget left": int(he.noise_budget(res.out).min())})
+checks = pd.DataFrame(checks)
+display(checks)
+assert checks["shares reconstruct to Wx"].all()
+
+# %% [markdown]
+# ## 3. What it costs: Tables II and V
+#
+# Our closed forms are written for the kernels *as implemented* (with block splitting when a
+# dimension exceeds $n$ and padding to powers of two). Under the paper's assumptions (one
+# block, $n_i n_o \ge n$) sympy reduces them to Table II.
+
+# %%
+rows = []
+for m in ("Naive", "GAZELLE", "GALA"):
+    ours = costs.paper_form_matvec(m)
+    for op, key in [("Perm", "perm"), ("HstPerm", "hstperm"), ("ScMult", "scmult"),
+                    ("Add", "add")]:
+        paper = costs.PAPER_TABLE2[m][key]
+        rows.append({"method": m, "op": op, "ours": f"${sp.latex(ours[op])}$",
+                     "paper": f"${sp.latex(sp.sympify(paper))}$",
+                     "ours - paper": sp.simplify(ours[op] - sp.sympify(paper))})
+display(pd.DataFrame(rows))
+
+# %% [markdown]
+# **Try it.** Choose dimensions; the counts come from running the kernels on the counting
+# backend, the time is projected with the unit costs measured above (labelled).
+
+# %%
+def matvec_costs(n_o=16, n_i=128, log2_n=11):
+    n = 2 ** log2_n
+    out = []
+    for m in ("Naive", "GAZELLE", "GALA"):
+        k = ex.matvec_kernel(m, n_o, n_i, n)
+        c = costs.count_kernel(k)
+        out.append({"method": m, **c,
+                    "projected ms (SEAL unit costs)": 1e3 * runtime.project_seconds(c, unit)})
+    return pd.DataFrame(out).set_index("method")
+
+
+mv_widget, mv_default = interactive_table(
+    matvec_costs,
+    n_o=widgets.IntSlider(value=16, min=1, max=512, description="n_o"),
+    n_i=widgets.IntSlider(value=128, min=1, max=4096, description="n_i"),
+    log2_n=widgets.IntSlider(value=11, min=4, max=13, description="log2 n"))
+display(mv_widget)
+display(mv_default)
+
+# %%
+counts_mv = ex.count_matvec(n=N_SLOTS)
+display(counts_mv.pivot(index="method", columns="dims", values=list(costs.HE_OPS)).T)
+
+# %% [markdown]
+# ## 4. Convolution (§III-B): SISO, GAZELLE's output rotation, GALA's kernel grouping
+#
+# A channel of $u_w \times u_h$ pixels fills a block of $u' \ge u_w u_h$ slots, so a
+# ciphertext holds $c_n = n/u'$ channels (GALA: $16 \times 16$ with $n = 2048$ gives
+# $c_n = 8$). Each kernel tap is a rotation of the input (raster scan, hoisted: HstPerm), the
+# kernels are encoded *diagonally* per $c_n \times c_n$ block, and the products of diagonal
+# $d$ must be rotated by $d u'$ before they can be added. GAZELLE does that for every block
+# ($c_i c_o (c_n - 1)/c_n^2$ Perms); GALA first adds the products of all $c_i/c_n$ input
+# ciphertexts of the same diagonal, then rotates ($c_o (c_n - 1)/c_n$ Perms).
+
+# %%
+rows = []
+for m in ("GAZELLE", "GALA"):
+    ours = costs.paper_form_conv(m)
+    for op, key in [("Perm", "perm"), ("HstPerm", "hstperm"), ("ScMult", "scmult"),
+                    ("Add", "add")]:
+        paper = costs.PAPER_TABLE3[m][key]
+        rows.append({"method": m, "op": op, "ours": f"${sp.latex(ours[op])}$",
+                     "ours - paper": sp.simplify(ours[op] - sp.sympify(paper))})
+display(pd.DataFrame(rows))
+
+# %%
+conv_checks = []
+for (c_i, c_o, hw, k, pad, stride) in [(3, 5, 6, 3, 1, 1), (8, 16, 8, 1, 0, 1),
+                                      (4, 8, 7, 5, 2, 2)]:
+    Kw = rng.integers(-16, 17, (c_o, c_i, k, k))
+    xin = rng.integers(-16, 17, (c_i, hw, hw))
+    for Kc in (GazelleConv, GalaConv):
+        ker = Kc(c_i, c_o, hw, hw, k, he.n, pad, stride)
+        res = run_linear(ker, he, Kw, xin, rng)
+        c = res.ledger.op_counts()
+        conv_checks.append({"input": f"{hw}x{hw}@{c_i}", "kernel": f"{k}x{k}@{c_o}",
+                            "stride": stride, "method": Kc.name, "c_n": ker.layout.c_n,
+                            "equals plaintext conv": bool(np.array_equal(
+                                res.reveal(), ker.plaintext(Kw, xin))),
+                            **{op: c.get(op, 0) for op in costs.HE_OPS}})
+conv_checks = pd.DataFrame(conv_checks)
+display(conv_checks)
+assert conv_checks["equals plaintext conv"].all()
+
+# %%
+def conv_costs(c_i=128, c_o=128, hw=16, k=3, log2_n=11):
+    n = 2 ** log2_n
+    out = []
+    for m in ("GAZELLE", "GALA"):
+        ker = ex.conv_kernel(m, hw, hw, c_i, k, c_o, n)
+        c = costs.count_kernel(ker)
+        out.append({"method": m, "c_n": ker.layout.c_n, **c,
+                    "projected s (SEAL unit costs)": runtime.project_seconds(c, unit)})
+    return pd.DataFrame(out).set_index("method")
+
+
+conv_widget, conv_default = interactive_table(
+    conv_costs,
+    c_i=widgets.IntSlider(value=128, min=1, max=2048, description="c_i"),
+    c_o=widgets.IntSlider(value=128, min=1, max=2048, description="c_o"),
+    hw=widgets.IntSlider(value=16, min=2, max=32, description="u_w = u_h"),
+    k=widgets.IntSlider(value=3, min=1, max=7, step=2, description="k"),
+    log2_n=widgets.IntSlider(value=11, min=8, max=13, description="log2 n"))
+display(conv_widget)
+display(conv_default)
+
+# %%
+counts_conv = ex.count_conv(n=N_SLOTS)
+display(counts_conv)
+
+# %% [markdown]
+# ## 5. Noise (§III-C, Table IV)
+#
+# The backends track the paper's noise model for every ciphertext (fresh $\eta_0$; Add sums;
+# ScMult multiplies by $\eta_{mult}$; Perm adds $\eta_{rot}$), with $\eta_{mult}, \eta_{rot}$
+# calibrated on SEAL. Below: SEAL's measured invariant noise budget after each kernel next to
+# the model. On SEAL (special-prime key switching) $\eta_{rot}$ is tiny next to
+# $\eta_{mult}$, unlike the paper's assumption $\eta_{rot} > \eta_{mult}$, so the Perm terms
+# barely matter and the budget left is set by one ScMult and the additions.
+
+# %%
+t = time.perf_counter()
+noise = ex.noise_runs(he, seed=SEED, conv=True)
+timings["noise_runs_s"] = time.perf_counter() - t
+display(noise)
+
+# %% [markdown]
+# ## 6. Runtimes on real BFV (Tables I, VI, VIII)
+#
+# Server online time = the HE evaluation after the weights are encoded (GAZELLE also
+# precomputes its plaintexts); GALA's time includes both parties' plaintext RaS. LAN/WAN add
+# the two messages of the flow on the paper's networks (Gigabit LAN; 200 Mbps / 13 ms RTT
+# WAN), labelled *projected*. The Diagonal baseline (2047 rotations) is measured in full mode
+# and projected from its counts in quick mode.
+
+# %%
+t = time.perf_counter()
+mv_runs = ex.measure_matvec(he, dims=ex.MATVEC_DIMS + [ex.TABLE1_DIMS], repeats=REPEATS,
+                            seed=SEED, unit=unit,
+                            project_only=("Diagonal",) if QUICK else ())
+timings["matvec_runs_s"] = time.perf_counter() - t
+display(mv_runs[["dims", "method", "kind", "online_s", "lan_s", "wan_s", "lan_speedup",
+                 "wan_speedup", "Perm", "HstPerm", "ScMult", "Add"]])
+
+# %% [markdown]
+# Convolutions: every output ciphertext does the same work, so large layers are measured on
+# a subset of output ciphertexts (and in quick mode with fewer input channels) and projected
+# to the whole layer from its counted operations, scaled by measured/projected time of the
+# run actually made.
+
+# %%
+t = time.perf_counter()
+conv_runs = ex.measure_conv(he, groups=1 if QUICK else 2, seed=SEED, unit=unit,
+                            scale_channels=32 if QUICK else None)
+timings["conv_runs_s"] = time.perf_counter() - t
+display(conv_runs[["dims", "method", "run_c_i", "measured_groups", "groups", "kind", "run_s",
+                   "online_s", "lan_speedup", "wan_speedup", "budget_left"]])
+
+# %% [markdown]
+# ## 7. Whole networks (Tables IX-XII, Fig. 9)
+#
+# Every Conv2d/Dense layer of the zoo's CIFAR-10 architectures (the paper names them but
+# gives no layer tables; `ppnn.nn.zoo` states the assumptions) is *run* on the counting
+# backend; time is projected from the counts with the unit costs above. ReLU and max-pool
+# layers use the project's half-gates garbled-circuit ReLU (measured per element, exact
+# traffic) as a stand-in for GAZELLE's GC; they cost the same for GAZELLE and GALA.
+
+# %%
+relu = ex.relu_unit_cost(bits=20, n=1024 if QUICK else 8192, seed=SEED)
+print("GC ReLU stand-in:", {k: relu[k] for k in ("seconds", "comm_bits", "and_gates")})
+t = time.perf_counter()
+layers, totals = {}, {}
+for label, name in ex.NETWORKS.items():
+    layers[label] = ex.network_layers(name, unit, relu, he.ciphertext_bits, n=N_SLOTS)
+    totals[label] = ex.network_totals(layers[label])
+timings["network_counts_s"] = time.perf_counter() - t
+net_df = pd.DataFrame(totals).T
+display(net_df[["GAZELLE_Perm", "GALA_Perm", "GAZELLE_ScMult", "comm_MB", "gazelle_lan_s",
+                "gala_lan_s", "lan_speedup", "wan_speedup", "linear_pct_gazelle"]])
+
+# %%
+fig9 = diagrams.plot_fig9({k: v for k, v in layers.items() if k != "MLP"})
+plotting.savefig(fig9, "gala", "fig9_layerwise")
+display(fig9)
+
+# %% [markdown]
+# ## 8. Accuracy (Table XIII): fixed point through the HE pipeline
+#
+# GALA adds no approximation; the only change is fixed point. We quantize the MNIST networks
+# trained by `ppnn.nn` (the paper's CIFAR-10 models need a CIFAR path) so that every layer's
+# output provably fits $p$, run the exact integer pipeline on the test set, and check that the
+# two-party HE run (GALA kernels, real BFV and simulator) gives *identical* logits.
+
+# %%
+from ppnn.data import load_mnist
+from ppnn.nn.forward import forward
+from ppnn.nn.train import pretrained
+from ppnn.nn import zoo
+
+x_tr, y_tr, x_te, y_te = load_mnist()
+n_test = 1000 if QUICK else len(x_te)
+acc_rows = []
+t = time.perf_counter()
+for net_name in ("mlp_784_128_128_10", "minionn_mnist"):
+    net = zoo.get(net_name)
+    params = pretrained(net_name, quick=True, seed=SEED)
+    plan = accuracy.fixed_point_plan(net, params, x_tr[:2000], he.p)
+    xq = accuracy.quantize_input(x_te[:n_test])
+    logits_int = accuracy.integer_forward(net, plan, xq)
+    logits_f = forward(net, params, x_te[:n_test])
+    n_he = 2 if QUICK else 10
+    sim = BFVSim(n=N_SLOTS, p=he.p, noise_model=he.noise_model)
+    same = all(np.array_equal(accuracy.he_forward(net, plan, xq[i], sim, rng), logits_int[i])
+               for i in range(n_he))
+    same_real = all(np.array_equal(accuracy.he_forward(net, plan, xq[i], he, rng),
+                                   logits_int[i]) for i in range(1 if QUICK else 3))
+    acc_rows.append({"network": net_name, "n_test": n_test, "n_he": n_he,
+                     "weight bits f_w": [q.f_w for q in plan],
+                     "float_top1": accuracy.topk_accuracy(logits_f, y_te[:n_test], 1),
+                     "float_top5": accuracy.topk_accuracy(logits_f, y_te[:n_test], 5),
+                     "fixed_top1": accuracy.topk_accuracy(logits_int, y_te[:n_test], 1),
+                     "fixed_top5": accuracy.topk_accuracy(logits_int, y_te[:n_test], 5),
+                     "HE sim == integer": same, "HE real BFV == integer": same_real})
+timings["accuracy_s"] = time.perf_counter() - t
+acc_df = pd.DataFrame(acc_rows)
+display(acc_df)
+assert acc_df["HE sim == integer"].all() and acc_df["HE real BFV == integer"].all()
+
+# %% [markdown]
+# ## 9. Peer comparison: TenSEAL's built-in encrypted matrix product
+#
+# TenSEAL offers `CKKSVector.matmul` (encrypted vector times plain matrix) and, for BFV, only
+# `BFVVector.dot`. Same dimensions, same run, same machine as our GALA kernel.
+
+# %%
+t = time.perf_counter()
+peer = ex.tenseal_peer(dims=[(16, 128)] if QUICK else ex.MATVEC_DIMS, repeats=REPEATS,
+                       seed=SEED, he=he)
+timings["tenseal_peer_s"] = time.perf_counter() - t
+display(peer)
+
+# %% [markdown]
+# ## Reproduced tables
+#
+# Every table: the paper's value, ours, the ratio, where ours came from and a status. Values
+# of measured tables change from run to run (they are timings on a possibly busy machine);
+# counted and formula values are identical between runs.
+
+# %%
+def show(table, df, title, rtol=0.05, reasons=None, kind=None):
+    cmp = report.compare("gala", table, df, rtol=rtol, reasons=reasons, kind=kind)
+    report.save(cmp, "gala", table, title)
+    display(Markdown(f"**{title}** — " + ", ".join(
+        f"{k}: {v}" for k, v in cmp["status"].value_counts().items())))
+    display(cmp)
+    return cmp
+
+
+mv2048 = mv_runs[mv_runs.dims == ex.mv_label(*ex.TABLE1_DIMS)]
+t1 = show("table1", tables.table1(mv2048, unit), "Table I: cost of a 2x2048 matrix-vector product",
+          reasons={(r, m): "timings on SEAL BFV N=4096 on this machine vs the paper's GAZELLE "
+                   "code on an i7-8700; absolute times are not expected to match"
+                   for r in ("GAZELLE", "Proposed")
+                   for m in ("total_time", "perm_time", "mult_time", "add_time")})
+
+# %%
+t2 = show("table2", tables.formula_table("table2"), "Table II: matrix-vector complexity")
+t3 = show("table3", tables.formula_table("table3"), "Table III: convolution complexity")
+
+# %%
+t4 = show("table4", tables.table4(noise, seed=SEED), "Table IV: noise growth (model vs SEAL)")
+
+# %%
+t5 = show("table5", tables.table5(counts_mv), "Table V: matrix-vector operation counts")
+reasons7 = {(r, m): "paper erratum (see errata): Table VII row 16x16@2048/1x1@512 does not "
+            "follow Table III; ours follows Table III"
+            for r in ["16x16@2048; 1x1@512"]
+            for m in ("gazelle_decperm", "gala_decperm", "gala_hstperm", "gazelle_add",
+                      "gala_add")}
+t7 = show("table7", tables.table7(counts_conv), "Table VII: convolution operation counts",
+          rtol=0.0, reasons=reasons7)
+
+# %%
+speed_reason = ("our SEAL setting (N=4096, NTT-domain ScMult ~{:.0f}x cheaper than a Perm, "
+                "no hoisting) and machine differ from the paper's GAZELLE platform; the GALA "
+                "time is dominated by fixed per-call costs").format(
+                    unit.loc["ScMult", "per_perm"])
+t6 = show("table6", tables.table6(mv_runs), "Table VI: matrix-vector runtime",
+          reasons={(r, m): speed_reason for r in report.load_paper("gala", "table6")["row"]
+                   for m in ("lan_time", "wan_time", "lan_speedup", "wan_speedup", "comm")})
+t8 = show("table8", tables.table8(conv_runs), "Table VIII: convolution runtime",
+          reasons={(r, m): speed_reason + ("; quick mode runs c_i <= 32 and projects" if QUICK
+                                           else "; one or two output ciphertexts measured, "
+                                           "the layer projected")
+                   for r in report.load_paper("gala", "table8")["row"]
+                   for m in ("lan_time", "wan_time", "lan_speedup", "wan_speedup", "comm")})
+
+# %%
+arch = ("the paper runs these networks on CIFAR-10 without layer tables; its ScMult totals "
+        "imply ~{:.1f}x (AlexNet) to ~{:.1f}x (ResNet-50) more multiply-accumulates per slot "
+        "than the zoo's CIFAR-10 architectures, so they were not the same networks")
+r_alex = 481298 / totals["AlexNet"]["GALA_ScMult"]
+r_r50 = 2935408 / totals["ResNet-50"]["GALA_ScMult"]
+reasons9 = {(r, m): arch.format(r_alex, r_r50) for r in ex.NETWORKS if r != "MLP"
+            for m in report.load_paper("gala", "table9")["metric"]}
+reasons9 |= {("MLP", m): "784 is not a power of two: we pad n_i to 1024 (64 ScMults in layer 1, "
+             "the paper's formula gives 49); see errata for the printed ScMult 56"
+             for m in report.load_paper("gala", "table9")["metric"]}
+t9 = show("table9", tables.table9(totals), "Table IX: network operation counts",
+          reasons=reasons9)
+
+# %%
+proj_reason = ("projected from counted operations x unit costs measured here (SEAL N=4096) "
+               "and a GC ReLU stand-in; the paper measured GAZELLE's own code")
+t10 = show("table10", tables.table10_11("table10", totals), "Table X: MLP runtime",
+           reasons={("MLP; GAZELLE", m): proj_reason for m in
+                    ("comm", "lan_time", "wan_time", "lan_speedup", "wan_speedup")})
+t11 = show("table11", tables.table10_11("table11", totals),
+           "Table XI: state-of-the-art network runtime",
+           reasons={(f"{n}; GAZELLE", m): proj_reason + "; " + arch.format(r_alex, r_r50)
+                    for n in ex.NETWORKS for m in
+                    ("comm", "lan_time", "wan_time", "lan_speedup", "wan_speedup")})
+t12 = show("table12", tables.table12(totals), "Table XII: share of linear computation",
+           reasons={(n, "linear_pct_gazelle"): proj_reason for n in ex.NETWORKS})
+t13 = show("table13", tables.table13(acc_df), "Table XIII: float vs fixed-point accuracy")
+
+# %%
+report.save_errata("gala", tables.errata())
+display(pd.DataFrame(tables.errata()))
+
+# %%
+out = paths.results_dir("gala")
+paths.atomic_write(out / "counts_matvec.csv", counts_mv.to_csv(index=False))
+paths.atomic_write(out / "counts_conv.csv", counts_conv.to_csv(index=False))
+paths.atomic_write(out / "network_totals_counts.csv", net_df[[c for c in net_df.columns if
+                   c.split("_")[-1] in costs.HE_OPS]].to_csv())
+timings["notebook_total_s"] = time.perf_counter() - T0
+tim = pd.concat([
+    unit["seconds"].rename(lambda s: f"unit_{s}_s"),
+    mv_runs.set_index(mv_runs.dims + " " + mv_runs.method)["online_s"].rename(
+        lambda s: f"matvec {s} online_s"),
+    conv_runs.set_index(conv_runs.dims + " " + conv_runs.method)["online_s"].rename(
+        lambda s: f"conv {s} online_s"),
+    pd.Series(timings)])
+paths.atomic_write(out / "gala_timings.csv", tim.rename("value").to_csv())
+print(f"notebook ran in {timings['notebook_total_s']:.0f} s")
+
+# %% [markdown]
+# ## Summary
+#
+# * The kernels are exact: on real BFV and on the simulator the two parties' shares
+#   reconstruct to $Wx$ and to the convolution, and both backends report identical counts.
+# * The counts of *running* the kernels equal Tables II/III symbolically and reproduce every
+#   cell of Tables V and VII except one row the paper itself gets wrong (see errata).
+# * Perm is indeed the expensive operation on SEAL too, and GALA's reduction of Perms turns
+#   into large measured speedups on matrix-vector products and 1x1 convolutions; the
+#   convolution speedup shrinks when ScMult/encoding dominate (large kernels).
+# * Whole-network gains depend on the architecture; the paper's networks are not specified
+#   closely enough to reproduce its Table IX counts.
+#
+# **Exercises**
+# 1. With the matrix-vector widget, find dimensions where GALA has *more* Perms than GAZELLE.
+#    (Hint: compare $n_i n_o / n - 1$ with $\log_2(n/n_o)$.)
+# 2. Change $n$ in the convolution widget: how does $c_n$ move the GAZELLE/GALA Perm ratio?
+# 3. Give the client plain, unrotated copies of $x$ in `MatVecLayout.pack_input` and watch
+#    the tests fail: why does the final RaS then double-count columns?
+# 4. Recalibrate the noise model with `plain_bits=22` and find the largest $n_i$ whose GAZELLE
+#    result still decrypts.
