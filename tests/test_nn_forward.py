@@ -182,10 +182,19 @@ def test_forward_fixed_exact_against_integer_arithmetic():
     assert got.tolist() == want
 
 
+def _tiny_resnet():
+    block = Residual((Conv2d(4, 3, 1, 1, bias=False), BatchNorm(), ReLU(),
+                      Conv2d(4, 3, 2, 1, bias=False), BatchNorm()),
+                     (Conv2d(4, 1, 2, 0, bias=False), BatchNorm()))
+    return Network("tiny_resnet", (3, 8, 8), (Conv2d(3, 3, 1, 1), block, ReLU(), MeanPool(2),
+                                             MaxPool(2), Flatten(), Dense(5), BatchNorm(),
+                                             Square(), Dense(3)))
+
+
 @pytest.mark.parametrize("name", ["minionn_mnist", "she_mnist", "cryptonets_mnist",
-                                  "falcon_network_b", "minionn_cifar10"])
+                                  "falcon_network_b", "minionn_cifar10", "tiny_resnet"])
 def test_forward_fixed_close_to_float(name):
-    net = nn.zoo.get(name)
+    net = _tiny_resnet() if name == "tiny_resnet" else nn.zoo.get(name)
     rng = np.random.default_rng(1)
     params = nn.init_params(net, rng, dtype=np.float64)
     params = [{k: v * 0.5 for k, v in p.items()} if "W" in p else p for p in params]
