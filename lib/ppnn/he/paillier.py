@@ -52,7 +52,7 @@ from ..core.timing import Timings
 __all__ = [
     "KEY_BITS", "PublicKey", "PrivateKey", "keygen", "encode_int", "decode_int", "encode_fixed",
     "CipherArray", "Paillier", "SimulatedPaillier", "PackingLayout", "KeyShare",
-    "PartialDecryption", "split_private_key", "multiexp_plan", "MultiExpPlan",
+    "PartialDecryption", "split_private_key", "multiexp_plan", "MultiExpPlan", "DJNObfuscator",
 ]
 
 KEY_BITS = 2048
@@ -383,6 +383,51 @@ class PartialDecryption(CipherArray):
 # ----------------------------------------------------------------------------------------
 # the backends
 # ----------------------------------------------------------------------------------------
+class DJNObfuscator:
+    """Randomizers ``h_s^α mod N²`` of the Damgård–Jurik–Nielsen variant (as in ABY).
+
+    ``h = −x² mod N`` for a random ``x`` and ``h_s = h^N mod N²`` are fixed once per public key;
+    an encryption then needs ``h_s^α`` with a short ``α`` (``⌈n/2⌉`` bits), computed from a
+    fixed-base table of ``h_s^{d·2^{wj}}`` (``⌈|α|/w⌉`` multiplications instead of a full
+    ``r^N``). The ciphertexts are ordinary Paillier ciphertexts ``(1+N)^m · (h^α)^N``.
+    """
+
+    _cache: dict[int, DJNObfuscator] = {}
+
+    def __init__(self, public_key: PublicKey, window: int = 8):
+        n = mpz(public_key.n)
+        self.n2 = n * n
+        self.alpha_bits = (int(n).bit_length() + 1) // 2
+        self.window = window
+        x = mpz(secrets.randbelow(int(n) - 2) + 2)
+        h_s = powmod((-x * x) % n, n, self.n2)
+        self.tables = []
+        base = h_s
+        for _ in range(-(-self.alpha_bits // window)):
+            row = [mpz(1), base]
+            for _ in range(2, 1 << window):
+                row.append(row[-1] * base % self.n2)
+            self.tables.append(row)
+            base = row[-1] * base % self.n2          # h_s^{2^{w(j+1)}}
+
+    @classmethod
+    def for_key(cls, public_key: PublicKey) -> DJNObfuscator:
+        key = int(public_key.n)
+        if key not in cls._cache:
+            cls._cache[key] = cls(public_key)
+        return cls._cache[key]
+
+    def __call__(self):
+        alpha = secrets.randbits(self.alpha_bits)
+        mask, w = (1 << self.window) - 1, self.window
+        acc = None
+        for j, row in enumerate(self.tables):
+            d = (alpha >> (w * j)) & mask
+            if d:
+                acc = row[d] if acc is None else acc * row[d] % self.n2
+        return acc if acc is not None else mpz(1)
+
+
 class Paillier:
     """Paillier operations on :class:`CipherArray` s, booked on a ledger and timed per party.
 
@@ -393,18 +438,28 @@ class Paillier:
         Operation counts are booked here with the acting ``party``.
     timings : Timings, optional
         Wall-clock seconds per party and operation.
+    obfuscation : "djn" or "standard"
+        How encryptions randomize: ``"standard"`` raises a fresh ``r`` to the power N (as
+        ``phe`` does, one 2048-bit exponentiation mod N²); ``"djn"`` uses
+        :class:`DJNObfuscator` (short exponent, fixed-base table), the Paillier variant of ABY
+        that SwaNN's implementation used. Both give valid Paillier ciphertexts.
     """
 
     simulated = False
 
     def __init__(self, public_key: PublicKey, ledger: Ledger | None = None,
-                 timings: Timings | None = None):
+                 timings: Timings | None = None, obfuscation: str = "djn"):
         if not isinstance(public_key, PublicKey):
             raise TypeError("public_key must be a phe PaillierPublicKey")
+        if obfuscation not in ("djn", "standard"):
+            raise ValueError(f"obfuscation must be 'djn' or 'standard', got {obfuscation!r}")
         self.pk = public_key
         self.n = mpz(public_key.n)
         self.n2 = mpz(public_key.nsquare)
         self.ledger, self.timings = ledger, timings
+        self.obfuscation = obfuscation
+        self._djn = DJNObfuscator.for_key(public_key) \
+            if obfuscation == "djn" and not self.simulated else None
         self.last_multiexp_mults = 0  # multiplications actually performed (real backend)
 
     # -- sizes --------------------------------------------------------------------------
@@ -453,6 +508,8 @@ class Paillier:
     ONE = mpz(1)
 
     def _obfuscator(self):
+        if self._djn is not None:
+            return self._djn()
         r = mpz(secrets.randbelow(int(self.n) - 1) + 1)
         return powmod(r, self.n, self.n2)
 

@@ -303,6 +303,42 @@ class TwoPC:
             cur = nxt
         return cur[0]
 
+    def b2a(self, x: XorShares, ring: Ring) -> AdditiveShares:
+        """Boolean → arithmetic for m-bit two's-complement values (ABY's B2A, m C-OTs).
+
+        ``x = Σ_j w_j (a_j + b_j − 2 a_j b_j)`` with ``w_j = 2^j`` (``−2^{m−1}`` for the sign
+        bit), where ``a_j`` / ``b_j`` are the two parties' share bits. Each product ``a_j b_j``
+        is one correlated OT: the evaluator (sender) picks ``s_j`` and offers
+        ``(s_j, s_j + b_j)``; the helper (receiver, choice ``a_j``) learns
+        ``t_j = s_j + a_j b_j``. Booked as a precomputed random OT (``κ`` bits, offline) that
+        is derandomized online (1 choice bit one way, one k-bit correction the other).
+        """
+        m = x.shape[0]
+        if m > ring.k:
+            raise ValueError(f"{m}-bit values do not fit {ring!r}")
+        shape = x.shape[1:]
+        n = int(np.prod(shape, dtype=np.int64))
+        helper, evaluator = self.parties
+        with self.ledger.offline(), self.ledger.round():
+            self.ledger.send(helper, evaluator, m * n * self.ot.kappa, "B2A: random OTs")
+        for p in self.parties:
+            self.ledger.count("ot", m * n // 2 if p == helper else m * n - m * n // 2, p)
+        with self.ledger.round():
+            self.ledger.send(helper, evaluator, m * n, "B2A: OT choice bits")
+            self.ledger.send(evaluator, helper, m * n * ring.k, "B2A: OT corrections")
+        with self.timed():
+            a = x.shares[0].astype(np.uint64)                 # helper's bits   (m, ...)
+            b = x.shares[1].astype(np.uint64)                 # evaluator's bits
+            s = ring.random(self.rng, a.shape)                # sender's OT masks
+            t = ring.add(s, a & b)                            # receiver's OT output
+            w = (np.uint64(1) << np.arange(m, dtype=np.uint64)).reshape((m,) + (1,) * len(shape))
+            w[m - 1] = ring.neg(w[m - 1])                     # sign bit weighs −2^{m−1}
+            w = ring.reduce(w)
+            two = np.uint64(2)
+            helper_sh = ring.sum(ring.mul(w, ring.sub(a, ring.mul(two, t))), axis=0)
+            eval_sh = ring.sum(ring.mul(w, ring.add(b, ring.mul(two, s))), axis=0)
+        return AdditiveShares(np.stack([helper_sh, eval_sh]), ring)
+
     @staticmethod
     def truncate(x: XorShares, d: int) -> XorShares:
         """Arithmetic shift right by ``d`` (floor division by 2^d): drop the low bits, free."""

@@ -1,0 +1,366 @@
+"""SwaNN's integer model: what the protocols compute, as a plaintext oracle.
+
+Paillier computes on integers and cannot divide, so SwaNN's fixed-point arithmetic is:
+
+* input pixels ``x·2^f_in``; weights ``W·2^f_w``; biases at the accumulator's scale;
+* **linear layers** (Conv, FC, scaled mean pool) are exact integer sums -- the scale grows by
+  ``f_w`` per Conv/FC and never shrinks under Paillier;
+* **PHE-only setting**: ``x²`` by Protocol 1 doubles the scale; nothing is ever truncated
+  (the 2048-bit plaintext space has room for it);
+* **hybrid setting**: every activation runs in 2PC, where dropping low bits of a Boolean
+  value is free; after ``x²`` or ReLU (+ max-pool) the value is truncated (floor) back to
+  scale ``f_act``.
+
+Every activation input must fit ``ℓ`` signed bits (the width of the values that are masked
+and, in the hybrid setting, shared). ``ℓ`` is at least 32 (ABY's 32-bit shares, and the
+paper's ``t``) and is raised, per activation, to cover a calibrated bound (the largest
+magnitude seen on calibration images, times ``2^margin_bits``). The oracle raises if a test
+input exceeds it -- never a silent wrap-around.
+
+:class:`SwannModel` builds the list of :class:`Step` s from a :mod:`ppnn.nn` network and float
+parameters, and runs the exact integer forward pass the protocols must reproduce.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...nn import layers as L
+from ...nn import ops
+from ...nn.network import Network
+
+__all__ = ["FixedPointPlan", "Step", "SwannModel", "conv_index", "window_index"]
+
+SETTINGS = ("phe", "hybrid")
+
+
+@dataclass(frozen=True)
+class FixedPointPlan:
+    """Fixed-point choices of the integer model (all powers of two)."""
+
+    f_in: int = 8
+    f_w: int = 8
+    f_act: int = 8
+    ell: int = 32
+    kappa: int = 80
+    margin_bits: int = 1
+
+    def __post_init__(self) -> None:
+        for name in ("f_in", "f_w", "f_act"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or not 0 <= v <= 24:
+                raise ValueError(f"{name} must be an int in [0, 24], got {v}")
+        if not isinstance(self.ell, int) or not 8 <= self.ell <= 64:
+            raise ValueError(f"ell must be an int in [8, 64], got {self.ell}")
+        if not isinstance(self.kappa, int) or not 1 <= self.kappa <= 256:
+            raise ValueError(f"kappa must be an int in [1, 256], got {self.kappa}")
+        if not isinstance(self.margin_bits, int) or not 0 <= self.margin_bits <= 8:
+            raise ValueError(f"margin_bits must be an int in [0, 8], got {self.margin_bits}")
+
+
+def conv_index(in_shape, kernel: int, stride: int, padding: int) -> np.ndarray:
+    """Positions (in the flattened ``(C, H, W)`` input) read by every output position of a
+    ``kernel × kernel`` window: ``(OH·OW, C·k·k)``, ``−1`` for zero padding. Columns are in
+    the order of ``W.reshape(C_out, C·k·k)``."""
+    c, h, w = in_shape
+    pos = np.arange(c * h * w, dtype=np.int64).reshape(1, c, h, w)
+    oh, ow = ops.out_size(h, kernel, stride, padding), ops.out_size(w, kernel, stride, padding)
+    win = ops.windows(ops._pad(pos, padding, -1), kernel, stride, oh, ow)
+    return win[0].transpose(1, 2, 0, 3, 4).reshape(oh * ow, c * kernel * kernel)
+
+
+def window_index(in_shape, kernel: int, stride: int, padding: int) -> np.ndarray:
+    """Per-channel pooling windows: ``(C·OH·OW, k·k)`` positions, ``−1`` for padding."""
+    c, h, w = in_shape
+    pos = np.arange(c * h * w, dtype=np.int64).reshape(1, c, h, w)
+    oh, ow = ops.out_size(h, kernel, stride, padding), ops.out_size(w, kernel, stride, padding)
+    win = ops.windows(ops._pad(pos, padding, -1), kernel, stride, oh, ow)
+    return win[0].reshape(c * oh * ow, kernel * kernel)
+
+
+@dataclass
+class Step:
+    """One protocol step: a linear layer (server only) or an activation (interactive)."""
+
+    kind: str                      # conv | fc | sumpool | flatten | act
+    label: str                     # row label of the paper's tables: "Conv 1", "Act+Pool 2" ...
+    in_shape: tuple
+    out_shape: tuple
+    W: np.ndarray | None = None    # int64 (out, taps)
+    b: np.ndarray | None = None    # object ints (out,)
+    index: np.ndarray | None = None
+    act: str | None = None         # square | relu
+    pool_index: np.ndarray | None = None  # max-pool windows after the activation (hybrid)
+    pre_trunc: int = 0             # floor-shift before x² (hybrid, when ℓ > 32)
+    trunc: int = 0                 # floor-shift after the activation (hybrid)
+    ell_in: int = 0                # signed bits of the activation input
+    scale_in: int = 0
+    scale_out: int = 0
+    seen_max: int = 0              # calibration: largest |activation input|
+    info: dict = field(default_factory=dict)
+
+    @property
+    def interactive(self) -> bool:
+        return self.kind == "act"
+
+    @property
+    def square_bits(self) -> int:
+        """Signed bits of the squared operand (after the pre-truncation)."""
+        return self.ell_in - self.pre_trunc
+
+    @property
+    def a2b_bits(self) -> int:
+        """Bits of the Boolean value before the final truncation (``2ℓ' − 1`` after x²)."""
+        return 2 * self.square_bits - 1 if self.act == "square" else self.ell_in
+
+    @property
+    def out_bits(self) -> int:
+        """Signed bits of the value handed to Protocol 3 (after truncation)."""
+        return self.a2b_bits - self.trunc
+
+
+def _to_int(a) -> np.ndarray:
+    return np.asarray(a, dtype=object)
+
+
+class SwannModel:
+    """The integer network of one SwaNN setting (``"phe"`` or ``"hybrid"``).
+
+    Parameters
+    ----------
+    net : ppnn.nn.Network
+        Conv2d / Dense / Flatten / MeanPool / Square / ReLU / MaxPool (after ReLU) layers.
+    params : list of dicts
+        Float parameters (``ppnn.nn`` layout).
+    setting : "phe" or "hybrid"
+        PHE only (x² by Protocol 1, no ReLU possible) or hybrid (activations in 2PC).
+    plan : FixedPointPlan
+    calibration : float array (N, C, H, W), optional
+        Images used to size ``ℓ`` per activation (default: only the 32-bit floor).
+    """
+
+    def __init__(self, net: Network, params, setting: str, plan: FixedPointPlan | None = None,
+                 calibration=None):
+        if setting not in SETTINGS:
+            raise ValueError(f"setting must be one of {SETTINGS}, got {setting!r}")
+        if not isinstance(net, Network):
+            raise TypeError("net must be a ppnn.nn.Network")
+        if len(net.input_shape) != 3:
+            raise ValueError("SwaNN networks take images (C, H, W)")
+        self.net, self.setting, self.params = net, setting, params
+        self.plan = plan or FixedPointPlan()
+        self.steps = self._build(net, params, {})
+        if calibration is not None:
+            self.calibrate(calibration)
+
+    # -- construction ---------------------------------------------------------------------
+    def _build(self, net: Network, params, ells: dict) -> list[Step]:
+        plan, steps = self.plan, []
+        shape = net.input_shape
+        scale = plan.f_in
+        counts = {"Conv": 0, "FC": 0, "Pool": 0, "Act": 0, "Act+Pool": 0}
+        fold = 1.0  # pending 1/k² of an unscaled mean pool, folded into the next layer
+        layers = list(net.layers)
+        i = 0
+        while i < len(layers):
+            layer, p = layers[i], params[i]
+            out = layer.out_shape(shape)
+            if isinstance(layer, L.Conv2d | L.Dense):
+                if isinstance(layer, L.Conv2d) and layer.groups != 1:
+                    raise ValueError("grouped convolutions are not supported by SwaNN's layers")
+                W = np.asarray(p["W"], np.float64) * fold
+                fold = 1.0
+                W_int = np.rint(W.reshape(W.shape[0], -1) * (1 << plan.f_w)).astype(np.int64)
+                scale_out = scale + plan.f_w
+                b = np.asarray(p["b"], np.float64) if layer.bias else np.zeros(W.shape[0])
+                b_int = _to_int([int(v) for v in np.rint(b * 2.0 ** scale_out)])
+                kind = "conv" if isinstance(layer, L.Conv2d) else "fc"
+                key = "Conv" if kind == "conv" else "FC"
+                counts[key] += 1
+                lab = f"{key} {counts[key]}"
+                idx = conv_index(shape, layer.kernel, layer.stride, layer.padding) \
+                    if kind == "conv" else None
+                steps.append(Step(kind, lab, shape, out, W=W_int, b=b_int, index=idx,
+                                  scale_in=scale, scale_out=scale_out))
+                scale = scale_out
+            elif isinstance(layer, L.MeanPool):
+                if not layer.scaled:
+                    fold = 1.0 / (layer.kernel ** 2)  # SwaNN computes the scaled mean pool
+                counts["Pool"] += 1
+                steps.append(Step("sumpool", f"Pool {counts['Pool']}", shape, out,
+                                  index=window_index(shape, layer.kernel, layer.step,
+                                                     layer.padding),
+                                  scale_in=scale, scale_out=scale,
+                                  info={"kernel": layer.kernel}))
+            elif isinstance(layer, L.Flatten):
+                steps.append(Step("flatten", "Flatten", shape, out, scale_in=scale,
+                                  scale_out=scale))
+            elif isinstance(layer, L.Square | L.ReLU):
+                act = "square" if isinstance(layer, L.Square) else "relu"
+                if act == "relu" and self.setting == "phe":
+                    raise ValueError("ReLU needs the hybrid setting (comparisons in 2PC); the "
+                                     "PHE-only setting supports x² only")
+                pool_idx = None
+                nxt = layers[i + 1] if i + 1 < len(layers) else None
+                if isinstance(nxt, L.MaxPool):
+                    if self.setting == "phe":
+                        raise ValueError("max-pool needs the hybrid setting")
+                    pool_idx = window_index(out, nxt.kernel, nxt.step, nxt.padding)
+                    if nxt.padding:
+                        raise ValueError("padded max-pool is not supported")
+                    out = nxt.out_shape(out)
+                    i += 1
+                key = "Act+Pool" if pool_idx is not None else "Act"
+                counts[key] += 1
+                lab = f"{key} {counts[key]}"
+                ell_in = ells.get(lab, plan.ell)
+                pre = 0
+                if self.setting == "hybrid" and act == "square":
+                    pre = max(0, ell_in - 32)     # x² of ≤ 32-bit values fits Z_2^64
+                s_act = 2 * (scale - pre) if act == "square" else scale
+                trunc = max(0, s_act - plan.f_act) if self.setting == "hybrid" else 0
+                steps.append(Step("act", lab, shape, out, act=act, pool_index=pool_idx,
+                                  pre_trunc=pre, trunc=trunc, ell_in=ell_in,
+                                  scale_in=scale, scale_out=s_act - trunc))
+                scale = s_act - trunc
+            elif isinstance(layer, L.MaxPool):
+                raise ValueError("SwaNN evaluates max-pool right after an activation "
+                                 "(ReLU + max-pool in one 2PC step)")
+            else:
+                raise ValueError(f"layer kind {layer.kind} is not supported by SwaNN")
+            shape = out
+            i += 1
+        self.out_scale = scale
+        return steps
+
+    def calibrate(self, x) -> None:
+        """Raise ``ℓ`` of each activation to cover the calibration images (× 2^margin).
+
+        Activations are sized in order: a wider ``ℓ`` can change the truncations and hence
+        the scales of every later layer, so the plan is rebuilt after each one."""
+        x_int = self.encode(x)
+        ells: dict[str, int] = {}
+        n_act = sum(s.kind == "act" for s in self.steps)
+        for _ in range(n_act + 1):
+            outs = self.forward_int(x_int, check=False, return_steps=True)
+            prev, changed = x_int, False
+            for step, y in zip(self.steps, outs):
+                if step.kind == "act":
+                    mx = int(np.max(np.abs(np.asarray(prev, dtype=object)))) if prev.size else 0
+                    step.seen_max = mx
+                    need = max(self.plan.ell, mx.bit_length() + 1 + self.plan.margin_bits)
+                    if need != step.ell_in:
+                        ells[step.label] = need
+                        changed = True
+                        break
+                prev = y
+            if not changed:
+                break
+            seen = {s.label: s.seen_max for s in self.steps if s.kind == "act"}
+            self.steps = self._build(self.net, self.params, ells)
+            for s in self.steps:
+                s.seen_max = seen.get(s.label, s.seen_max)
+        for step in self.steps:
+            self._check_widths(step)
+
+    def _check_widths(self, step: Step) -> None:
+        if self.setting != "hybrid" or step.kind != "act":
+            return
+        if step.ell_in > 64:
+            raise ValueError(f"{step.label}: {step.ell_in}-bit values do not fit Z_2^64")
+
+    # -- inference ------------------------------------------------------------------------
+    def encode(self, x) -> np.ndarray:
+        """Float images (…, C, H, W) → integers at scale ``2^f_in`` (int64)."""
+        x = np.asarray(x, dtype=np.float64)
+        if x.shape[-3:] != self.net.input_shape:
+            raise ValueError(f"images must have shape (..., {self.net.input_shape}), "
+                             f"got {x.shape}")
+        if not np.all(np.isfinite(x)):
+            raise ValueError("images contain NaN or infinity")
+        return np.rint(x * (1 << self.plan.f_in)).astype(np.int64)
+
+    def forward_int(self, x_int, check: bool = True, return_steps: bool = False,
+                    exact: bool = True):
+        """Exact integer forward pass of a batch ``(N, C, H, W)`` (or one image).
+
+        ``exact=True`` computes with Python integers (object arrays; what the protocol
+        decrypts); ``exact=False`` uses float64 (fast accuracy evaluation; equal to the exact
+        result unless the integers exceed 2^53).
+        """
+        x = np.asarray(x_int)
+        single = x.ndim == 3
+        if single:
+            x = x[None]
+        x = x.astype(object) if exact else x.astype(np.float64)
+        n = x.shape[0]
+        outs = []
+        for step in self.steps:
+            x = self._step(step, x.reshape(n, -1), check, exact)
+            outs.append(x[0] if single else x)
+        if return_steps:
+            return outs
+        return x[0] if single else x
+
+    def _step(self, step: Step, x, check: bool, exact: bool):
+        if step.kind in ("conv", "fc"):
+            W = step.W.astype(object) if exact else step.W.astype(np.float64)
+            b = step.b if exact else step.b.astype(np.float64)
+            if step.kind == "fc":
+                return x @ W.T + b
+            xp = np.concatenate([x, np.zeros((x.shape[0], 1), dtype=x.dtype)], axis=1)
+            patches = xp[:, step.index]                 # n, P, taps
+            y = patches @ W.T                           # n, P, C_out
+            return (y.transpose(0, 2, 1) + b[None, :, None]).reshape(x.shape[0], -1)
+        if step.kind == "sumpool":
+            xp = np.concatenate([x, np.zeros((x.shape[0], 1), dtype=x.dtype)], axis=1)
+            return xp[:, step.index].sum(axis=2)
+        if step.kind == "flatten":
+            return x
+        # activation
+        if check and step.ell_in:
+            lim = 1 << (step.ell_in - 1)
+            mx = max(abs(int(np.max(x))), abs(int(np.min(x)))) if x.size else 0
+            if mx >= lim:
+                raise ValueError(f"{step.label}: activation input magnitude {mx} does not fit "
+                                 f"ℓ = {step.ell_in} signed bits (calibrated on "
+                                 f"|x| <= {step.seen_max}); recalibrate or raise margin_bits")
+        if step.pre_trunc:
+            x = x // (1 << step.pre_trunc) if exact else np.floor(x / 2.0 ** step.pre_trunc)
+        y = x * x if step.act == "square" else np.where(x > 0, x, 0 * x)
+        if step.pool_index is not None:
+            y = y[:, step.pool_index].max(axis=2)
+        if step.trunc:
+            y = y // (1 << step.trunc) if exact else np.floor(y / 2.0 ** step.trunc)
+        return y
+
+    def predict(self, x, batch: int = 500, exact: bool = False) -> np.ndarray:
+        """Arg-max class of float images (the integer model's prediction)."""
+        xs = self.encode(x)
+        preds = []
+        for i in range(0, len(xs), batch):
+            logits = self.forward_int(xs[i:i + batch], check=False, exact=exact)
+            preds.append(np.argmax(np.asarray(logits, dtype=np.float64), axis=1))
+        return np.concatenate(preds)
+
+    def summary(self):
+        """One row per step: shapes, scales, ℓ, truncation, operation counts."""
+        import pandas as pd
+
+        rows = []
+        for s in self.steps:
+            n_out = int(np.prod(s.out_shape))
+            n_in = int(np.prod(s.in_shape))
+            rows.append({
+                "step": s.label, "kind": s.act or s.kind, "in_shape": s.in_shape,
+                "out_shape": s.out_shape, "values": n_in if s.kind == "act" else n_out,
+                "taps": s.W.shape[1] if s.W is not None else (
+                    s.index.shape[1] if s.index is not None else 0),
+                "scale_in": s.scale_in, "scale_out": s.scale_out,
+                "ell_in": s.ell_in or None, "pre_trunc": s.pre_trunc or None,
+                "trunc": s.trunc or None,
+                "max_pool": s.pool_index is not None,
+            })
+        return pd.DataFrame(rows)
