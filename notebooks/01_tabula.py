@@ -14,8 +14,7 @@
 # %% [markdown]
 # # 01 — Tabula: nonlinear activations as secure table lookups
 #
-# *Tabula: Efficiently Computing Nonlinear Activation Functions for Secure Neural Network
-# Inference* (anonymous, under review; code at github.com/tabulainference/tabula).
+# Reproduces: anonymous authors, *Tabula: Efficiently Computing Nonlinear Activation Functions for Secure Neural Network Inference* (under double-blind review; code: github.com/tabulainference/tabula).
 #
 # **Claim.** In two-party secure inference (Delphi-style: client and server hold additive
 # shares), an activation function costs **one round and 2·b bits** if both parties were
