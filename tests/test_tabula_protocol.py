@@ -250,3 +250,13 @@ def test_lazy_tables_equal_materialised_tables():
     assert la.summary().equals(lf.summary())
     with pytest.raises(tb.TableReuseError):
         tb.tabula_online(X, lazy, 5, la)
+
+
+def test_walkthrough_reconstructs_F_of_the_truncated_input():
+    from ppnn.protocols.tabula import online
+
+    steps = online.walkthrough([-300, -5, 0, 77, 1000], 8, 3, tb.function_table(tb.relu, 8),
+                               np.random.default_rng(0))
+    assert len(steps) == 5
+    assert steps[-1][1]["equal"].all()
+    assert (steps[2][1]["sum mod 2^b"] < 256).all()

@@ -82,7 +82,8 @@ class Circuit:
         return len(self.levels)
 
 class CircuitBuilder:
-    """Build a circuit gate by gate (construction loops over bits; evaluation never does)."""
+    """Build a circuit gate by gate (the adders' builders loop over bits once; garbling and
+    evaluation work level by level on whole arrays)."""
 
     def __init__(self):
         self._n = 0
@@ -112,8 +113,12 @@ class CircuitBuilder:
         g = np.array(self._gates, dtype=np.int64).reshape(-1, 4)
         op, a, b, out = g.T
         level = np.zeros(self._n, dtype=np.int64)
-        for i in range(len(g)):  # construction-time levelisation (topological order)
-            level[out[i]] = 1 + max(level[a[i]], level[b[i]])
+        for _ in range(len(g) + 1):  # relax all gates at once; converges after depth passes
+            new = level.copy()
+            new[out] = 1 + np.maximum(level[a], level[b])
+            if np.array_equal(new, level):
+                break
+            level = new
         glev = level[out] if len(g) else np.zeros(0, np.int64)
         levels = tuple(
             (np.flatnonzero((glev == L) & (op == XOR)), np.flatnonzero((glev == L) & (op == NOT)),
