@@ -141,6 +141,26 @@ class Roles:
             raise ValueError("evaluator and helper must be different parties")
 
 
+def _preview(value, k: int = 3) -> str:
+    """First ``k`` entries, ciphertexts shortened to their leading hex digits."""
+    if isinstance(value, CipherArray):
+        items = [f"{int(v):x}"[:10] + "…" for v in value.data.ravel()[:k]]
+        return f"{value.size} ciphertexts [" + ", ".join(items) + (", …]" if value.size > k
+                                                                   else "]")
+    if isinstance(value, AdditiveShares | XorShares):
+        return f"shares {value.shape}"
+    arr = np.asarray(value, dtype=object).ravel()
+    items = [str(int(v)) for v in arr[:k]]
+    return "[" + ", ".join(items) + (", …]" if arr.size > k else "]")
+
+
+def _see(views: list | None, party: str, what: str, value) -> None:
+    """Record what ``party`` holds at this step (for the notebook's step-through)."""
+    if views is not None:
+        views.append({"step": len(views) + 1, "party": party, "sees": what,
+                      "value": _preview(value)})
+
+
 def _timed(be: Paillier, party: str, op: str):
     return be.timings.measure(party, op) if be.timings is not None \
         else contextlib.nullcontext()
@@ -173,7 +193,8 @@ def _receive_masked(be: Paillier, sent: CipherArray, layout, n: int, roles: Role
 # Protocol 1: secure square (PHE only)
 # ----------------------------------------------------------------------------------------
 def secure_square(be: Paillier, x: CipherArray, roles: Roles, rng: np.random.Generator,
-                  masking: Masking, pack: bool = True) -> CipherArray:
+                  masking: Masking, pack: bool = True, views: list | None = None
+                  ) -> CipherArray:
     """Protocol 1 of SwaNN: ``[x] → [x²]`` with one round trip to the key holder.
 
     Parameters
@@ -183,25 +204,32 @@ def secure_square(be: Paillier, x: CipherArray, roles: Roles, rng: np.random.Gen
     roles : who evaluates and who decrypts (client-server or two-server)
     masking : ``ℓ`` and ``κ``; masks ``r ∈ {0,1}^{ℓ+κ}``
     pack : pack the masked values ``ρ`` per ciphertext (the optimised variant)
+    views : optional list; each step appends what the acting party holds
     """
     ledger, ev, hp = be.ledger, roles.evaluator, roles.helper
     shape, n = x.shape, x.size
     # server: r ∈_R {0,1}^{ℓ+κ};  [x_r] ← [x] · [r]
+    _see(views, ev, "[x] (encrypted input)", x)
     r = random_ints(rng, n, masking.mask_bits)
+    _see(views, ev, "r ∈ {0,1}^(ℓ+κ)", r)
     sent, layout = _mask_and_send(be, x.ravel(), r + masking.offset, roles, masking, pack)
+    _see(views, ev, "[x_r] sent (packed)" if pack else "[x_r] sent", sent)
     with ledger.round():
         ledger.send(ev, hp, sent.bits(), "Protocol 1: [x_r]")
         # client: x_r ← decr([x_r])
         z = _receive_masked(be, sent, layout, n, roles)
     x_r = z - masking.offset                       # x + r (the public offset removed)
+    _see(views, hp, "x_r = x + r (decrypted)", x_r)
     # client: x_r² ← x_r · x_r ; [x_r²] ← enc(x_r²)
     with _timed(be, hp, "square"):
         x_r2 = np.array([int(v) * int(v) for v in x_r], dtype=object)
     c_sq = be.encrypt(x_r2, hp)
+    _see(views, hp, "[x_r²] sent", c_sq)
     ledger.send(hp, ev, c_sq.bits(), "Protocol 1: [x_r^2]")
     # server: [x²] ← [x_r²] · ([r²] · [x]^{2r})⁻¹
     x_2r_inv = be.mul_plain(x.ravel(), -2 * r, ev)         # [x]^{−2r}
     out = be.add_plain(be.add(c_sq, x_2r_inv, ev), -(r * r), ev)
+    _see(views, ev, "[x²] = [x_r²]·([r²]·[x]^(2r))⁻¹", out)
     return out.reshape(*shape)
 
 
@@ -210,7 +238,7 @@ def secure_square(be: Paillier, x: CipherArray, roles: Roles, rng: np.random.Gen
 # ----------------------------------------------------------------------------------------
 def phe_to_2pc(be: Paillier, x: CipherArray, roles: Roles, tpc: TwoPC,
                rng: np.random.Generator, masking: Masking, ring: Ring,
-               pack: bool = True) -> AdditiveShares:
+               pack: bool = True, views: list | None = None) -> AdditiveShares:
     """Protocol 2 of SwaNN: ``[x] → ⟨x⟩`` (additive shares over ``ring``).
 
     Returns shares in ``tpc.parties`` order ``(helper, evaluator)``. ``ring.k`` must hold
@@ -226,30 +254,40 @@ def phe_to_2pc(be: Paillier, x: CipherArray, roles: Roles, tpc: TwoPC,
     shape, n = x.shape, x.size
     modk = 1 << ring.k
     # server: r ∈_R {0,1}^{ℓ+κ};  [x + r] ← [x] · [r]
+    _see(views, ev, "[x] (encrypted input)", x)
     r = random_ints(rng, n, masking.mask_bits)
     r_off = r + masking.offset
+    _see(views, ev, "r ∈ {0,1}^(ℓ+κ)", r)
     sent, layout = _mask_and_send(be, x.ravel(), r_off, roles, masking, pack)
+    _see(views, ev, "[x + r] sent (packed)" if pack else "[x + r] sent", sent)
     # server: r → ⟨r⟩_c + ⟨r⟩_s
     r_ring = np.array([int(v) % modk for v in r_off], dtype=np.uint64)
     r_sh = share_additive(r_ring, ring, rng)
+    _see(views, hp, "<r>_c (from the server)", r_sh.shares[0])
     with ledger.round():
         ledger.send(ev, hp, sent.bits(), "Protocol 2: [x + r]")
         ledger.send(ev, hp, n * ring.k, "Protocol 2: <r>_c")
         # client: x + r ← decr([x + r])
         z = _receive_masked(be, sent, layout, n, roles)
+    _see(views, hp, "x + 2^(ℓ-1) + r (decrypted)", z)
     # client: x + r → ⟨x + r⟩_c + ⟨x + r⟩_s
     z_ring = np.array([int(v) % modk for v in z], dtype=np.uint64)
     z_sh = share_additive(z_ring, ring, rng)
+    _see(views, ev, "<x + r>_s (from the client)", z_sh.shares[1])
     ledger.send(hp, ev, n * ring.k, "Protocol 2: <x + r>_s")
     # both: ⟨x⟩ ← ⟨x + r⟩ − ⟨r⟩
-    return (z_sh - r_sh).reshape(*shape)
+    out = (z_sh - r_sh).reshape(*shape)
+    _see(views, hp, "<x>_c = <x + r>_c − <r>_c", out.shares[0])
+    _see(views, ev, "<x>_s = <x + r>_s − <r>_s", out.shares[1])
+    return out
 
 
 # ----------------------------------------------------------------------------------------
 # Protocol 3: 2PC → PHE
 # ----------------------------------------------------------------------------------------
 def bool_to_phe(be: Paillier, xb: XorShares, roles: Roles, tpc: TwoPC,
-                rng: np.random.Generator, kappa: int = 80) -> CipherArray:
+                rng: np.random.Generator, kappa: int = 80, views: list | None = None
+                ) -> CipherArray:
     """Protocol 3 of SwaNN: Boolean-shared ``m``-bit signed values ``x`` → ``[x]``.
 
     Steps: the server picks ``r' ∈ {0,1}^{m+κ}`` and shares it (message ``⟨r'⟩_c``); the
@@ -270,6 +308,7 @@ def bool_to_phe(be: Paillier, xb: XorShares, roles: Roles, tpc: TwoPC,
     # server: r' ∈_R {0,1}^{m+κ};  r' → ⟨r'⟩_c + ⟨r'⟩_s
     r_bits = rng.integers(0, 2, size=(width, n), dtype=np.uint64)
     r_int = bits_to_ints(r_bits)
+    _see(views, ev, "r' ∈ {0,1}^(m+κ)", r_int)
     with tpc.timed():
         r_sh = tpc.input_bits(ev, r_bits, "Protocol 3: <r'>_c")
         # x + 2^{m−1}: flip the sign bit; extend by κ public zero bits
@@ -283,9 +322,12 @@ def bool_to_phe(be: Paillier, xb: XorShares, roles: Roles, tpc: TwoPC,
     ledger.send(ev, hp, (width + 1) * n, "Protocol 3: <x + r'>_s")
     # client: x + r' ← ⟨x + r'⟩_c + ⟨x + r'⟩_s ; [x + r'] ← enc(x + r')
     z_int = bits_to_ints(z.reveal())
+    _see(views, hp, "x + 2^(m-1) + r' (opened)", z_int)
     c = be.encrypt(z_int, hp)
+    _see(views, hp, "[x + r'] sent", c)
     ledger.send(hp, ev, c.bits(), "Protocol 3: [x + r']")
     # server: [x] ← [x + r'] · [r']⁻¹
     out = be.add_plain(c, -(r_int + (1 << (m - 1))), ev)
+    _see(views, ev, "[x] = [x + r']·[r' + 2^(m-1)]⁻¹", out)
     return out.reshape(*shape) if shape else out
 

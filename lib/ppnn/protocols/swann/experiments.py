@@ -1,0 +1,274 @@
+"""SwaNN's experiments (§5.2) and the reproduced Tables 1–7.
+
+* **Experiment 1** -- CryptoNets' MNIST network (x²): PHE only without / with the
+  optimisations, and hybrid; client-server and two-server (Tables 1-4).
+* **Experiment 2** -- MiniONN's MNIST network (ReLU + max-pool), hybrid (Tables 5, 6).
+* **Experiment 3** -- MiniONN's CIFAR-10 network, hybrid, by counted cost only (Table 7).
+
+Times come from a :class:`RunResult` (*measured* with real 2048-bit Paillier) or from
+:func:`~.costs.project_ms` (*projected*: counted operations × measured unit costs). The
+functions here only turn those into ``(row, metric, value, note)`` records in the layout of
+``data/paper/swann_table*.csv``; numbers are never typed in.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ... import report
+from .costs import TWO_PC, UnitCosts, count_model, count_step, project_ms
+from .inference import PARTIES, RunResult
+from .model import FixedPointPlan, SwannModel
+
+__all__ = ["CONFIGS", "TABLE_PARTIES", "build_models", "accuracy_frame", "table1_records",
+           "table2_records", "table3_records", "comparison_records", "table5_records",
+           "paper_column_sums", "projected_table2", "bandwidth_frame", "cifar_model"]
+
+# Table 1 column groups: name -> (setting, optimized)
+CONFIGS = {"nonopt_phe": ("phe", False), "opt_phe": ("phe", True), "opt_hybrid": ("hybrid", True)}
+TABLE_PARTIES = {"client-server": ("client", "server"), "two-server": ("server1", "server2")}
+TABLE5_ROWS = {"Act 1": "Act"}  # our step label -> Table 5 row
+MB = 1e6
+
+
+def build_models(quick: bool = True, seed: int = 0, n_calib: int = 1000,
+                 plan: FixedPointPlan | None = None) -> dict[str, SwannModel]:
+    """The integer models of Experiments 1 and 2 from the foundation's trained networks."""
+    from ...data import load_mnist
+    from ...nn import zoo
+    from ...nn.train import pretrained
+
+    x, _, _, _ = load_mnist()
+    calib = x[:n_calib]
+    p1 = pretrained("cryptonets_mnist", quick=quick, seed=seed)
+    p2 = pretrained("minionn_mnist", quick=quick, seed=seed)
+    plan = plan or FixedPointPlan()
+    return {
+        "exp1_phe": SwannModel(zoo.get("cryptonets_mnist"), p1, "phe", plan, calib),
+        "exp1_hybrid": SwannModel(zoo.get("cryptonets_mnist"), p1, "hybrid", plan, calib),
+        "exp2_hybrid": SwannModel(zoo.get("minionn_mnist"), p2, "hybrid", plan, calib),
+    }
+
+
+def cifar_model(seed: int = 0, params=None) -> SwannModel:
+    """Experiment 3's network (MiniONN CIFAR-10). Without CIFAR-10 on this machine the
+    weights are random (He init); only counts are reported, and they depend on the weights
+    only through the bit patterns the multi-exponentiation sees."""
+    from ...nn import zoo
+    from ...nn.forward import init_params
+
+    net = zoo.get("minionn_cifar10")
+    params = params if params is not None else init_params(net, np.random.default_rng(seed))
+    return SwannModel(net, params, "hybrid")
+
+
+def accuracy_frame(models: dict[str, SwannModel], x, y) -> pd.DataFrame:
+    """Test accuracy of the float network and of each integer model, and their agreement."""
+    from ...nn.forward import predict
+
+    rows = []
+    floats = {}
+    for m in models.values():
+        name = m.net.name
+        if name not in floats:
+            floats[name] = predict(m.net, m.params, x)
+            rows.append({"network": name, "model": "float (trained)",
+                         "accuracy": float((floats[name] == y).mean()), "agrees_with_float": 1.0})
+        pred = m.predict(x, exact=m.setting == "hybrid")
+        rows.append({"network": name, "model": f"integer, {m.setting}",
+                     "accuracy": float((pred == y).mean()),
+                     "agrees_with_float": float((pred == floats[name]).mean())})
+    return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------------------
+# per-layer time tables (1 and 5)
+# ----------------------------------------------------------------------------------------
+def paper_column_sums(table: str, rows_exclude=("Total",)) -> dict[str, float]:
+    """Sum of the paper's per-layer cells per metric (its Total rows are garbled here)."""
+    ref = report.load_paper("swann", table)
+    ref = ref[~ref["row"].isin(rows_exclude)]
+    vals = pd.to_numeric(ref["value"], errors="coerce")
+    return ref.assign(v=vals).groupby("metric")["v"].sum().to_dict()
+
+
+def _time_records(times: pd.DataFrame, parties, prefix: str, kind: str, note: str,
+                  rename: dict | None = None) -> list[tuple]:
+    recs = []
+    rename = rename or {}
+    for step in times.index:
+        for p in parties:
+            metric = f"{prefix}{p}" if prefix else p
+            recs.append((rename.get(step, step), metric, float(times.loc[step, p]),
+                         note, kind))
+    for p in parties:
+        metric = f"{prefix}{p}" if prefix else p
+        recs.append(("Total", metric, float(times[p].sum()),
+                     f"sum of our per-layer rows; {note}", kind))
+    return recs
+
+
+def table1_records(times: dict[tuple[str, str], pd.DataFrame],
+                   kinds: dict[tuple[str, str], str], notes: dict | None = None) -> pd.DataFrame:
+    """Table 1 records from per-layer ms frames keyed by ``(config, scenario)``."""
+    notes = notes or {}
+    recs = []
+    for (config, scenario), df in times.items():
+        kind = kinds[(config, scenario)]
+        note = notes.get((config, scenario), f"{kind} here")
+        recs += _time_records(df, TABLE_PARTIES[scenario], f"{config}_", kind, note)
+    return _frame(recs)
+
+
+def table5_records(times: dict[str, pd.DataFrame], kinds: dict[str, str],
+                   notes: dict | None = None) -> pd.DataFrame:
+    """Table 5 records from per-layer ms frames keyed by scenario."""
+    notes = notes or {}
+    recs = []
+    for scenario, df in times.items():
+        kind = kinds[scenario]
+        recs += _time_records(df, TABLE_PARTIES[scenario], "", kind,
+                              notes.get(scenario, f"{kind} here"), TABLE5_ROWS)
+    return _frame(recs)
+
+
+def total_reasons(table: str, metrics) -> dict:
+    """Reasons for the garbled Total rows: the paper's per-layer sums."""
+    sums = paper_column_sums(table)
+    return {("Total", m): f"this copy's Total row is garbled; the paper's per-layer cells sum to "
+                          f"{sums.get(m, float('nan')):.0f} ms" for m in metrics}
+
+
+def _frame(recs) -> pd.DataFrame:
+    return pd.DataFrame(recs, columns=["row", "metric", "value", "note", "kind"])
+
+
+# ----------------------------------------------------------------------------------------
+# Table 2: the first activation layer by operation (hybrid)
+# ----------------------------------------------------------------------------------------
+T2_ROWS = ("Packing", "Decryption", "Unpacking", "ABY", "Encryption")
+
+
+def table2_records(op_ms: dict[str, pd.DataFrame], kinds: dict[str, str]) -> pd.DataFrame:
+    """``op_ms[scenario]``: ms per Table 2 operation (rows) and party (columns)."""
+    recs = []
+    for scenario, df in op_ms.items():
+        kind = kinds[scenario]
+        for p in TABLE_PARTIES[scenario]:
+            total = 0.0
+            for row in T2_ROWS:
+                v = float(df.loc[row, p]) if row in df.index and p in df.columns else 0.0
+                total += v
+                recs.append((row, p, v, f"first activation layer (Act 1); {kind}", kind))
+            recs.append(("Total", p, total, f"sum of our operation rows; {kind}", kind))
+    return _frame(recs)
+
+
+def projected_table2(model: SwannModel, scenario: str, units: UnitCosts,
+                     label: str = "Act 1") -> pd.DataFrame:
+    """Projected ms per Table 2 operation for one activation step (counted × unit costs)."""
+    step = next(s for s in model.steps if s.label == label)
+    roles = [("server", "client")] if scenario == "client-server" else [
+        ("server1", "server2"), ("server2", "server1")]
+    parties = [p for p in PARTIES[scenario] if p != "client" or scenario == "client-server"]
+    out = pd.DataFrame(0.0, index=list(T2_ROWS), columns=parties)
+    n = int(np.prod(step.in_shape))
+    slot = step.ell_in + model.plan.kappa + 1
+    rho = (units.n_bits - 1) // slot
+    pack_mults = sum((min(rho, n - i) - 1) * (slot + 1) for i in range(0, n, rho))
+    for ev, hp in roles:
+        a = count_step(step, model.setting, scenario, True, units.n_bits, model.plan.kappa,
+                       None, (ev, hp))
+        out.loc["Packing", ev] += pack_mults * units.mul * 1e3
+        for p in (ev, hp):
+            out.loc["Decryption", p] += 1e3 * (a.ops.get((p, "Dec"), 0) * units.dec
+                                               + a.ops.get((p, "PartialDec"), 0)
+                                               * units.partial_dec)
+            out.loc["Encryption", p] += a.ops.get((p, "Enc"), 0) * units.enc * 1e3
+            out.loc["ABY", p] += a.ops.get((p, "aby_gates"), 0) * units.and_gate * 1e3 / 2
+    return out
+
+
+# ----------------------------------------------------------------------------------------
+# Table 3: bandwidth
+# ----------------------------------------------------------------------------------------
+T3_ROWS = {"nonopt_phe": "PHE only (w/o opt.)", "opt_phe": "PHE only (w/ opt.)",
+           "opt_hybrid": "Hybrid (w/ opt.)"}
+
+
+def bandwidth_frame(models: dict[str, SwannModel], n_bits: int = 2048) -> pd.DataFrame:
+    """Counted bytes per image of Experiment 1, online and offline, per config and scenario."""
+    rows = []
+    for config, (setting, opt) in CONFIGS.items():
+        model = models[f"exp1_{setting}"]
+        for scenario in ("client-server", "two-server"):
+            c = count_model(model, scenario, opt, n_bits)
+            images = 1 if scenario == "client-server" else 2
+            rows.append({"config": config, "scenario": scenario,
+                         "online_MB": c["online_bits"].sum() / 8 / MB / images,
+                         "offline_MB": c["offline_bits"].sum() / 8 / MB / images})
+    df = pd.DataFrame(rows)
+    df["total_MB"] = df["online_MB"] + df["offline_MB"]
+    return df
+
+
+def paper_accounting_mb(model: SwannModel, n_bits: int = 2048, share_bits: int = 32,
+                        kappa_ot: int = 128) -> float:
+    """What the hybrid setting costs if x² were one 32-bit arithmetic ABY multiplication per
+    value and the conversions had no Boolean part: Paillier traffic + ABY triples."""
+    n_sq = sum(int(np.prod(s.in_shape)) for s in model.steps if s.kind == "act")
+    phe_bits = 0
+    for s in model.steps:
+        if s.kind != "act":
+            continue
+        n = int(np.prod(s.in_shape))
+        rho = (n_bits - 1) // (s.ell_in + model.plan.kappa + 1)
+        phe_bits += (-(-n // rho) + n) * 2 * n_bits + 4 * n * share_bits
+    triple = 2 * share_bits * (kappa_ot + share_bits)
+    return (phe_bits + n_sq * triple) / 8 / MB
+
+
+def table3_records(bw: pd.DataFrame) -> pd.DataFrame:
+    recs = []
+    for r in bw.itertuples(index=False):
+        metric = "client_server" if r.scenario == "client-server" else "two_server"
+        note = (f"counted per image: {r.online_MB:.3f} MB online + {r.offline_MB:.3f} MB "
+                "offline (OT-extension triples)")
+        recs.append((T3_ROWS[r.config], metric, float(r.total_MB), note, "counted"))
+        recs.append((f"{T3_ROWS[r.config]} online only", metric, float(r.online_MB),
+                     "counted; online messages only", "counted"))
+    return _frame(recs)
+
+
+# ----------------------------------------------------------------------------------------
+# Tables 4, 6, 7: comparisons with quoted values
+# ----------------------------------------------------------------------------------------
+def comparison_records(table: str, swann_time_s: float, swann_mb: float, kind: str,
+                       note_time: str, note_bw: str) -> pd.DataFrame:
+    """SwaNN's row (ours) plus the other systems' rows quoted from the paper's CSV."""
+    ref = report.load_paper("swann", table)
+    recs = []
+    for r in ref.itertuples(index=False):
+        if r.row == "SwaNN":
+            continue
+        recs.append((r.row, r.metric, float(r.value),
+                     "quoted from the paper (the other system's own publication)", "quoted"))
+    recs.append(("SwaNN", "computation_time", float(swann_time_s), note_time, kind))
+    recs.append(("SwaNN", "bandwidth_usage", float(swann_mb), note_bw, "counted"))
+    return _frame(recs)
+
+
+def run_times(result: RunResult) -> pd.DataFrame:
+    """Measured per-layer ms of a run in the Table 1/5 party columns."""
+    df = result.times_ms()
+    return df[list(TABLE_PARTIES[result.scenario])]
+
+
+def projected_times(model: SwannModel, scenario: str, optimized: bool,
+                    units: UnitCosts) -> pd.DataFrame:
+    ms = project_ms(count_model(model, scenario, optimized, units.n_bits), units)
+    labels = [s.label for s in model.steps if s.kind != "flatten"]
+    ms = ms.reindex(index=labels, fill_value=0.0)
+    cols = list(TABLE_PARTIES[scenario])
+    return ms.reindex(columns=cols, fill_value=0.0).drop(columns=[TWO_PC], errors="ignore")
