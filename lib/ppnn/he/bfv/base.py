@@ -84,7 +84,10 @@ class Ct:
         self.backend = backend
         self.shape = tuple(int(s) for s in shape)
         self.data = data
-        self.noise = np.broadcast_to(np.asarray(noise, dtype=float), self.shape).copy()
+        if isinstance(noise, np.ndarray) and noise.shape == self.shape and noise.dtype == float:
+            self.noise = noise
+        else:
+            self.noise = np.broadcast_to(np.asarray(noise, dtype=float), self.shape).copy()
         self.ntt = ntt
         self._cache = None
 
@@ -202,18 +205,8 @@ class PackedBackend:
         if self.ledger is not None and k:
             self.ledger.count(op, int(k), party or self.server)
 
-    @contextlib.contextmanager
     def _timed(self, op: str):
-        if not self.time_ops:
-            yield
-            return
-        t0 = time.process_time()
-        try:
-            yield
-        finally:
-            rec = self.timing.setdefault(op, [0, 0.0])
-            rec[0] += 1
-            rec[1] += time.process_time() - t0
+        return _Timer(self, op) if self.time_ops else _NULL
 
     # -- rotation keys ----------------------------------------------------------------------
     @property
@@ -299,11 +292,12 @@ class PackedBackend:
     def add(self, a: Ct, b: Ct) -> Ct:
         self._check_ct(a, "add(a)")
         self._check_ct(b, "add(b)")
-        shape = self._bshape(a.shape, b.shape, "add")
+        shape = a.shape if a.shape == b.shape else self._bshape(a.shape, b.shape, "add")
         with self._timed("Add"):
             data, ntt = self._add(a, b, shape)
         self._count("Add", _prod(shape))
-        return Ct(self, shape, data, np.broadcast_to(a.noise, shape) + b.noise, ntt)
+        return Ct(self, shape, data, a.noise + b.noise if a.shape == b.shape else
+                  np.broadcast_to(a.noise, shape) + b.noise, ntt)
 
     def sub_plain(self, ct: Ct, pt: Pt) -> Ct:
         return self._plain_op(ct, pt, -1)
@@ -360,6 +354,14 @@ class PackedBackend:
     def rotate(self, ct: Ct, steps) -> Ct:
         """Perm: rotate each ciphertext left by ``steps`` (int or array broadcast to the batch)."""
         self._check_ct(ct, "rotate(ct)")
+        if isinstance(steps, int | np.integer):  # fast path: one step for the whole batch
+            k = int(steps) % self.n
+            if k and k not in self._steps:
+                self._check_steps(np.array([k]))
+            with self._timed("Perm"):
+                data = self._rotate(ct, k, ct.shape)
+            self._count("Perm", ct.size if k else 0)
+            return Ct(self, ct.shape, data, ct.noise + (self.noise_model.eta_rot if k else 0.0))
         st = np.mod(np.asarray(steps, dtype=np.int64), self.n)
         shape = self._bshape(ct.shape, st.shape, "rotate")
         st = np.broadcast_to(st, shape)
@@ -477,6 +479,27 @@ class PackedBackend:
 
     def _from_ntt(self, ct: Ct) -> Ct:
         return ct
+
+
+class _Timer:
+    """Adds the CPU time of the block to ``backend.timing[op]``."""
+
+    __slots__ = ("backend", "op", "t0")
+
+    def __init__(self, backend, op):
+        self.backend, self.op = backend, op
+
+    def __enter__(self):
+        self.t0 = time.process_time()
+
+    def __exit__(self, *exc):
+        rec = self.backend.timing.setdefault(self.op, [0, 0.0])
+        rec[0] += 1
+        rec[1] += time.process_time() - self.t0
+        return False
+
+
+_NULL = contextlib.nullcontext()
 
 
 def _prod(shape) -> int:

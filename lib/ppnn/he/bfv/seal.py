@@ -38,6 +38,20 @@ def _obj(shape) -> np.ndarray:
     return np.empty(tuple(shape), dtype=object)
 
 
+def _flat(data: np.ndarray, shape) -> list:
+    """The SEAL objects of ``data`` broadcast to ``shape``, as a flat Python list."""
+    d = np.asarray(data, dtype=object)
+    if d.shape != tuple(shape):
+        d = np.broadcast_to(d, shape)
+    return d.ravel().tolist()
+
+
+def _unflat(items: list, shape) -> np.ndarray:
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out.reshape(shape)
+
+
 def _wrap(x) -> np.ndarray:
     if isinstance(x, np.ndarray):
         return x
@@ -228,14 +242,12 @@ class SealBFV(PackedBackend):
         ntt = a.ntt and b.ntt
         da = self._ntt_data(a) if ntt else self._coeff_data(a)
         db = self._ntt_data(b) if ntt else self._coeff_data(b)
-        da, db = np.broadcast_to(da, shape), np.broadcast_to(db, shape)
-        out = _obj(shape)
-        add = self.evaluator.add
-        for idx in np.ndindex(*shape):
+        add, res = self.evaluator.add, []
+        for x, y in zip(_flat(da, shape), _flat(db, shape)):
             c = sealapi.Ciphertext()
-            add(da[idx], db[idx], c)
-            out[idx] = c
-        return out, ntt
+            add(x, y, c)
+            res.append(c)
+        return _unflat(res, shape), ntt
 
     def _plain_add(self, ct, pt, shape, sign):
         d = np.broadcast_to(self._coeff_data(ct), shape)
@@ -249,18 +261,15 @@ class SealBFV(PackedBackend):
         return out, False
 
     def _mul_plain(self, ct, pt, shape):
-        d = np.broadcast_to(self._ntt_data(ct), shape)
-        q = np.broadcast_to(self._pt_ntt(pt), shape)
-        out = _obj(shape)
-        mul = self.evaluator.multiply_plain
-        for idx in np.ndindex(*shape):
-            if q[idx] is None:
-                out[idx] = self._zero_ntt()
+        mul, res = self.evaluator.multiply_plain, []
+        for x, q in zip(_flat(self._ntt_data(ct), shape), _flat(self._pt_ntt(pt), shape)):
+            if q is None:
+                res.append(self._zero_ntt())
                 continue
             c = sealapi.Ciphertext()
-            mul(d[idx], q[idx], c)
-            out[idx] = c
-        return out
+            mul(x, q, c)
+            res.append(c)
+        return _unflat(res, shape)
 
     def _mul_plain_sum(self, ct, pt, shape, axes, out_shape):
         nd = len(shape)
@@ -307,18 +316,19 @@ class SealBFV(PackedBackend):
     def _rotate(self, ct, steps, shape, hoisted=False):
         src = self._coeff_data(ct)
         src = src[..., None] if hoisted else src
-        src = np.broadcast_to(src, shape)
-        out = _obj(shape)
+        srcs = _flat(src, shape)
+        ks = [int(steps)] * len(srcs) if np.ndim(steps) == 0 else \
+            np.broadcast_to(steps, shape).ravel().tolist()
         rot, gk = self.evaluator.rotate_rows, self._gk
-        for idx in np.ndindex(*shape):
-            k = int(steps[idx])
+        res = []
+        for c, k in zip(srcs, ks):
             if k == 0:
-                out[idx] = src[idx]
+                res.append(c)
                 continue
-            c = sealapi.Ciphertext()
-            rot(src[idx], k, gk, c)
-            out[idx] = c
-        return out
+            r = sealapi.Ciphertext()
+            rot(c, k, gk, r)
+            res.append(r)
+        return _unflat(res, shape)
 
     def _index(self, ct: Ct, idx) -> Ct:
         idx = idx if isinstance(idx, tuple) else (idx,)

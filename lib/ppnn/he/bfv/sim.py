@@ -131,6 +131,8 @@ class BFVSim(PackedBackend):
         else:
             src = ct.data.reshape((1,) * (len(shape) - ct.ndim) + ct.data.shape)
         src = np.broadcast_to(src, tuple(shape) + (self.n,))
+        if np.ndim(steps) == 0:
+            return np.roll(src, -int(steps), axis=-1)
         idx = (np.arange(self.n) + steps[..., None]) % self.n
         return np.take_along_axis(src, idx, axis=-1)
 

@@ -163,17 +163,30 @@ def wrapper_overhead(he, reps: int = 200, batch: int = 1, seed: int = 0) -> pd.D
     ntt_pt = list(he._pt_ntt(w))
     nd = list(ct_ntt.data)
 
+    # the bare loops keep their results, as any caller must (our calls return them)
     def bare_rot():
+        out = []
         for c in data:
-            ev.rotate_rows(c, 1, gk, sealapi.Ciphertext())
+            r = sealapi.Ciphertext()
+            ev.rotate_rows(c, 1, gk, r)
+            out.append(r)
+        return out
 
     def bare_mul():
+        out = []
         for c, q in zip(ntt_ct, ntt_pt):
-            ev.multiply_plain(c, q, sealapi.Ciphertext())
+            r = sealapi.Ciphertext()
+            ev.multiply_plain(c, q, r)
+            out.append(r)
+        return out
 
     def bare_add():
+        out = []
         for c in nd:
-            ev.add(c, c, sealapi.Ciphertext())
+            r = sealapi.Ciphertext()
+            ev.add(c, c, r)
+            out.append(r)
+        return out
 
     pairs = {
         "Perm": (bare_rot, lambda: he.rotate(ct, 1)),
