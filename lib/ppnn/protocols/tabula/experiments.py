@@ -222,6 +222,10 @@ def table6(pc: dict) -> pd.DataFrame:
     for g in GC_BITS:
         recs.append(_rec(row, f"comm_reduction_vs_gc{g}", pc["gc_online_ledger"][g] / tab,
                          "counted", ""))
+    for g in GC_BITS:  # Delphi's split: everything but the garbler's labels is preprocessed
+        recs.append(_rec(row, f"gc{g}_comm_online_only", _in("KB", pc["gc"][g].online_delphi / 8),
+                         "counted", "Delphi split: only the server's input labels move online "
+                         "(tables, OT and decoding bits are preprocessed)"))
     return _frame(recs)
 
 

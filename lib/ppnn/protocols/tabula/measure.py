@@ -25,6 +25,11 @@ __all__ = ["measure_tabula_online", "measure_gather", "measure_gc", "measure_pre
            "measure_ring_mac"]
 
 PARTIES = ("client", "server")
+MAX_TABLE_ENTRIES = 1 << 24  # per party and batch (128 MiB of uint64): n is capped to fit
+
+
+def _cap(n: int, b: int) -> int:
+    return max(1, min(int(n), MAX_TABLE_ENTRIES >> b))
 
 
 def _activations(n: int, rng: np.random.Generator, input_bits: int = 14):
@@ -35,7 +40,9 @@ def _activations(n: int, rng: np.random.Generator, input_bits: int = 14):
 def measure_tabula_online(b: int, n: int, rng: np.random.Generator, repeat: int = 3,
                           input_bits: int = 14) -> float:
     """Seconds per activation of the online phase (truncate, mod 2^b, blind, look up) with
-    materialised tables (real memory lookups)."""
+    materialised tables (real memory lookups); ``n`` is capped so the tables fit in
+    ``MAX_TABLE_ENTRIES`` per party."""
+    n = _cap(n, b)
     F = function_table(relu, b)
     d = max(input_bits + 1 - b, 0)
     best = np.inf
@@ -51,7 +58,8 @@ def measure_tabula_online(b: int, n: int, rng: np.random.Generator, repeat: int 
 
 def measure_gather(b: int, n: int, rng: np.random.Generator, repeat: int = 3) -> float:
     """Seconds per element of a plain numpy gather from the same two (n, 2^b) uint64 tables:
-    the memory-bound floor of the lookup step."""
+    the memory-bound floor of the lookup step (same cap on n)."""
+    n = _cap(n, b)
     p = 1 << b
     T0, T1 = Z2_64.random(rng, (n, p)), Z2_64.random(rng, (n, p))
     rows = np.arange(n)
