@@ -1,0 +1,121 @@
+"""GALA notebook pieces: fixed-point HE inference == integer oracle, slot diagrams, table
+builders, runtime helpers."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ppnn import report
+from ppnn.he.bfv import BFVSim, SealBFV
+from ppnn.nn import Conv2d, Dense, Flatten, MaxPool, Network, ReLU
+from ppnn.nn.forward import init_params
+from ppnn.protocols.gala import accuracy, diagrams, runtime, tables
+from ppnn.protocols.gala import experiments as ex
+
+
+def _tiny_net():
+    return Network("tiny", (1, 8, 8), (Conv2d(4, 3, 1, 1), ReLU(), MaxPool(2), Flatten(),
+                                      Dense(10), ReLU(), Dense(3)), "test network")
+
+
+def test_he_inference_equals_integer_oracle():
+    net = _tiny_net()
+    rng = np.random.default_rng(0)
+    params = init_params(net, rng)
+    x = rng.uniform(0, 1, (64, 1, 8, 8)).astype(np.float32)
+    sim = BFVSim(n=256)
+    plan = accuracy.fixed_point_plan(net, params, x, sim.p)
+    xq = accuracy.quantize_input(x[:3])
+    ref = accuracy.integer_forward(net, plan, xq)
+    for i in range(3):
+        np.testing.assert_array_equal(accuracy.he_forward(net, plan, xq[i], sim, rng), ref[i])
+    # the plan keeps every layer provably inside p
+    for q in plan:
+        bound = np.abs(q.W).reshape(q.W.shape[0], -1).sum(axis=1).max() * q.x_bound
+        assert 2 * (bound + np.abs(q.b).max()) < sim.p
+
+
+def test_he_inference_real_bfv_one_image():
+    net = _tiny_net()
+    rng = np.random.default_rng(1)
+    params = init_params(net, rng)
+    x = rng.uniform(0, 1, (32, 1, 8, 8)).astype(np.float32)
+    he = SealBFV(n=256)
+    plan = accuracy.fixed_point_plan(net, params, x, he.p)
+    xq = accuracy.quantize_input(x[:1])
+    np.testing.assert_array_equal(accuracy.he_forward(net, plan, xq[0], he, rng),
+                                  accuracy.integer_forward(net, plan, xq)[0])
+
+
+def test_fixed_point_plan_rejects_unsupported_layers():
+    from ppnn.nn import zoo
+
+    with pytest.raises(ValueError, match="not supported"):
+        accuracy.fixed_point_plan(zoo.get("resnet18_cifar10"), None, None, 1032193)
+
+
+def test_topk_accuracy():
+    logits = np.array([[0.1, 0.9, 0.0], [0.8, 0.05, 0.15]])
+    assert accuracy.topk_accuracy(logits, np.array([1, 2]), 1) == 0.5
+    assert accuracy.topk_accuracy(logits, np.array([1, 2]), 2) == 1.0
+
+
+@pytest.mark.parametrize("method", ["Naive", "GAZELLE", "GALA"])
+def test_slot_trace_ends_with_complete_rows(method):
+    steps = diagrams.trace_matvec(method, 4, 16, 32)
+    final = steps[-1][1]
+    for r in range(4):
+        ct, slot = (r, 0) if method == "Naive" else (0, r)
+        np.testing.assert_array_equal(final[ct, slot, r], np.ones(16))
+        assert final[ct, slot].sum() == 16   # nothing from another row
+    with pytest.raises(ValueError):
+        diagrams.trace_matvec("GALA", 3, 16, 32)
+
+
+def test_formula_tables_match_paper_symbolically():
+    for t in ("table2", "table3"):
+        cmp = report.compare("gala", t, tables.formula_table(t))
+        assert (cmp["status"] == "exact").all(), cmp
+
+
+def test_count_tables_match_paper_except_erratum_row():
+    c5 = report.compare("gala", "table5", tables.table5(ex.count_matvec()))
+    ours = c5[~c5.row.str.contains("Extended")]
+    assert (ours["status"] == "exact").all()
+    c7 = report.compare("gala", "table7", tables.table7(ex.count_conv()), rtol=0)
+    bad = c7[c7["status"] != "exact"]
+    assert set(bad.row) == {"16x16@2048; 1x1@512"}
+
+
+def test_table4_identity_check():
+    cmp = report.compare("gala", "table4", tables.table4(pd.DataFrame(
+        columns=["computation", "method", "dims", "measured_budget", "model_budget",
+                 "fresh_bits"]), check_points=2))
+    assert (cmp["status"] == "exact").all()
+
+
+def test_project_seconds_and_network_time():
+    unit = pd.DataFrame({"seconds": {"Perm": 1.0, "ScMult": 0.1, "Add": 0.01}})
+    c = {"Perm": 2, "HstPerm": 3, "DecPerm": 1, "ScMult": 10, "Add": 100}
+    assert runtime.project_seconds(c, unit) == pytest.approx(2 + 3 + 1 + 1)
+    assert runtime.project_seconds(c, unit, hoisting=True) == pytest.approx(2 + 0.3 + 1 + 1 + 1)
+    t = runtime.network_time(1, 2, 8e6, runtime.GALA_LAN)
+    assert t == pytest.approx(2 * 0.15e-3 + 3 * 1e6 / 125e6)
+
+
+def test_network_layers_totals_are_consistent():
+    unit = pd.DataFrame({"seconds": {"Perm": 1e-3, "ScMult": 1e-4, "Add": 1e-5}})
+    relu = {"seconds": 1e-5, "comm_bits": 1000, "rounds": 2}
+    layers = ex.network_layers("mlp_784_128_128_10", unit, relu, 8 * 10**5, n=2048)
+    tot = ex.network_totals(layers)
+    assert list(layers["type"]) == ["linear", "nonlinear", "linear", "nonlinear", "linear"]
+    assert tot["GALA_ScMult"] == 64 + 8 + 1
+    assert tot["GALA_Perm"] == 63 + 7 + 0
+    assert tot["GAZELLE_HstPerm"] == 63 + 7 + 0
+    assert tot["GAZELLE_Perm"] == 4 + 4 + 7
+    assert tot["lan_speedup"] >= 1.0
+
+
+def test_errata_are_well_formed():
+    rows = tables.errata()
+    assert rows and all(set(r) == {"where", "finding", "evidence"} for r in rows)
