@@ -146,3 +146,14 @@ def test_index_builders():
     win = window_index((2, 4, 4), 2, 2, 0)
     assert win.shape == (8, 4)
     assert np.allclose(x.ravel()[win].max(axis=1), ops.maxpool(x, 2, 2, 0)[0].ravel())
+
+
+@pytest.mark.parametrize("kind,setting", CASES)
+def test_int64_and_float_evaluation_modes(kind, setting):
+    model, rng = _model(kind, setting, seed=8)
+    x = model.encode(rng.random((6, 1, 6, 6)))
+    exact = np.asarray(model.forward_int(x), dtype=object)
+    if setting == "hybrid":
+        assert (model.forward_int(x, exact="int64").astype(object) == exact).all()
+    approx = np.asarray(model.forward_int(x, exact=False), dtype=float)
+    assert np.allclose(approx, exact.astype(float), rtol=1e-9)

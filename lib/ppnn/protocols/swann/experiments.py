@@ -75,7 +75,7 @@ def accuracy_frame(models: dict[str, SwannModel], x, y) -> pd.DataFrame:
             floats[name] = predict(m.net, m.params, x)
             rows.append({"network": name, "model": "float (trained)",
                          "accuracy": float((floats[name] == y).mean()), "agrees_with_float": 1.0})
-        pred = m.predict(x, exact=m.setting == "hybrid")
+        pred = m.predict(x, exact="int64" if m.setting == "hybrid" else False)
         rows.append({"network": name, "model": f"integer, {m.setting}",
                      "accuracy": float((pred == y).mean()),
                      "agrees_with_float": float((pred == floats[name]).mean())})

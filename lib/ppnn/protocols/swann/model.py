@@ -283,18 +283,22 @@ class SwannModel:
         return np.rint(x * (1 << self.plan.f_in)).astype(np.int64)
 
     def forward_int(self, x_int, check: bool = True, return_steps: bool = False,
-                    exact: bool = True):
+                    exact: bool | str = True):
         """Exact integer forward pass of a batch ``(N, C, H, W)`` (or one image).
 
         ``exact=True`` computes with Python integers (object arrays; what the protocol
-        decrypts); ``exact=False`` uses float64 (fast accuracy evaluation; equal to the exact
-        result unless the integers exceed 2^53).
+        decrypts); ``exact="int64"`` with int64 (exact while every value stays below 2^63 --
+        checked; the hybrid networks do); ``exact=False`` uses float64 (fast, approximate
+        once the integers exceed 2^53, as the PHE-only ones do).
         """
         x = np.asarray(x_int)
         single = x.ndim == 3
         if single:
             x = x[None]
-        x = x.astype(object) if exact else x.astype(np.float64)
+        if exact == "int64":
+            x = x.astype(np.int64)
+        else:
+            x = x.astype(object) if exact else x.astype(np.float64)
         n = x.shape[0]
         outs = []
         for step in self.steps:
@@ -304,7 +308,9 @@ class SwannModel:
             return outs
         return x[0] if single else x
 
-    def _step(self, step: Step, x, check: bool, exact: bool):
+    def _step(self, step: Step, x, check: bool, exact):
+        if exact == "int64":
+            return self._step_int64(step, x, check)
         if step.kind in ("conv", "fc"):
             W = step.W.astype(object) if exact else step.W.astype(np.float64)
             b = step.b if exact else step.b.astype(np.float64)
@@ -336,7 +342,36 @@ class SwannModel:
             y = y // (1 << step.trunc) if exact else np.floor(y / 2.0 ** step.trunc)
         return y
 
-    def predict(self, x, batch: int = 500, exact: bool = False) -> np.ndarray:
+    def _step_int64(self, step: Step, x, check: bool):
+        """The same step in int64, refusing any value that could leave int64."""
+        if step.kind in ("conv", "fc", "sumpool"):
+            taps = step.index if step.index is not None else None
+            width = step.W.shape[1] if step.W is not None else taps.shape[1]
+            wmax = int(np.abs(step.W).max()) if step.W is not None else 1
+            bound = float(np.abs(x).max() if x.size else 0) * wmax * width
+            if step.b is not None:
+                bound += float(max(abs(int(v)) for v in step.b))
+            if bound >= 2.0 ** 62:
+                raise OverflowError(f"{step.label}: int64 evaluation could overflow; use "
+                                    "exact=True")
+            if step.b is not None:
+                b64 = np.array([int(v) for v in step.b], dtype=np.int64)
+            if step.kind == "fc":
+                return x @ step.W.T + b64
+            xp = np.concatenate([x, np.zeros((x.shape[0], 1), dtype=x.dtype)], axis=1)
+            if step.kind == "sumpool":
+                return xp[:, step.index].sum(axis=2)
+            y = xp[:, step.index] @ step.W.T
+            return (y.transpose(0, 2, 1) + b64[None, :, None]).reshape(x.shape[0], -1)
+        if step.kind == "flatten":
+            return x
+        if step.act == "square":
+            mx = int(np.abs(x).max()) >> step.pre_trunc if x.size else 0
+            if mx >= 3037000499:  # ⌊√(2^63 − 1)⌋
+                raise OverflowError(f"{step.label}: x² leaves int64; use exact=True")
+        return self._step(step, x.astype(object), check, True).astype(np.int64)
+
+    def predict(self, x, batch: int = 500, exact: bool | str = False) -> np.ndarray:
         """Arg-max class of float images (the integer model's prediction)."""
         xs = self.encode(x)
         preds = []
