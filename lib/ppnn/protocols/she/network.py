@@ -92,14 +92,23 @@ def _linear(op: QLinear, x: C.Word, batch: int, weight_bits: int, accumulator: s
         sign = np.tile(t["sign"], (batch, 1))
         return C.shift_accumulate(x, src, e, sign, bias, guard_bits=op.guard,
                                   accumulator=accumulator)
-    # TCN: a multiplier per term (public weights as constants), fixed-width adder tree, bias
+    # TCN: a multiplier per (nonzero, in-image) term, a fixed-width adder tree, the bias
     (s, w), counts = _compact(src, np.tile(t["w_int"], (batch, 1)))
-    terms = C.gather(x, s.T)
-    wq = C.constant_word(x.backend, w.T, weight_bits, signed=True)
-    prods = C.multiply(terms, wq)
+    kmax, n_out = s.shape[1], s.shape[0]
+    valid = np.arange(kmax)[None, :] < counts[:, None]  # (n_out, K) after compaction
+    rows, cols = np.nonzero(valid.T)  # term slot (k, j) of every real term
+    terms = C.gather(x, s.T[rows, cols])
+    wq = C.constant_word(x.backend, w.T[rows, cols], weight_bits, signed=True)
+    prods = C.multiply(terms, wq)  # only real terms get a multiplier
     width = tcn_acc_width(op, weight_bits)
-    acc = C.accumulate_fixed(prods, width, counts)
-    return C.add(acc, C.constant_word(x.backend, bias, width, signed=True), widen=False)
+    prods = C.extend(prods, width)
+    slot = np.full((kmax, n_out), rows.size, np.int64)  # filler: a constant 0 (never added)
+    slot[rows, cols] = np.arange(rows.size)
+    be = x.backend
+    zero = be.zeros((1,))
+    table = C.Word(tuple(be.take(be.concat([p, zero]), slot) for p in prods.planes), True)
+    acc = C.accumulate_fixed(table, width, counts)
+    return C.add(acc, C.constant_word(be, bias, width, signed=True), widen=False)
 
 
 def _activate(op: QLinear, acc: C.Word) -> C.Word:
