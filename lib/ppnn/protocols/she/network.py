@@ -31,8 +31,8 @@ __all__ = ["InferenceResult", "encrypted_inference", "encrypted_pool_slice", "tc
            "LAYER_COLUMNS"]
 
 LAYER_COLUMNS = ["layer", "kind", "outputs", "pc_shift", "pc_mult", "cc_add", "cc_com",
-                 "hops", "hgops", "bootstraps", "md_out", "md_layer", "gd_out", "width_out",
-                 "seconds"]
+                 "hops", "hgops", "bootstraps", "md_linear", "md_out", "md_layer", "gd_out",
+                 "width_out", "seconds"]
 
 
 @dataclass
@@ -175,10 +175,13 @@ def encrypted_inference(qnet: QuantNet, backend: GateBackend, x_int, ledger=None
         label = ledger.label(op.name) if ledger is not None else _nullcontext()
         with label:
             if isinstance(op, QLinear):
-                x = _activate(op, _linear(op, x, batch, qnet.weight_bits, accumulator))
+                acc = _linear(op, x, batch, qnet.weight_bits, accumulator)
+                md_linear = acc.md()  # depth after the accumulator and bias, before the unit
+                x = _activate(op, acc)
                 kind = op.kind
             else:
                 x = _pool(op, x, batch, n_in)
+                md_linear = md_prev
                 kind = "maxpool"
             h = _hops(op, batch)
             if ledger is not None:
@@ -192,7 +195,8 @@ def encrypted_inference(qnet: QuantNet, backend: GateBackend, x_int, ledger=None
                      "hops": sum(h.values()),
                      "hgops": (after["hgops"] - before["hgops"]) / batch,
                      "bootstraps": (after["bootstraps"] - before["bootstraps"]) / batch,
-                     "md_out": md, "md_layer": md - md_prev, "gd_out": x.gd(),
+                     "md_linear": md_linear, "md_out": md, "md_layer": md - md_prev,
+                     "gd_out": x.gd(),
                      "width_out": x.width, "seconds": time.perf_counter() - t})
         md_prev = md
         n_in = op.n_out
