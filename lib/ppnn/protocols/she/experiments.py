@@ -1,0 +1,132 @@
+"""The SHE notebook's heavy steps: real-TFHE timings, the MNIST model suite, simulated runs.
+
+Everything here is deterministic per seed except wall-clock timings, which callers keep in
+separate ``*_timings.csv`` files.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ppnn import data, nn
+from ppnn.he.bitsim import BitSimulator, GateBackend
+
+from . import circuits as C
+from . import models, network
+from .quant import QuantNet, compile_network
+
+__all__ = ["gate_latency", "encryption_latency", "MnistModel", "mnist_suite",
+           "weight_bits_sweep", "simulate", "relu_unit_demo"]
+
+
+def gate_latency(backend: GateBackend, single: int = 5, batch: int = 32) -> dict:
+    """Seconds per AND gate on ``backend``: one gate per call (median of ``single`` calls; the
+    paper's sequential setting) and one call of ``batch`` gates (all cores)."""
+    x = backend.encrypt(np.ones(batch, np.uint8))
+    one = x.take(np.array([0]))
+    backend.and_(one, one)  # warm-up
+    t = []
+    for _ in range(single):
+        t0 = time.perf_counter()
+        backend.and_(one, one)
+        t.append(time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    backend.and_(x, x)
+    tb = time.perf_counter() - t0
+    return {"and_single_s": statistics.median(t), "and_batched_s_per_gate": tb / batch,
+            "batch": batch}
+
+
+def encryption_latency(backend: GateBackend, n_in_bits: int, n_out_bits: int) -> dict:
+    """Client: encrypt ``n_in_bits`` random bits and decrypt ``n_out_bits`` (seconds)."""
+    rng = np.random.default_rng(0)
+    bits = rng.integers(0, 2, n_in_bits).astype(np.uint8)
+    t0 = time.perf_counter()
+    enc = backend.encrypt(bits)
+    te = time.perf_counter() - t0
+    out = enc.take(np.arange(min(n_out_bits, n_in_bits)))
+    t0 = time.perf_counter()
+    backend.decrypt(out)
+    td = time.perf_counter() - t0
+    return {"encrypt_s": te, "decrypt_s": td, "edl_s": te + td,
+            "bytes": backend.message_bytes(enc)}
+
+
+@dataclass
+class MnistModel:
+    """A compiled model with its accuracy and training info."""
+
+    name: str
+    scheme: str
+    qnet: QuantNet
+    accuracy: float
+    float_accuracy: float
+    n_test: int
+    info: dict = field(default_factory=dict)
+
+
+def mnist_suite(quick: bool = True, seed: int = 0, n_test: int | None = None,
+                guard_bits: int = 2) -> dict[str, MnistModel]:
+    """SHE (log weights, ``guard_bits``), SHE paper-literal (5-bit truncated terms, g=0),
+    TCN (uniform weights) on the SHE MNIST network, and DSHE; accuracies on ``n_test`` MNIST
+    test images (all 10k when None)."""
+    x, _, xt, yt = data.load_mnist()
+    if n_test is not None:
+        xt, yt = xt[:n_test], yt[:n_test]
+    out = {}
+    specs = [("SHE", "she_mnist", "she", guard_bits), ("SHE-g0", "she_mnist", "she", 0),
+             ("TCN", "she_mnist", "tcn", 0), ("DSHE", "dshe_mnist", "she", guard_bits)]
+    for key, name, scheme, g in specs:
+        fnet, shadow, info = models.trained(name, scheme, quick=quick, seed=seed)
+        qn = compile_network(fnet, shadow, x[:1000], scheme=scheme, guard_bits=g)
+        out[key] = MnistModel(name, scheme, qn, qn.accuracy(xt, yt),
+                              info["float_test_accuracy"], len(xt), info)
+    return out
+
+
+def weight_bits_sweep(bits_list, quick: bool = True, seed: int = 0, n_test: int = 1000,
+                      guard_bits: int = 2) -> list[dict]:
+    """Accuracy of SHE's MNIST network vs log-quantized weight bits: post-training rounding
+    of the float model, and after quantization-aware fine-tuning (cached per bit width)."""
+    x, _, xt, yt = data.load_mnist()
+    xt, yt = xt[:n_test], yt[:n_test]
+    net = nn.zoo.get("she_mnist")
+    params = nn.pretrained("she_mnist", quick=quick, seed=seed)
+    rows = []
+    for b in bits_list:
+        post = compile_network(net, params, x[:1000], weight_bits=b, guard_bits=guard_bits)
+        fnet, shadow, _ = models.trained("she_mnist", "she", weight_bits=b, quick=quick,
+                                         seed=seed)
+        qat = compile_network(fnet, shadow, x[:1000], weight_bits=b, guard_bits=guard_bits)
+        rows.append({"weight_bits": b, "post_training": post.accuracy(xt, yt),
+                     "fine_tuned": qat.accuracy(xt, yt)})
+    return rows
+
+
+def simulate(qnet: QuantNet, x_images, public_constants: bool = False, ledger=None,
+             accumulator: str = "mixed") -> network.InferenceResult:
+    """Encrypted inference of float images on the bit simulator; checks the logits against the
+    integer model (raises AssertionError if a circuit disagrees)."""
+    xi = qnet.encode_input(x_images)
+    res = network.encrypted_inference(qnet, BitSimulator(public_constants=public_constants), xi,
+                                      ledger=ledger, accumulator=accumulator)
+    ref = qnet.forward_int(xi)
+    if not (res.logits == ref).all():
+        raise AssertionError("encrypted logits differ from the integer model")
+    return res
+
+
+def relu_unit_demo(backend: GateBackend, values, bits: int = 5) -> dict:
+    """Encrypt ``values``, run the ReLU unit of Fig. 2, decrypt; with gate counts and time."""
+    backend.reset_counts()
+    x = C.encrypt_word(backend, np.asarray(values), bits, signed=True)
+    t0 = time.perf_counter()
+    r = C.relu_unit(x)
+    sec = time.perf_counter() - t0
+    return {"input": np.asarray(values), "bits_in": C.decrypt_word(backend, x),
+            "relu": C.decrypt_word(backend, r), "gates": backend.hgops,
+            "bootstraps": backend.bootstraps, "md": r.md(), "seconds": sec}
