@@ -176,6 +176,10 @@ def test_pool_slice_matches_integer_model(tiny):
     layers = qn.forward_int(xi, return_layers=True)
     assert (out["pooled"] == layers[1][0, [0, 9, 30]]).all()
     assert (out["act"] == layers[0][0, out["rows"]]).all()
+    only = N.encrypted_pool_slice(qn, be, xi[0], rows=[3, 4])
+    assert (only["act"] == layers[0][0, [3, 4]]).all() and only["hgops"] > 0
+    with pytest.raises(ValueError, match="exactly one"):
+        N.encrypted_pool_slice(qn, be, xi[0])
 
 
 def test_encrypted_inference_input_checks(tiny):

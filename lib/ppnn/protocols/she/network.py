@@ -219,30 +219,41 @@ class _nullcontext:
         return False
 
 
-def encrypted_pool_slice(qnet: QuantNet, backend: GateBackend, x_int, pooled) -> dict:
-    """The first linear layer, its activation and the following max-pool for the pooled
-    outputs ``pooled`` (flat indices into the pool's output) of one image, computing only the
-    linear outputs those windows read. Returns the decrypted values of every stage.
+def encrypted_pool_slice(qnet: QuantNet, backend: GateBackend, x_int, pooled=None,
+                         rows=None) -> dict:
+    """The first linear layer and its activation for a few outputs of one image, and the
+    following max-pool for the pooled outputs ``pooled`` (flat indices into the pool's output;
+    only the linear outputs those windows read are computed). With ``rows`` instead, just
+    those linear outputs and their activations. Returns the decrypted values of every stage
+    and the gate counts of the run.
     """
-    lin, pool = qnet.ops[0], qnet.ops[1]
-    if not (isinstance(lin, QLinear) and isinstance(pool, QPool)):
-        raise ValueError("the network must start with a linear layer followed by a max-pool")
+    lin = qnet.ops[0]
+    if not isinstance(lin, QLinear) or lin.scheme != "she":
+        raise ValueError("the network must start with a SHE linear layer")
+    if (pooled is None) == (rows is None):
+        raise ValueError("give exactly one of pooled (pool outputs) or rows (linear outputs)")
     x_int = np.asarray(x_int).reshape(-1)
-    pooled = np.atleast_1d(np.asarray(pooled))
-    win = pool.src[pooled]  # (P, K) flat indices into the linear layer's output
-    rows = np.unique(win[win >= 0])
+    if pooled is not None:
+        pool = qnet.ops[1]
+        if not isinstance(pool, QPool):
+            raise ValueError("pooled needs a max-pool right after the first linear layer")
+        pooled = np.atleast_1d(np.asarray(pooled))
+        win = pool.src[pooled]  # (P, K) flat indices into the linear layer's output
+        rows = np.unique(win[win >= 0])
+    rows = np.atleast_1d(np.asarray(rows))
     t = lin.terms()
     be = backend
+    be.reset_counts()
     x = C.encrypt_word(be, x_int, qnet.in_bits, signed=False)
-    if lin.scheme == "she":
-        acc = C.shift_accumulate(x, t["src"][rows], t["exponent"][rows], t["sign"][rows],
-                                 lin.bias[rows], guard_bits=lin.guard)
-    else:
-        raise ValueError("encrypted_pool_slice runs SHE layers (scheme 'she')")
+    t0 = time.perf_counter()
+    acc = C.shift_accumulate(x, t["src"][rows], t["exponent"][rows], t["sign"][rows],
+                             lin.bias[rows], guard_bits=lin.guard)
     act = _activate(lin, acc)
-    local = np.where(win >= 0, np.searchsorted(rows, np.maximum(win, 0)), -1)
-    (s,), counts = _compact(local)
-    pooled_word = C.max_reduce(C.gather(act, s.T), counts)
-    return {"rows": rows, "acc": C.decrypt_word(be, acc), "act": C.decrypt_word(be, act),
-            "pooled": C.decrypt_word(be, pooled_word), "act_word": act,
-            "pooled_word": pooled_word}
+    out = {"rows": rows, "acc": C.decrypt_word(be, acc), "act": C.decrypt_word(be, act)}
+    if pooled is not None:
+        local = np.where(win >= 0, np.searchsorted(rows, np.maximum(win, 0)), -1)
+        (s,), counts = _compact(local)
+        pw = C.max_reduce(C.gather(act, s.T), counts)
+        out["pooled"] = C.decrypt_word(be, pw)
+    out.update({"seconds": time.perf_counter() - t0, **be.counts()})
+    return out
