@@ -811,7 +811,7 @@ class Paillier:
         Returns the results and the number of modular multiplications performed (which the
         tests compare with :meth:`MultiExpPlan.total_mults`).
         """
-        mul = self._mul
+        n2 = self.n2
         done = 0
         tables = []
         for g, size in enumerate(plan.group_sizes):
@@ -822,36 +822,35 @@ class Paillier:
                 rest = s ^ low
                 b = grp[low.bit_length() - 1]
                 if rest:
-                    T[s] = mul(T[rest], b)
+                    T[s] = T[rest] * b % n2
                     done += 1
                 else:
                     T[s] = b
             tables.append(T)
         results = []
+        idx = plan.idx.tolist()          # plain lists: numpy scalar indexing is slow here
         maxbits = plan.idx.shape[1]
-        for r in range(len(plan.t)):
-            t = int(plan.t[r])
+        for r, t in enumerate(plan.t.tolist()):
             acc = None
-            for j in range(maxbits - t, maxbits):
+            for cols in idx[r][maxbits - t:]:
                 if acc is not None:
-                    acc = mul(acc, acc)
+                    acc = acc * acc % n2
                     done += 1
-                for g, T in enumerate(tables):
-                    s = int(plan.idx[r, j, g])
+                for s, T in zip(cols, tables):
                     if s:
                         if acc is None:
                             acc = T[s]
                         else:
-                            acc = mul(acc, T[s])
+                            acc = acc * T[s] % n2
                             done += 1
             results.append(acc if acc is not None else self.ONE)
         if plan.offset:
             prod = tables[0][-1]
             for T in tables[1:]:
-                prod = mul(prod, T[-1])
+                prod = prod * T[-1] % n2
                 done += 1
             corr = self._inv(self._pow(prod, plan.offset))
-            results = [mul(v, corr) for v in results]
+            results = [v * corr % n2 for v in results]
             done += len(results)
         return results, done
 

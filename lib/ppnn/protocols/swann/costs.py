@@ -27,10 +27,14 @@ from .model import Step, SwannModel
 from .twopc import OTCostModel
 
 __all__ = ["count_step", "count_model", "UnitCosts", "measure_unit_costs", "project_ms",
-           "COUNTED_OPS", "TWO_PC"]
+           "COUNTED_OPS", "TWO_PC", "FORMULA_ONLY"]
 
 COUNTED_OPS = ("Enc", "Dec", "PartialDec", "paillier_mul", "paillier_exp", "paillier_inv",
-               "and_gate", "Mult", "ot", "aby_gates")
+               "and_gate", "Mult", "ot", "aby_gates", "exp_bits", "pack_sqr")
+# formula-only columns: ``exp_bits`` (exponent bits of all exponentiations; for the random
+# masks of Protocol 1 its expected value) and ``pack_sqr`` (the squarings inside packing, part
+# of ``paillier_mul``); ``aby_gates`` = AND gates a party takes part in
+FORMULA_ONLY = ("aby_gates", "exp_bits", "pack_sqr")
 TWO_PC = "(2pc)"  # pseudo-party of gate / triple / OT totals (the ledger books them unattributed)
 
 
@@ -67,8 +71,13 @@ def _linear_counts(acc: _Acc, step: Step, ev: str, optimized: bool) -> None:
             if plan.offset:
                 acc.op(ev, "paillier_exp", times)
                 acc.op(ev, "paillier_inv", times)
+                acc.op(ev, "exp_bits", times * plan.offset.bit_length())
         else:
             nnz = (Wv != 0).sum(axis=1)
+            bits = np.zeros(Wv.shape, dtype=np.int64)
+            nzm = Wv != 0
+            bits[nzm] = np.floor(np.log2(np.abs(Wv[nzm]))).astype(np.int64) + 1
+            acc.op(ev, "exp_bits", times * int(bits.sum()))
             acc.op(ev, "paillier_exp", times * int(nnz.sum()))
             acc.op(ev, "paillier_inv", times * int((Wv < 0).sum()))
             acc.op(ev, "paillier_mul", times * int(np.maximum(nnz - 1, 0).sum()))
@@ -91,6 +100,7 @@ def _mask_counts(acc: _Acc, n: int, slot: int, n_bits: int, ev: str, pack: bool)
         rho = (n_bits - 1) // slot
         groups = [min(rho, n - i) for i in range(0, n, rho)]
         acc.op(ev, "paillier_mul", n + sum((g - 1) * (slot + 1) for g in groups))
+        acc.op(ev, "pack_sqr", sum((g - 1) * slot for g in groups))
         acc.op(ev, "Enc", len(groups))
         return len(groups)
     acc.op(ev, "Enc", n)
@@ -118,6 +128,7 @@ def count_step(step: Step, setting: str, scenario: str, optimized: bool, n_bits:
         acc.op(hp, "Enc", n)
         acc.send(n * ct)
         acc.op(ev, "paillier_exp", n)
+        acc.op(ev, "exp_bits", n * (step.ell_in + kappa + 1))   # 2r (expected length)
         acc.op(ev, "paillier_inv", n)
         acc.op(ev, "paillier_mul", 2 * n)
         return acc
@@ -199,8 +210,8 @@ class UnitCosts:
     enc: float
     dec: float
     partial_dec: float
-    mul: float
-    exp_small: float      # exponentiation by a 16-bit weight or a ~110-bit mask (mean)
+    mul: float            # one modular multiplication in a Python loop (multi-exp, additions)
+    sqr: float            # one squaring inside gmpy2's powmod (per exponent bit)
     inv: float
     and_gate: float       # simulator seconds per AND gate (both parties)
     n_bits: int
@@ -230,9 +241,13 @@ def measure_unit_costs(n_bits: int = 2048, reps: int = 20, keys=None,
     s1, _ = split_private_key(sk)
     t_pdec, _ = clock(lambda: be.partial_decrypt(s1, c, "server"))
     data = list(c.data)
-    t_mul, _ = clock(lambda: [be._mul(a, b) for a, b in zip(data, data[1:] + data[:1])])
-    exps = [int(v) for v in rng.integers(1, 2**16, size=reps)]
-    t_exp, _ = clock(lambda: [be._pow(a, e) for a, e in zip(data, exps)])
+    n2 = be.n2
+    t_mul, _ = clock(lambda: [[a * b % n2 for a, b in zip(data, data[1:] + data[:1])]
+                              for _ in range(20)])
+    t_mul /= 20
+    e = 1 << 200
+    t_sqr, _ = clock(lambda: [be._pow(a, e) for a in data])
+    t_sqr /= 200
     t_inv, _ = clock(lambda: [be._inv(a) for a in data])
     led = Ledger(["client", "server"])
     tpc = TwoPC(led, ("client", "server"), rng)
@@ -240,16 +255,19 @@ def measure_unit_costs(n_bits: int = 2048, reps: int = 20, keys=None,
     t0 = time.perf_counter()
     tpc.a2b(x, 32)
     t_and = (time.perf_counter() - t0) / (2000 * 31)
-    return UnitCosts(t_enc, t_dec, t_pdec, t_mul, t_exp, t_inv, t_and, n_bits)
+    return UnitCosts(t_enc, t_dec, t_pdec, t_mul, t_sqr, t_inv, t_and, n_bits)
 
 
 def project_ms(counts: pd.DataFrame, units: UnitCosts) -> pd.DataFrame:
     """Projected milliseconds per step (rows) and party (columns) from counted operations."""
     per = {"Enc": units.enc, "Dec": units.dec, "PartialDec": units.partial_dec,
-           "paillier_mul": units.mul, "paillier_exp": units.exp_small,
            "paillier_inv": units.inv}
     df = counts.copy()
     df["ms"] = sum(df[op] * t for op, t in per.items()) * 1e3
+    # Python-level multiplications; squarings inside powmod (packing, exponentiations: about
+    # 1.2 multiplications per exponent bit with gmpy2's sliding window)
+    df["ms"] += ((df["paillier_mul"] - df["pack_sqr"]) * units.mul
+                 + df["pack_sqr"] * units.sqr + 1.2 * df["exp_bits"] * units.sqr) * 1e3
     # 2PC gates are symmetric: half of the simulator's time to each of the two parties
     df["ms"] += df["aby_gates"] * units.and_gate * 1e3 / 2
     df = df[df["party"] != TWO_PC]

@@ -244,11 +244,13 @@ class SwannModel:
         ells: dict[str, int] = {}
         n_act = sum(s.kind == "act" for s in self.steps)
         for _ in range(n_act + 1):
-            outs = self.forward_int(x_int, check=False, return_steps=True)
+            # float64 is enough to size ℓ (the margin covers its rounding)
+            outs = self.forward_int(x_int, check=False, return_steps=True, exact=False)
             prev, changed = x_int, False
             for step, y in zip(self.steps, outs):
                 if step.kind == "act":
-                    mx = int(np.max(np.abs(np.asarray(prev, dtype=object)))) if prev.size else 0
+                    mx = int(np.ceil(np.max(np.abs(np.asarray(prev, dtype=np.float64))))) \
+                        if prev.size else 0
                     step.seen_max = mx
                     need = max(self.plan.ell, mx.bit_length() + 1 + self.plan.margin_bits)
                     if need != step.ell_in:
