@@ -104,7 +104,7 @@ def test_maxpool(mal, n, k):
 
 
 @pytest.mark.parametrize("mal", MAL)
-@pytest.mark.parametrize("m,c", [(4, 1), (16, 3)])
+@pytest.mark.parametrize("m,c", [(4, 1), (16, 3), (12, 2)])
 def test_batchnorm(mal, m, c):
     def fwd(f):
         batchnorm_forward(f, _vals(f, (m, c)), f.share_fixed(np.ones(c)),

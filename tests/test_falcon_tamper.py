@@ -70,3 +70,10 @@ def test_deviation_validation():
         Deviation("P0", "relu::open", "bad_triple")
     with pytest.raises(TypeError, match="Deviation"):
         Falcon(np.random.default_rng(0), deviation="P0")
+
+
+@pytest.mark.slow
+def test_every_scenario_of_every_protocol_aborts():
+    df = run_all(protocol_instances(2))
+    assert len(df) > 3000
+    assert df["fired"].all() and df["detected"].all()

@@ -26,7 +26,7 @@ import sympy as sp
 
 __all__ = ["Cost", "clog2", "pc_cost", "wrap3_cost", "drelu_cost", "relu_cost", "maxpool_cost",
            "pow_cost", "division_cost", "inverse_sqrt_cost", "batchnorm_cost",
-           "batchnorm_backward_cost", "matmul_cost", "mult_cost", "truncation_cost",
+           "batchnorm_backward_cost", "mean_cost", "matmul_cost", "mult_cost", "truncation_cost",
            "reconstruct_cost", "bit_injection_cost", "select_share_cost",
            "maxpool_backward_cost", "symbols", "table9"]
 
@@ -168,12 +168,23 @@ def inverse_sqrt_cost(n, ell=32, p=37, mal=False, top=True, iters=4) -> Cost:
             + (iters - 1) * newton + _open(n, ell, mal) + (_check(mal) if top else ZERO))
 
 
+def mean_cost(m, k, ell=32, mal=False) -> Cost:
+    """Column means of an (m, k) array: one truncation, plus a public scaling unless m = 2^e
+    (a symbolic m is taken to be a power of two)."""
+    one = _open(k, ell, mal)
+    if not isinstance(m, int):
+        return one
+    if m == 1:
+        return ZERO
+    return one if (m & (m - 1)) == 0 else one * 2
+
+
 def batchnorm_cost(m, C, ell=32, p=37, mal=False, top=True) -> Cost:
     """Algorithm 7 forward on ``(m, C)``: mean, scaled square, variance, inverse sqrt, x^ and
     gamma x^ (per-channel factors broadcast over the batch)."""
     n = m * C
     fx = lambda k, nx=None, ny=None: _mult(k, ell, mal, nx, ny) + _open(k, ell, mal)  # noqa
-    return (_open(C, ell, mal) + _open(n, ell, mal) + fx(n) + _open(C, ell, mal)
+    return (mean_cost(m, C, ell, mal) + _open(n, ell, mal) + fx(n) + mean_cost(m, C, ell, mal)
             + inverse_sqrt_cost(C, ell, p, mal, top=False) + fx(n, n, C) + fx(n, n, C)
             + (_check(mal) if top else ZERO))
 
@@ -181,7 +192,7 @@ def batchnorm_cost(m, C, ell=32, p=37, mal=False, top=True) -> Cost:
 def batchnorm_backward_cost(m, C, ell=32, mal=False, top=True) -> Cost:
     n = m * C
     fx = lambda k, nx=None, ny=None: _mult(k, ell, mal, nx, ny) + _open(k, ell, mal)  # noqa
-    return (fx(2 * n) + fx(n) + fx(n, n, C) + _open(C, ell, mal) + fx(n, n, C)
+    return (fx(2 * n) + fx(n) + mean_cost(m, 2 * C, ell, mal) + fx(n, n, C) + fx(n, n, C)
             + (_check(mal) if top else ZERO))
 
 

@@ -23,7 +23,8 @@ below 16 in magnitude (the raw product carries 26 fractional bits and truncation
 ``x - mu`` by 1/4 before squaring and so supports ``|x - mu| < 16``.
 * **Batch norm** (Algorithm 7): ``mu = mean(x)``, ``var = mean((x - mu)^2)``,
   ``inv = 1/sqrt(var + eps)``, ``x^ = (x - mu) inv``, ``y = gamma x^ + beta``; backward
-  ``dx = inv / m (m dx^ - sum dx^ - x^ sum(dx^ x^))`` with ``dx^ = gamma dy``.
+  ``dx = inv (dx^ - mean(dx^) - x^ mean(dx^ x^))`` with ``dx^ = gamma dy`` (means, not
+  ``m`` times sums: ``m dx^`` would overflow the ring).
 """
 
 from __future__ import annotations
@@ -155,6 +156,22 @@ def _bcast(v: RSS, shape) -> RSS:
     return RSS(np.broadcast_to(v.components[:, None], (3, *shape)).copy(), v.ring)
 
 
+def mean_rows(fal: Falcon, x: RSS, what: str) -> RSS:
+    """Column means of ``x`` (m, C): the local column sum divided by ``m``. For ``m = 2^e``
+    one truncation by ``e``; otherwise truncate by ``e = ceil(log2 m)`` and multiply by the
+    public ``2^e / m`` in ``(0.5, 1]`` (a second round) -- multiplying the sum by ``1/m``
+    directly would lose most of the precision of ``1/m`` at 13 fractional bits."""
+    m = x.shape[0]
+    e = (m - 1).bit_length()
+    s = _sum_rows(x)
+    if e == 0:
+        return s
+    s = fal.truncate(s, e, f"{what}: sum / 2^{e}")
+    if (1 << e) == m:
+        return s
+    return fal.mul_public_fixed(s, (1 << e) / m, f"{what}: * 2^{e}/{m}")
+
+
 def _row(v: RSS) -> RSS:
     """Per-column values as a (1, C) row that broadcasts over the batch in a product."""
     return v.reshape(1, *v.shape)
@@ -169,11 +186,11 @@ def batchnorm_forward(fal: Falcon, x: RSS, gamma: RSS, beta: RSS,
     if gamma.shape != (C,) or beta.shape != (C,):
         raise ValueError(f"gamma and beta must have shape ({C},), got {gamma.shape}, {beta.shape}")
     with fal.protocol("batchnorm"):
-        mu = fal.mul_public_fixed(_sum_rows(x), 1.0 / m, "bn: mean")
+        mu = mean_rows(fal, x, "bn: mean")
         xc = x - _bcast(mu, x.shape)
         xq = fal.truncate(xc, BN_PRESHIFT, "bn: (x - mu) / 4")  # keeps (x - mu)^2 in range
         sq = fal.mul_fixed(xq, xq, "bn: ((x - mu) / 4)^2")
-        var = fal.mul_public_fixed(_sum_rows(sq), 4.0 ** BN_PRESHIFT / m, "bn: variance")
+        var = mean_rows(fal, sq, "bn: variance").mul_public(4 ** BN_PRESHIFT)
         inv = inverse_sqrt(fal, var.add_public(fal.fp.encode(eps)))
         xhat = fal.mul_fixed(xc, _row(inv), "bn: x^ = (x - mu) inv")
         y = fal.mul_fixed(xhat, _row(gamma), "bn: gamma x^") + _bcast(beta, x.shape)
@@ -190,9 +207,10 @@ def batchnorm_backward(fal: Falcon, dy: RSS, cache: BNCache) -> tuple[RSS, RSS, 
         dyx, dxh = _split(prod, shape)
         dgamma, dbeta = _sum_rows(dyx), _sum_rows(dy)
         t = fal.mul_fixed(dxh, xhat, "bn back: dx^ x^")
-        s1, s2 = _sum_rows(dxh), _sum_rows(t)
-        xs2 = fal.mul_fixed(xhat, _row(s2), "bn back: x^ sum(dx^ x^)")
-        scale = fal.mul_public_fixed(inv, 1.0 / m, "bn back: inv / m")
-        inner = dxh.mul_public(m) - _bcast(s1, shape) - xs2
-        dx = fal.mul_fixed(inner, _row(scale), "bn back: dx")
+        means = mean_rows(fal, RSS(np.concatenate([dxh.components, t.components], axis=2),
+                                   dy.ring), "bn back: means of dx^, dx^ x^")
+        mean1, mean2 = means[:shape[1]], means[shape[1]:]
+        xs2 = fal.mul_fixed(xhat, _row(mean2), "bn back: x^ mean(dx^ x^)")
+        inner = dxh - _bcast(mean1, shape) - xs2
+        dx = fal.mul_fixed(inner, _row(inv), "bn back: dx = inv (dx^ - mean - x^ mean)")
         return dx, dgamma, dbeta
