@@ -1,1 +1,1 @@
-"""Cryptographic backends: BFV (TenSEAL), Paillier (phe), TFHE (tfhe-rs binding), garbled circuits."""
+"""Cryptographic backends: BFV (TenSEAL), Paillier (phe), TFHE (tfhe-rs), garbled circuits."""
