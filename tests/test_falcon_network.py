@@ -69,7 +69,7 @@ def _tiny_bn():
 def test_private_gradients_match_float_backprop(name):
     net = _tiny_bn() if name == "tiny_bn" else zoo.get(name)
     params = _params(net)
-    b = 16 if name == "tiny_bn" else 4
+    b = 8 if name == "tiny_bn" else 4
     x = np.random.default_rng(4).uniform(0, 1, (b, *net.input_shape))
     labels = np.arange(b) % net.output_shape[0]
     fal = Falcon(np.random.default_rng(0))

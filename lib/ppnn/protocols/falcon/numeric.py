@@ -199,7 +199,7 @@ def batchnorm_forward(fal: Falcon, x: RSS, gamma: RSS, beta: RSS,
 
 def batchnorm_backward(fal: Falcon, dy: RSS, cache: BNCache) -> tuple[RSS, RSS, RSS]:
     """Gradients ``(dx, dgamma, dbeta)`` of batch norm (multiplications only)."""
-    xhat, inv, gamma, m = cache.xhat, cache.inv, cache.gamma, cache.m
+    xhat, inv, gamma = cache.xhat, cache.inv, cache.gamma
     shape = dy.shape
     with fal.protocol("batchnorm_backward"):
         prod = fal.mul_fixed(_cat(dy, dy), _cat(xhat, _bcast(gamma, shape)),
