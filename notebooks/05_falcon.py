@@ -682,7 +682,8 @@ report.save_errata("falcon", [
 #   float training iteration by iteration.
 #
 # **Exercises**
-# 1. Set `frac_bits=10` and re-run Table 6: where does accuracy start to drop?
+# 1. Pass `frac_bits=8` (then 6, 4) to `E.private_inference` for Network-A: where does the
+#    agreement with the float model start to drop, and why does the relative error grow?
 # 2. In the widget, find a step whose deviation leaves the semi-honest result unchanged. Why
 #    is the malicious run still aborted there?
 # 3. Derive the malicious/semi-honest communication ratio of ReLU from `costs.py`; which term

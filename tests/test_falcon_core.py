@@ -154,3 +154,17 @@ def test_inconsistent_shares_abort_on_open():
     fal.deviation = Deviation("P1", "::open", "flip_share", occurrence=1)
     with pytest.raises(MaliciousAbort, match="open consistency check"):
         fal.open(x)
+
+
+def test_common_randomness_from_pairwise_keys():
+    fal = _fal(0)
+    for alg in (fal.ring, fal.field, fal.bit):
+        z = fal.zero3(alg, (1000,))
+        assert np.all(np.asarray(alg.sum(z, axis=0)) == 0)  # a 3-out-of-3 sharing of zero
+        assert len(np.unique(z[0])) > 1  # and not trivially zero
+        r = fal.rand2of3(alg, (1000,))
+        assert r.components.shape == (3, 1000)
+    # the setup round: each party hands one 128-bit key to its predecessor (offline)
+    setup = [m for m in fal.ledger.messages if m.label == "setup"]
+    assert [(m.sender, m.receiver, m.bits) for m in setup] == [
+        ("P0", "P2", 128), ("P1", "P0", 128), ("P2", "P1", 128)]

@@ -52,13 +52,13 @@ def calibrate(net: Network, params, x_cal: np.ndarray, limit: float = RANGE_LIMI
 
 
 def private_inference(net: Network, params, x: np.ndarray, malicious: bool = False,
-                      seed: int = 0, batch_size: int = 100, x_cal: np.ndarray | None = None
-                      ) -> dict:
+                      seed: int = 0, batch_size: int = 100, x_cal: np.ndarray | None = None,
+                      frac_bits: int = 13) -> dict:
     """Private inference of ``x`` (N, C, H, W) in batches; returns outputs, predictions,
     the float reference and the ledger of the whole run."""
     cal = x_cal if x_cal is not None else x[:256]
     scaled, scale = calibrate(net, params, cal)
-    fal = Falcon(np.random.default_rng(seed), malicious=malicious)
+    fal = Falcon(np.random.default_rng(seed), malicious=malicious, frac_bits=frac_bits)
     model = share_model(fal, net, scaled)
     outs = []
     t0 = time.perf_counter()
