@@ -451,17 +451,25 @@ paths.atomic_write(OUT / "table6_inference_timings.csv", pd.DataFrame(t6_time).t
 # LeNet — see the tests); AlexNet and VGG16 are **cost only** (too large to simulate on two
 # cores). Time = compute + network model (LAN 625 MBps / 0.2 ms, WAN 40 MBps / 70 ms, one
 # latency per round, each party pushing a third of the bytes): always a *projection*.
-# Compute = measured per-ReLU and per-MAC unit costs of this simulation (all three parties in
-# one process, single-threaded BLAS) times the network's counts (the whole-network simulation
-# times of §8 are in `table6_inference_timings.csv`).
+# Compute = the measured simulation time of one image (all three parties in one process,
+# single-threaded BLAS) for the networks we run, and measured per-ReLU and per-MAC unit costs
+# times the network's counts for AlexNet/VGG16 (column `compute_kind`).
 
 # %%
 unit = E.unit_compute_costs(SEED, n_relu=2000 if QUICK else 20000)
+measured_compute = {}  # one image through each network we can simulate, both threat models
+for name in names:
+    net = zoo.get(name)
+    params = pretrained(name, quick=QUICK, seed=SEED)
+    for mal in (False, True):
+        r1 = E.private_inference(net, params, x_te[:1], malicious=mal, seed=SEED,
+                                 x_cal=x_tr[:512])
+        measured_compute[(name, mal)] = r1["seconds"]
 display(pd.DataFrame([{"unit": k, "threat_model": "malicious" if m else "semi-honest",
                        "seconds": v} for (k, m), v in unit.items()]))
 inf_names = names + ["falcon_alexnet_cifar10", "falcon_vgg16_cifar10",
                      "falcon_alexnet_tinyimagenet", "falcon_vgg16_tinyimagenet"]
-inf = E.network_cost_rows(inf_names, unit, batch=1)  # compute from unit costs, for every row
+inf = E.network_cost_rows(inf_names, unit, batch=1, measured_compute=measured_compute)
 counted_inf = (inf[inf.setting == "LAN"][["network", "threat_model", "rounds", "comm_MB", "macs",
                                           "relus"]].reset_index(drop=True))
 display(counted_inf)
