@@ -63,14 +63,14 @@ pd.set_option("display.width", 160)
 pd.set_option("display.max_colwidth", 60)
 PARTIES = ("client", "server")
 # sizes: quick mode (CI) vs the full pipeline
-n_test = N_TEST if QUICK else 10 * N_TEST
+n_test = N_TEST if QUICK else 5 * N_TEST
 SIZES = {"online_n": 1 << 13 if QUICK else 1 << 17, "gc_n": 2048 if QUICK else 16384,
          "pre_published_tables": 2 if QUICK else 8, "pre_ours_tables": 64 if QUICK else 512,
          "repeat": 2 if QUICK else 5}
 MODELS = [("tabula_lenet", "mnist"), ("mlp_784_128_128_10", "mnist")]
 if not QUICK:
     MODELS += [("tabula_lenet", "fashion_mnist"), ("minionn_mnist", "mnist")]
-BITS = [2, 3, 4, 6, 8] if QUICK else [2, 3, 4, 5, 6, 7, 8, 10, 12]
+BITS = [2, 3, 4, 6, 8] if QUICK else [2, 3, 4, 5, 6, 8, 10, 12]
 print("ppnn", ppnn.__version__, "| quick" if QUICK else "| full", "| test images per point:",
       n_test)
 
