@@ -194,13 +194,13 @@ class GateBackend:
 
     def _make(self, data, trivial, const, md, gd) -> Bits:
         return Bits(self, data, np.asarray(trivial, bool), np.asarray(const, np.uint8),
-                    np.asarray(md, np.int64), np.asarray(gd, np.int64))
+                    np.asarray(md, np.int32), np.asarray(gd, np.int32))
 
     # -- client side ---------------------------------------------------------------------
     def encrypt(self, bits) -> Bits:
         """Encrypt an array of 0/1 under this backend's key (the client's step)."""
         arr = _bit_array(bits)
-        z = np.zeros(arr.shape, np.int64)
+        z = np.zeros(arr.shape, np.int32)
         return self._make(self._encrypt(arr), np.zeros(arr.shape, bool), np.zeros_like(arr),
                           z, z.copy())
 
@@ -220,7 +220,7 @@ class GateBackend:
     def trivial(self, bits) -> Bits:
         """Trivial (noiseless, public) ciphertexts of constants."""
         arr = _bit_array(bits)
-        z = np.zeros(arr.shape, np.int64)
+        z = np.zeros(arr.shape, np.int32)
         return self._make(self._trivial(arr), np.ones(arr.shape, bool), arr, z, z.copy())
 
     def constant(self, bits) -> Bits:
@@ -244,8 +244,8 @@ class GateBackend:
         both_triv = ta & tb
         out_t = both_triv.copy()
         out_c = np.where(both_triv, _TRUTH[gate](a.const, b.const), 0).astype(np.uint8)
-        md = np.zeros(shape, np.int64)
-        gd = np.zeros(shape, np.int64)
+        md = np.zeros(shape, np.int32)
+        gd = np.zeros(shape, np.int32)
         # exactly one input trivial: the encrypted one passes (maybe negated) or is absorbed
         one_a, one_b = ta & ~tb, tb & ~ta  # one_a: a is the trivial one, b is encrypted
         for triv, enc, mask in ((a, b, one_a), (b, a, one_b)):
@@ -307,8 +307,8 @@ class GateBackend:
         tc, ta, tb = c.trivial, a.trivial, b.trivial
         out_t = np.zeros(shape, bool)
         out_c = np.zeros(shape, np.uint8)
-        md = np.zeros(shape, np.int64)
-        gd = np.zeros(shape, np.int64)
+        md = np.zeros(shape, np.int32)
+        gd = np.zeros(shape, np.int32)
         boots = np.zeros(shape, np.int64)
         # trivial condition: a copy of the selected branch
         for mask, src in ((tc & (c.const == 1), a), (tc & (c.const == 0), b)):

@@ -108,16 +108,24 @@ def weight_bits_sweep(bits_list, quick: bool = True, seed: int = 0, n_test: int 
 
 
 def simulate(qnet: QuantNet, x_images, public_constants: bool = False, ledger=None,
-             accumulator: str = "mixed") -> network.InferenceResult:
-    """Encrypted inference of float images on the bit simulator; checks the logits against the
-    integer model (raises AssertionError if a circuit disagrees)."""
-    xi = qnet.encode_input(x_images)
-    res = network.encrypted_inference(qnet, BitSimulator(public_constants=public_constants), xi,
-                                      ledger=ledger, accumulator=accumulator)
-    ref = qnet.forward_int(xi)
-    if not (res.logits == ref).all():
-        raise AssertionError("encrypted logits differ from the integer model")
-    return res
+             accumulator: str = "mixed", chunk: int = 2) -> network.InferenceResult:
+    """Encrypted inference of float images on the bit simulator, ``chunk`` images at a time
+    (memory); checks the logits against the integer model (AssertionError if a circuit
+    disagrees). Costs per image do not depend on the image (every gate decision is public), so
+    the first chunk's cost frame stands for all."""
+    x_images = np.asarray(x_images)
+    first, logits = None, []
+    for i in range(0, len(x_images), chunk):
+        xi = qnet.encode_input(x_images[i:i + chunk])
+        res = network.encrypted_inference(
+            qnet, BitSimulator(public_constants=public_constants), xi,
+            ledger=ledger if i == 0 else None, accumulator=accumulator)
+        if not (res.logits == qnet.forward_int(xi)).all():
+            raise AssertionError("encrypted logits differ from the integer model")
+        logits.append(res.logits)
+        first = first or res
+    first.logits = np.concatenate(logits)
+    return first
 
 
 def relu_unit_demo(backend: GateBackend, values, bits: int = 5) -> dict:
