@@ -510,6 +510,8 @@ tim = pd.concat([
         lambda s: f"conv {s} online_s"),
     pd.Series(timings)])
 paths.atomic_write(out / "gala_timings.csv", tim.rename("value").to_csv())
+paths.atomic_write(out / "tenseal_peer_timings.csv", peer.to_csv(index=False))
+paths.atomic_write(out / "unit_costs_timings.csv", unit.to_csv())
 print(f"notebook ran in {timings['notebook_total_s']:.0f} s")
 
 # %% [markdown]
