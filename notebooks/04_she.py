@@ -59,7 +59,7 @@ from ppnn.protocols.she import circuits as C
 from ppnn.protocols.she import costs, figures, network, tables
 from ppnn.protocols.she import experiments as ex
 
-N_TEST = 1000 if QUICK else None  # MNIST test images for accuracies (None: all 10,000)
+N_TEST = 500 if QUICK else None  # MNIST test images for accuracies (None: all 10,000)
 N_SIM = 1 if QUICK else 8  # images run gate by gate through the simulator
 SWEEP_BITS = [3, 5] if QUICK else [3, 4, 5, 6, 7]
 timings: dict[str, float] = {}
@@ -235,7 +235,7 @@ plt.show()
 
 # %%
 t = time.perf_counter()
-suite = ex.mnist_suite(quick=QUICK, seed=SEED, n_test=N_TEST)
+suite = ex.mnist_suite(quick=QUICK, seed=SEED, n_test=N_TEST, n_calib=500 if QUICK else 1000)
 timings["models_s"] = time.perf_counter() - t
 acc_tab = pd.DataFrame([{"model": k, "network": m.name, "scheme": m.scheme,
                          "float accuracy (%)": 100 * m.float_accuracy,
@@ -309,17 +309,16 @@ qn = suite["SHE"].qnet
 img = qn.encode_input(xtest[:1])[0]
 layers_int = qn.forward_int(img[None], return_layers=True)
 t = time.perf_counter()
-if QUICK:
-    real = network.encrypted_pool_slice(qn, server_key, img, rows=[6 * 13 + 6])
-else:
-    real = network.encrypted_pool_slice(qn, server_key, img, pooled=[6 * 13 + 6])
+# quick: one corner output of channel 0 (16 in-image terms); full: the 3x3 window of one
+# interior pooled output (9 conv outputs, their ReLU units, 8 max units)
+where = {"rows": [0]} if QUICK else {"pooled": [6 * 13 + 6]}
+real = network.encrypted_pool_slice(qn, server_key, img, **where)
 timings["real_slice_s"] = time.perf_counter() - t
-simrun = network.encrypted_pool_slice(qn, BitSimulator(), img, **(
-    {"rows": [6 * 13 + 6]} if QUICK else {"pooled": [6 * 13 + 6]}))
+simrun = network.encrypted_pool_slice(qn, BitSimulator(), img, **where)
 assert (real["act"] == layers_int[0][0, real["rows"]]).all()
 assert (real["act"] == simrun["act"]).all() and real["hgops"] == simrun["hgops"]
 if "pooled" in real:
-    assert (real["pooled"] == layers_int[1][0, [6 * 13 + 6]]).all()
+    assert (real["pooled"] == layers_int[1][0, where["pooled"]]).all()
 print(f"real tfhe-rs: {real['hgops']} gates ({real['bootstraps']} bootstraps) in "
       f"{real['seconds']:.1f} s = {1e3 * real['seconds'] / max(real['bootstraps'], 1):.1f} ms "
       f"per bootstrap on {server_key.binding.num_threads()} threads")

@@ -70,10 +70,11 @@ class MnistModel:
 
 
 def mnist_suite(quick: bool = True, seed: int = 0, n_test: int | None = None,
-                guard_bits: int = 2) -> dict[str, MnistModel]:
+                guard_bits: int = 2, n_calib: int = 1000) -> dict[str, MnistModel]:
     """SHE (log weights, ``guard_bits``), SHE paper-literal (5-bit truncated terms, g=0),
     TCN (uniform weights) on the SHE MNIST network, and DSHE; accuracies on ``n_test`` MNIST
-    test images (all 10k when None)."""
+    test images (all 10k when None); activation scales calibrated on ``n_calib`` training
+    images."""
     x, _, xt, yt = data.load_mnist()
     if n_test is not None:
         xt, yt = xt[:n_test], yt[:n_test]
@@ -82,7 +83,7 @@ def mnist_suite(quick: bool = True, seed: int = 0, n_test: int | None = None,
              ("TCN", "she_mnist", "tcn", 0), ("DSHE", "dshe_mnist", "she", guard_bits)]
     for key, name, scheme, g in specs:
         fnet, shadow, info = models.trained(name, scheme, quick=quick, seed=seed)
-        qn = compile_network(fnet, shadow, x[:1000], scheme=scheme, guard_bits=g)
+        qn = compile_network(fnet, shadow, x[:n_calib], scheme=scheme, guard_bits=g)
         out[key] = MnistModel(name, scheme, qn, qn.accuracy(xt, yt),
                               info["float_test_accuracy"], len(xt), info)
     return out
