@@ -1,7 +1,16 @@
 """SHE (Lou & Jiang, NeurIPS 2019): TFHE gate-level ReLU / max-pool and shift-accumulate networks.
 
-``circuits`` holds the gate circuits on encrypted integers (adder, mixed-bitwidth accumulator,
-shift, ReLU and max units, multiplier, shift-accumulate dot product).
+* ``circuits``    -- gate circuits on encrypted integers: ripple-carry adder, mixed-bitwidth
+  accumulator, free arithmetic shifts, ReLU and max units (Fig. 2), multiplier (TCN),
+  shift-accumulate dot product; closed forms of their gate counts
+* ``quant``       -- logarithmic / uniform weight quantizers and the compiled integer network
+* ``models``      -- trained MNIST models, fine-tuned with the quantizer in the loop (cached)
+* ``network``     -- client/server encrypted inference on any gate backend, per-layer costs
+* ``costs``       -- counted costs of networks too large to evaluate gate by gate (Tables 5-6)
+* ``tables``      -- the paper's tables in its units, with provenance and errata
+* ``experiments`` / ``figures`` -- the notebook's heavy steps and schematics
+
+Backends (``ppnn.he.bitsim.BitSimulator``, ``ppnn.he.tfhe.TfheBackend``) share one interface.
 """
 
 from . import circuits
