@@ -167,7 +167,7 @@ def test_network_inference_and_training_costs_equal_ledger(mal, name):
     secure_forward(fal, model, fal.share_fixed(x))
     got = C.Cost(fal.ledger.rounds("online"), fal.ledger.total_bits("online"))
     assert got == C.network_cost(net, batch, mal=mal)
-    if name in ("falcon_network_a", "tiny_bn"):
+    if name in ("falcon_network_a", "falcon_network_b", "tiny_bn"):
         fal = Falcon(np.random.default_rng(0), malicious=mal)
         model = share_model(fal, net, params)
         labels = np.arange(batch) % net.output_shape[0]

@@ -9,6 +9,7 @@ from ppnn.nn.forward import forward, init_params
 from ppnn.protocols.falcon import Falcon
 from ppnn.protocols.falcon.experiments import calibrate, private_inference, private_training
 from ppnn.protocols.falcon.network import (
+    conv_grad_shift,
     output_delta,
     reveal_model,
     secure_backward,
@@ -80,11 +81,18 @@ def test_private_gradients_match_float_backprop(name):
     grads = secure_backward(fal, model, caches, delta)
     y, c = forward_train(net.layers, [dict(p) for p in params], x)
     _, ref = backward(net.layers, params, c, y - np.eye(net.output_shape[0])[labels])
-    for g, r in zip(grads, ref):
+    for i, (g, r) in enumerate(zip(grads, ref)):
         for k, v in g.items():
             ours = 16 * fal.reveal_fixed(v)
             if k == "W":
                 ours = ours.T.reshape(r[k].shape)
+            if isinstance(net.layers[i], Conv2d) and k == "W" and conv_grad_shift(
+                    *net.shapes()[i + 1][1:]) > 2:
+                # the error is pre-scaled by 2^-ceil(log2(oh ow)/2) before a convolution's
+                # weight gradient (range of Z_2^32): unbiased but coarse -- check the direction
+                cos = (ours * r[k]).sum() / np.linalg.norm(ours) / np.linalg.norm(r[k])
+                assert cos > 0.95, (name, k, cos)
+                continue
             scale = max([1.0] + [float(np.abs(v2).max()) for v2 in r.values()])
             assert np.abs(ours - r[k]).max() <= 0.05 * scale, (name, k)
 

@@ -288,18 +288,21 @@ def layer_backward_cost(layer, in_shape, batch: int, first: bool, ell=32, mal=Fa
         size *= d
     n = batch * size
     if isinstance(layer, Dense | Conv2d):
+        pre = ZERO
         if isinstance(layer, Dense):
             rows, fan_in, out = batch, in_shape[0], layer.out_features
         else:
             c, oh, ow = _layer_geometry(layer, in_shape)
             rows, fan_in, out = batch * oh * ow, c * layer.kernel ** 2, layer.out_channels
+            if oh * ow > 1:  # the error is pre-scaled before the weight gradient
+                pre = _open(rows * out, ell, mal)
         # round 1: dW = x^T delta and (unless first) dx = delta W^T; round 2: truncations
         bits = _mult(fan_in * out, ell, mal, fan_in * rows, rows * out).bits
         tr = fan_in * out + (out if layer.bias else 0)
         if not first:
             bits += _mult(rows * fan_in, ell, mal, rows * out, out * fan_in).bits
             tr += rows * fan_in
-        return Cost(2, bits + _open(tr, ell, mal).bits) + _check(mal)
+        return pre + Cost(2, bits + _open(tr, ell, mal).bits) + _check(mal)
     if isinstance(layer, ReLU):
         return _mult(n, ell, mal) + _check(mal)
     if isinstance(layer, MaxPool):

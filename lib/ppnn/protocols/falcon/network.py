@@ -31,7 +31,7 @@ from .pooling import maxpool
 from .runtime import RSS, Falcon
 
 __all__ = ["SecureModel", "share_model", "reveal_model", "secure_forward", "secure_backward",
-           "sgd_step", "train_step", "output_delta", "SUPPORTED"]
+           "sgd_step", "train_step", "output_delta", "SUPPORTED", "conv_grad_shift"]
 
 SUPPORTED = (Conv2d, Dense, ReLU, MaxPool, MeanPool, BatchNorm, Flatten)
 
@@ -223,6 +223,16 @@ def output_delta(fal: Falcon, out: RSS, labels: np.ndarray, n_classes: int) -> R
     return out - fal.share_fixed(onehot)
 
 
+def conv_grad_shift(oh: int, ow: int) -> int:
+    """Pre-scaling (bits) of a convolution's output error before its weight gradient:
+    ``ceil(log2(oh * ow) / 2)``. The gradient sums ``x * delta`` over every output position
+    of the batch; with errors of random sign that sum grows like the square root of the
+    number of positions, which this shift absorbs (the worst case -- all terms of one sign --
+    could still leave the range of Z_2^32; a 32-bit ring cannot afford the full shift
+    without losing the gradient in rounding noise)."""
+    return ((oh * ow - 1).bit_length() + 1) // 2
+
+
 def _layer_backward(fal: Falcon, name: str, layer, q: dict, cache, delta: RSS, need_dx: bool,
                     extra_shift: int):
     """Back-propagate through one layer; returns ``(delta_in, grads)``."""
@@ -238,11 +248,17 @@ def _layer_backward(fal: Falcon, name: str, layer, q: dict, cache, delta: RSS, n
                       .reshape(-1, layer.out_channels))
         xt = _map(x_rows, lambda t: np.ascontiguousarray(t.T))
         wt = _map(q["W"], lambda t: np.ascontiguousarray(t.T))
+        # a convolution's weight gradient sums over every output position of the batch; the
+        # error is pre-scaled by 2^-s (s = log2 of the positions) so that sum stays in range
+        s = conv_grad_shift(oh, ow) if isinstance(layer, Conv2d) else 0
+        d2w = fal.truncate(d2, s, f"{name}: delta / 2^{s} for dW") if s else d2
         with fal.ledger.round():  # the two products are independent: one round
-            zw = fal.matmul(xt, d2, f"{name}: dW = x^T delta")
+            zw = fal.matmul(xt, d2w, f"{name}: dW = x^T delta")
             zx = fal.matmul(d2, wt, f"{name}: dx = delta W^T") if need_dx else None
         with fal.ledger.round():  # and so are the three truncations
-            grads["W"] = fal.truncate(zw, f + extra_shift, f"{name}: dW scale")
+            grads["W"] = fal.truncate(zw, f + max(extra_shift - s, 0), f"{name}: dW scale")
+            if s > extra_shift:
+                grads["W"] = grads["W"].mul_public(1 << (s - extra_shift))
             if "b" in q:
                 grads["b"] = fal.truncate(_map(d2, lambda t: fal.ring.sum(t, axis=0)),
                                           extra_shift, f"{name}: db scale")
