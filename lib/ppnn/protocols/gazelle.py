@@ -185,11 +185,16 @@ class GazelleConv(ConvKernel):
     def evaluate(self, he: PackedBackend, ct_x: Ct, K) -> Ct:
         L = self.layout
         rot = self._input_rotations(he, ct_x).reshape(L.ct_in, 1, -1)  # (ct_in, 1, taps)
+        rot = he.for_products(rot)  # NTT form once, reused by every output group
         kernel_order = (np.arange(L.c_n) * L.u)[None, :]
         outs = []
         for o in self._out_groups():
-            w = self._encode_group(he, K, o)                                  # (ct_in, c_n, taps)
-            z = he.mul_plain_sum(rot, w, axis=2)                              # (ct_in, c_n)
-            z = he.rotate(z, kernel_order)                                    # every block
-            outs.append(he.sum(z))                                            # blocks, inputs
+            y = None
+            for a in self._input_chunks():  # streamed over input ciphertexts (memory only)
+                w = self._encode_group(he, K, o, a)                           # (a, c_n, taps)
+                z = he.mul_plain_sum(rot[a], w, axis=2)                       # (a, c_n)
+                z = he.rotate(z, kernel_order)                                # every block
+                part = he.sum(z)                                              # blocks, inputs
+                y = part if y is None else he.add(y, part)
+            outs.append(y)
         return he.stack(outs)

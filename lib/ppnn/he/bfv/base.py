@@ -410,6 +410,15 @@ class PackedBackend:
             data = self._stack(cts, ax)
         return Ct(self, noise.shape, data, noise, ntt)
 
+    def for_products(self, ct: Ct) -> Ct:
+        """The same ciphertexts, prepared once for many ScMults (NTT form on SEAL; a no-op on
+        the simulator). Slices of the result keep the prepared form. No operation is booked."""
+        self._check_ct(ct, "for_products(ct)")
+        return self._for_products(ct)
+
+    def _for_products(self, ct: Ct) -> Ct:
+        return ct
+
     def noise_budget(self, ct: Ct) -> np.ndarray:
         """Remaining noise budget in bits: measured by SEAL on the real backend, the model's
         prediction on the simulator."""

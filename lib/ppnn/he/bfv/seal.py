@@ -205,6 +205,13 @@ class SealBFV(PackedBackend):
             ct._cache = self._conv(ct.data, False)
         return ct._cache
 
+    def _for_products(self, ct: Ct) -> Ct:
+        if ct.ntt:
+            return ct
+        out = Ct(self, ct.shape, self._ntt_data(ct), ct.noise, ntt=True)
+        out._cache = ct.data
+        return out
+
     def _from_ntt(self, ct: Ct) -> Ct:
         if not ct.ntt:
             return ct

@@ -80,10 +80,21 @@ class ConvKernel(LinearKernel):
         """(a) HstPerm of every input ciphertext by every tap offset: shape (ct_in, k*k)."""
         return he.rotate_hoisted(ct_x, self.layout.offsets)
 
-    def _encode_group(self, he: PackedBackend, K, o: int):
+    def _encode_group(self, he: PackedBackend, K, o: int, a: slice = slice(None)):
         L = self.layout
-        return he.encode(lambda: L.diagonal_plaintexts(self._check_weights(K), o),
-                         shape=(L.ct_in, L.c_n, L.k * L.k))
+        n_a = len(range(L.ct_in)[a])
+        return he.encode(lambda: L.diagonal_plaintexts(self._check_weights(K), o, a),
+                         shape=(n_a, L.c_n, L.k * L.k))
+
+    #: at most this many kernel plaintexts are encoded at once (memory: a SEAL plaintext in
+    #: both forms is ~100 KB at N = 4096); larger layers stream over input ciphertexts
+    max_plaintexts = 4096
+
+    def _input_chunks(self) -> list[slice]:
+        """Consecutive slices of input ciphertexts, each encoding <= max_plaintexts."""
+        L = self.layout
+        per = max(1, self.max_plaintexts // (L.c_n * L.k * L.k))
+        return [slice(s, min(L.ct_in, s + per)) for s in range(0, L.ct_in, per)]
 
     def __repr__(self) -> str:
         L = self.layout
@@ -100,12 +111,16 @@ class GalaConv(ConvKernel):
     def evaluate(self, he: PackedBackend, ct_x: Ct, K) -> Ct:
         L = self.layout
         rot = self._input_rotations(he, ct_x).reshape(L.ct_in, 1, -1)  # (ct_in, 1, taps)
+        rot = he.for_products(rot)  # NTT form once, reused by every output group
         kernel_order = np.arange(L.c_n) * L.u
         outs = []
         for o in self._out_groups():                                      # output ciphertexts
-            w = self._encode_group(he, K, o)                              # (ct_in, c_n, taps)
-            # (b) SISO-like products, first Add over input ciphertexts and taps ...
-            z = he.mul_plain_sum(rot, w, axis=(0, 2))                     # (c_n,)
+            z = None
+            for a in self._input_chunks():  # streamed over input ciphertexts (memory only)
+                w = self._encode_group(he, K, o, a)                       # (a, c_n, taps)
+                # (b) SISO-like products, first Add over input ciphertexts and taps ...
+                part = he.mul_plain_sum(rot[a], w, axis=(0, 2))           # (c_n,)
+                z = part if z is None else he.add(z, part)
             # (c) ... second Perm: bring kernel order d home, then sum
             outs.append(he.sum(he.rotate(z, kernel_order)))
         return he.stack(outs)

@@ -304,8 +304,9 @@ class ConvLayout:
         out[: self.c_o, : self.c_i] = K.reshape(self.c_o, self.c_i, -1)
         return out
 
-    def diagonal_plaintexts(self, K: np.ndarray, o: int) -> np.ndarray:
-        """Diagonally encoded kernels of output group ``o``: shape ``(ct_in, c_n, k*k, n)``.
+    def diagonal_plaintexts(self, K: np.ndarray, o: int, a: slice = slice(None)) -> np.ndarray:
+        """Diagonally encoded kernels of output group ``o`` for the input ciphertexts ``a``:
+        shape ``(len(a), c_n, k*k, n)``.
 
         Entry ``[a, d, tap]`` holds, in channel block ``b``, the tap of the filter from input
         channel ``a c_n + b`` to output channel ``o c_n + (b - d) mod c_n``, masked."""
@@ -314,10 +315,11 @@ class ConvLayout:
         b = np.arange(cn)
         d = np.arange(cn)[:, None]
         out_ch = o * cn + (b[None, :] - d) % cn                  # (d, b)
-        in_ch = np.arange(self.ct_in)[:, None, None] * cn + b         # (a, 1, b)
+        ins = np.arange(self.ct_in)[a]
+        in_ch = ins[:, None, None] * cn + b                       # (a, 1, b)
         w = Kp[out_ch[None, :, :], in_ch, :]                      # (a, d, b, taps)
         vals = w.transpose(0, 1, 3, 2)[..., None] * self.tap_masks()[None, None, :, None, :]
-        return vals.reshape(self.ct_in, cn, self.k * self.k, self.n)
+        return vals.reshape(len(ins), cn, self.k * self.k, self.n)
 
     def read_out(self, slots: np.ndarray) -> np.ndarray:
         """``(ct_out, n)`` output slots -> ``(c_o, H_out, W_out)`` (crop, stride, padding)."""
