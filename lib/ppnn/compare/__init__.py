@@ -1,0 +1,1 @@
+"""One network, every protocol family: the cross-paper comparison of PPNN Lab."""

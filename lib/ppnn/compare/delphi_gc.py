@@ -1,0 +1,214 @@
+"""Delphi linear layers + garbled-circuit ReLU (Mishra et al. 2020), end to end.
+
+The client holds the image, the server the model. Fixed point: pixels ``x 2^f``, weights
+``W 2^f_w``, biases at the accumulator's scale ``2^(f + f_w)``; shares live in ``Z_2^k``.
+
+* **linear layer** -- :mod:`ppnn.protocols.delphi` (offline: the HE mask exchange, counted;
+  online: one message ``[x]_c + R_c``);
+* **ReLU (+ the max-pool that follows it)** -- one garbled circuit per output
+  (:mod:`.gc_act`): it adds the two shares, takes the window maximum, applies ReLU, truncates
+  by ``f_w`` exactly and re-shares; Delphi's split puts OT, tables and decoding offline;
+* **output** -- the server sends its share of the logits to the client.
+
+:class:`DelphiGCPlan` holds the integer network and its exact oracle
+(:meth:`DelphiGCPlan.forward_int`); :func:`secure_inference` runs the protocol and returns the
+same logits bit for bit (the truncation happens inside the circuit, so there is no
+probabilistic error).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ppnn.core import AdditiveShares, Ledger, Ring
+from ppnn.nn import Conv2d, Dense, Flatten, MaxPool, Network, ReLU, ops
+from ppnn.protocols import delphi
+
+from . import gc_act
+
+__all__ = ["DelphiGCConfig", "DelphiGCPlan", "secure_inference", "PARTIES"]
+
+PARTIES = ("client", "server")
+
+
+@dataclass(frozen=True)
+class DelphiGCConfig:
+    """Share ring ``Z_2^k`` and fixed-point bits (activations ``f``, weights ``f_w``)."""
+
+    k: int = 32
+    frac_bits: int = 8
+    weight_frac_bits: int = 8
+
+    def __post_init__(self) -> None:
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or not 16 <= self.k <= 64:
+            raise ValueError(f"k must be an int in 16..64, got {self.k!r}")
+        for name in ("frac_bits", "weight_frac_bits"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 16:
+                raise ValueError(f"{name} must be an int in 0..16, got {v!r}")
+
+
+@dataclass
+class Step:
+    kind: str  # linear | act | flatten
+    name: str
+    layer: object = None
+    W: np.ndarray | None = None  # int64
+    b: np.ndarray | None = None  # int64, broadcastable to the output (C,1,1) or (n,)
+    pool: MaxPool | None = None
+    spec: gc_act.ActSpec | None = None
+
+
+@dataclass
+class DelphiGCPlan:
+    """The integer network Delphi + GC computes (see the module docstring)."""
+
+    net: Network
+    cfg: DelphiGCConfig
+    steps: list = field(default_factory=list)
+    peak_bits: int = 0  # bits of the largest |accumulator| seen on the calibration images
+
+    @classmethod
+    def build(cls, net: Network, params, cfg: DelphiGCConfig | None = None,
+              x_calib: np.ndarray | None = None) -> DelphiGCPlan:
+        """Quantize ``net`` (Conv2d/Dense, each hidden one followed by ReLU [+ MaxPool],
+        Flatten). With ``x_calib`` the accumulators are checked to stay below ``2^(k-2)``."""
+        cfg = cfg or DelphiGCConfig()
+        layers, names = list(net.layers), net.layer_names
+        steps: list[Step] = []
+        i = 0
+        while i < len(layers):
+            layer, p, name = layers[i], params[i], names[i]
+            if isinstance(layer, Conv2d | Dense):
+                if isinstance(layer, Conv2d) and layer.groups != 1:
+                    raise ValueError(f"{name}: grouped convolutions are not supported")
+                W = np.rint(np.asarray(p["W"], np.float64) * 2.0**cfg.weight_frac_bits)
+                b = np.asarray(p["b"], np.float64) if layer.bias else np.zeros(W.shape[0])
+                b = np.rint(b * 2.0 ** (cfg.frac_bits + cfg.weight_frac_bits)).astype(np.int64)
+                steps.append(Step("linear", name, layer, W.astype(np.int64),
+                                  b.reshape(-1, 1, 1) if isinstance(layer, Conv2d) else b))
+                nxt = layers[i + 1] if i + 1 < len(layers) else None
+                if isinstance(nxt, ReLU):
+                    pool = layers[i + 2] if i + 2 < len(layers) else None
+                    pool = pool if isinstance(pool, MaxPool) else None
+                    if pool is not None and pool.padding:
+                        raise ValueError(f"{names[i + 2]}: padded max-pool is not supported")
+                    m = pool.kernel**2 if pool is not None else 1
+                    steps.append(Step("act", names[i + 1], nxt, pool=pool,
+                                      spec=gc_act.ActSpec(cfg.k, cfg.weight_frac_bits, m)))
+                    i += 3 if pool is not None else 2
+                    continue
+                if any(isinstance(q, Conv2d | Dense) for q in layers[i + 1:]):
+                    raise ValueError(f"{name}: a hidden linear layer must be followed by ReLU")
+            elif isinstance(layer, Flatten):
+                steps.append(Step("flatten", name, layer))
+            else:
+                raise ValueError(f"{name} ({layer.kind}) is not supported by Delphi + GC here "
+                                 "(Conv2d/Dense, ReLU [+ MaxPool], Flatten)")
+            i += 1
+        plan = cls(net, cfg, steps)
+        if x_calib is not None:
+            peak = max((int(np.abs(a).max(initial=0)) for a in
+                        plan.forward_int(x_calib, return_accumulators=True)), default=0)
+            plan.peak_bits = peak.bit_length()
+            if plan.peak_bits > cfg.k - 2:
+                raise ValueError(f"accumulators reach 2^{plan.peak_bits} on the calibration "
+                                 f"images; Z_2^{cfg.k} needs them below 2^{cfg.k - 2}: raise k "
+                                 "or lower the fixed-point bits")
+        return plan
+
+    def encode(self, x) -> np.ndarray:
+        """Client: images in [0, 1] -> integers at scale ``2^f``."""
+        x = np.asarray(x, np.float64)
+        if x.shape[1:] != tuple(self.net.input_shape):
+            raise ValueError(f"x must have shape (N, {self.net.input_shape}), got {x.shape}")
+        return np.rint(x * 2.0**self.cfg.frac_bits).astype(np.int64)
+
+    def forward_int(self, x, return_accumulators: bool = False):
+        """Exact integer logits (scale ``2^(f + f_w)``) of float images ``x`` -- the oracle."""
+        a = self.encode(x)
+        accs = []
+        for st in self.steps:
+            if st.kind == "linear":
+                if isinstance(st.layer, Conv2d):
+                    y = ops.conv2d(a.astype(np.float64), st.W.astype(np.float64),
+                                   st.layer.stride, st.layer.padding)[0]
+                else:
+                    y = a.astype(np.float64) @ st.W.T.astype(np.float64)
+                a = np.rint(y).astype(np.int64) + st.b  # exact: |y| < 2^53 (checked below)
+                accs.append(a)
+            elif st.kind == "act":
+                a = gc_act.plain_act(_windows(a, st.pool), st.spec)
+            else:
+                a = a.reshape(a.shape[0], -1)
+        return accs if return_accumulators else a
+
+    def predict(self, x, batch: int = 500) -> np.ndarray:
+        x = np.asarray(x)
+        return np.concatenate([self.forward_int(x[i:i + batch]).argmax(axis=1)
+                               for i in range(0, len(x), batch)])
+
+    @property
+    def out_scale(self) -> float:
+        return 2.0 ** -(self.cfg.frac_bits + self.cfg.weight_frac_bits)
+
+
+def _windows(a: np.ndarray, pool: MaxPool | None) -> np.ndarray:
+    """``(..., m)``: the max-pool windows of ``a (N, C, H, W)`` (m = 1 without a pool)."""
+    if pool is None:
+        return a[..., None]
+    n, c, h, w = a.shape
+    oh, ow = ops.out_size(h, pool.kernel, pool.step, 0), ops.out_size(w, pool.kernel,
+                                                                       pool.step, 0)
+    win = ops.windows(a, pool.kernel, pool.step, oh, ow)  # (N, C, oh, ow, k, k)
+    return win.reshape(n, c, oh, ow, pool.kernel * pool.kernel)
+
+
+def secure_inference(plan: DelphiGCPlan, x: np.ndarray, rng: np.random.Generator,
+                     ledger: Ledger | None = None, label_rng: np.random.Generator | None = None
+                     ) -> tuple[np.ndarray, dict]:
+    """Run Delphi + GC on a batch ``x``; returns the integer logits and measured seconds
+    ``{"online_linear_s", "online_gc_s", "offline_s"}`` (offline: the simulator's mask
+    arithmetic and the garbling; Delphi's HE preprocessing is counted, not run)."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError("rng must be a numpy.random.Generator (seed it explicitly)")
+    ledger = ledger if ledger is not None else Ledger(PARTIES)
+    ring = Ring(plan.cfg.k)
+    client, server = PARTIES
+    x_int = plan.encode(x)
+    # the client holds its input: shares (x, 0)
+    X = AdditiveShares(np.stack([ring.from_signed(x_int), np.zeros(x_int.shape, np.uint64)]),
+                       ring)
+    t = {"online_linear_s": 0.0, "online_gc_s": 0.0, "offline_s": 0.0}
+    for st in plan.steps:
+        with ledger.label(st.name):
+            if st.kind == "linear":
+                out_shape = (X.shape[0],) + st.layer.out_shape(X.shape[1:])
+                W = ring.from_signed(st.W)
+                t0 = time.perf_counter()
+                masks = delphi.delphi_preprocess(st.layer, W, X.shape, out_shape, ring, rng,
+                                                 ledger, PARTIES)
+                t1 = time.perf_counter()
+                X = delphi.delphi_online(X, st.layer, W, ring.from_signed(st.b), masks,
+                                         ledger, PARTIES)
+                t["offline_s"] += t1 - t0
+                t["online_linear_s"] += time.perf_counter() - t1
+            elif st.kind == "act":
+                cw, sw = (_windows(s, st.pool) for s in X.shares)
+                out_shape = cw.shape[:-1]
+                m = st.spec.m
+                z, r, tg = gc_act.garbled_activation(cw.reshape(-1, m), sw.reshape(-1, m),
+                                                     st.spec, rng, label_rng)
+                gc_act.book_gc(ledger, z.size, gc_act.act_circuit(st.spec), "delphi", PARTIES)
+                t["offline_s"] += tg["garble_s"]
+                t["online_gc_s"] += tg["evaluate_s"]
+                X = AdditiveShares(np.stack([z, r]).reshape(2, *out_shape), ring)
+            else:
+                X = X.reshape(X.shape[0], -1)
+    with ledger.label("output"):
+        ledger.send(server, client, int(np.prod(X.shape)) * ring.bits,
+                    "server's share of the logits")
+    return ring.to_signed(X.reveal()), t
