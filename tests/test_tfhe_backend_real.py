@@ -50,10 +50,8 @@ def test_gates_with_trivial_inputs_match_simulator(key):
     assert real.key.op_count["not"] == sim.ops["not"]
 
 
-@pytest.mark.xfail(strict=True, reason="binding bug: ppnn_tfhe books one bootstrap for a MUX "
-                   "with an encrypted condition and two trivial branches, which tfhe-rs 1.8 "
-                   "evaluates as OR/AND(c, trivial) without bootstrapping (0.000 s for 64)")
 def test_mux_two_trivial_branches_counts(key):
+    """tfhe-rs evaluates MUX(c, trivial, trivial) without a bootstrap; both backends agree."""
     real, sim = _pair(key)
     for be in (real, sim):
         be.reset_counts()
