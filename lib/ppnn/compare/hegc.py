@@ -1,0 +1,160 @@
+"""GAZELLE / GALA linear layers + garbled-circuit ReLU, end to end (GALA §II, Fig. 5).
+
+Per linear layer the client and server run :func:`ppnn.protocols.gala.run_linear` with the
+chosen kernels (GAZELLE's hybrid matrix-vector and output-rotation convolution, or GALA's
+rotation-frugal ones): the client sends ``[x]_C``, the server evaluates the kernel on
+ciphertexts, sends back ``[y - r]_C`` and both hold shares mod the plaintext prime ``p``. The
+server adds its bias to its share. Then one garbled circuit per activation output
+(:mod:`.gc_act`, mod ``p``) reduces and centres the shares, takes the max-pool window's
+maximum, applies ReLU, the fixed-point rescale (``>> f_w``) and the public clip of GALA's
+fixed-point plan, and re-shares the result mod ``p``; all of it online (GAZELLE's flow, and
+what the GALA module's projections book).
+
+The next layer's ``[x]_C`` is the client's encryption of its input: the simulator
+reconstructs ``z + r`` for :func:`run_linear` (as :func:`ppnn.protocols.gala.accuracy.
+he_forward` does); in GAZELLE the client encrypts its share ``z`` and the server adds ``r``
+under encryption -- the same message on the ledger.
+
+The integer network and its oracle are GALA's own (:mod:`ppnn.protocols.gala.accuracy`):
+:func:`secure_inference` returns :func:`~ppnn.protocols.gala.accuracy.integer_forward`'s
+logits bit for bit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ppnn.core import Ledger
+from ppnn.nn import Conv2d, Dense, Flatten, MaxPool, Network, ReLU
+from ppnn.protocols.gala import GalaConv, GalaMatVec, centered, run_linear
+from ppnn.protocols.gala.accuracy import fixed_point_plan, integer_forward, quantize_input
+from ppnn.protocols.gazelle import GazelleConv, GazelleMatVec
+
+from . import gc_act
+from .delphi_gc import _windows
+
+__all__ = ["KERNELS", "HEGCPlan", "secure_inference", "PARTIES"]
+
+PARTIES = ("client", "server")
+KERNELS = {"GAZELLE": (GazelleMatVec, GazelleConv), "GALA": (GalaMatVec, GalaConv)}
+
+
+@dataclass
+class Step:
+    kind: str  # linear | act | flatten
+    name: str
+    layer: object = None
+    q: object = None  # gala.accuracy.LayerQ
+    last: bool = False
+    pool: MaxPool | None = None
+    spec: gc_act.ActSpec | None = None
+
+
+@dataclass
+class HEGCPlan:
+    """GALA's fixed-point plan of ``net`` for plaintext prime ``p`` and the protocol steps."""
+
+    net: Network
+    p: int
+    f_x: int
+    qplan: list
+    steps: list = field(default_factory=list)
+
+    @classmethod
+    def build(cls, net: Network, params, x_calib: np.ndarray, p: int, f_x: int = 6
+              ) -> HEGCPlan:
+        qplan = fixed_point_plan(net, params, x_calib, p, f_x)
+        qs = {q.index: q for q in qplan}
+        names, layers = net.layer_names, list(net.layers)
+        k = int(p).bit_length()
+        steps: list[Step] = []
+        i = 0
+        while i < len(layers):
+            layer, name = layers[i], names[i]
+            if isinstance(layer, Conv2d | Dense):
+                q = qs[i]
+                steps.append(Step("linear", name, layer, q, last=q.clip is None))
+                if isinstance(layers[i + 1] if i + 1 < len(layers) else None, ReLU):
+                    pool = layers[i + 2] if i + 2 < len(layers) else None
+                    pool = pool if isinstance(pool, MaxPool) else None
+                    m = pool.kernel**2 if pool is not None else 1
+                    steps.append(Step("act", names[i + 1], layers[i + 1], q, pool=pool,
+                                      spec=gc_act.ActSpec(k, q.f_w, m, p=int(p),
+                                                          clip=q.clip)))
+                    i += 3 if pool is not None else 2
+                    continue
+                if q.clip is not None:
+                    raise ValueError(f"{name}: a hidden linear layer must be followed by ReLU")
+            elif isinstance(layer, Flatten):
+                steps.append(Step("flatten", name, layer))
+            else:
+                raise ValueError(f"{name} ({layer.kind}) is not supported by the HE-GC runner "
+                                 "(Conv2d/Dense, ReLU [+ MaxPool], Flatten)")
+            i += 1
+        return cls(net, int(p), f_x, qplan, steps)
+
+    def forward_int(self, x) -> np.ndarray:
+        """GALA's exact integer pipeline on float images (the oracle)."""
+        return integer_forward(self.net, self.qplan, quantize_input(x, self.f_x))
+
+    def predict(self, x, batch: int = 500) -> np.ndarray:
+        x = np.asarray(x)
+        return np.concatenate([self.forward_int(x[i:i + batch]).argmax(axis=1)
+                               for i in range(0, len(x), batch)])
+
+
+def secure_inference(plan: HEGCPlan, x: np.ndarray, he, method: str,
+                     rng: np.random.Generator, ledger: Ledger | None = None,
+                     label_rng: np.random.Generator | None = None) -> tuple[np.ndarray, dict]:
+    """Classify ONE image ``x`` (C, H, W) with ``method`` ("GAZELLE" or "GALA") kernels on the
+    BFV backend ``he`` (plaintext modulus ``plan.p``); returns the integer logits and the
+    measured GC seconds ``{"garble_s", "evaluate_s"}``."""
+    if method not in KERNELS:
+        raise ValueError(f"method must be one of {tuple(KERNELS)}, got {method!r}")
+    if he.p != plan.p:
+        raise ValueError(f"the backend's plaintext modulus {he.p} differs from the plan's "
+                         f"{plan.p}")
+    x = np.asarray(x)
+    if x.shape != tuple(plan.net.input_shape):
+        raise ValueError(f"x must be one image of shape {plan.net.input_shape}, got {x.shape}")
+    ledger = ledger if ledger is not None else Ledger(PARTIES)
+    matvec, conv = KERNELS[method]
+    p = plan.p
+    a = quantize_input(x[None], plan.f_x)[0]  # the client's input
+    shares = None
+    t = {"garble_s": 0.0, "evaluate_s": 0.0}
+    for st in plan.steps:
+        if st.kind == "linear":
+            q, layer = st.q, st.layer
+            if isinstance(layer, Dense):
+                a = a.reshape(-1)
+                kern = matvec(q.W.shape[0], q.W.shape[1], he.n)
+                bias = q.b
+            else:
+                c, h, w = a.shape
+                kern = conv(c, layer.out_channels, h, w, layer.kernel, he.n, layer.padding,
+                            layer.stride)
+                bias = q.b.reshape(-1, 1, 1)
+            res = run_linear(kern, he, q.W, a, rng, ledger, st.name, x_bound=q.x_bound)
+            shares = (np.mod(res.client_share, p),
+                      np.mod(res.server_share + bias, p))  # the server adds its bias
+        elif st.kind == "act":
+            with ledger.label(st.name):
+                cw, sw = (_windows(s[None], st.pool)[0] for s in shares)
+                out_shape = cw.shape[:-1]
+                z, r, tg = gc_act.garbled_activation(cw.reshape(-1, st.spec.m),
+                                                     sw.reshape(-1, st.spec.m), st.spec,
+                                                     rng, label_rng)
+                gc_act.book_gc(ledger, z.size, gc_act.act_circuit(st.spec), "online",
+                               PARTIES)
+            t["garble_s"] += tg["garble_s"]
+            t["evaluate_s"] += tg["evaluate_s"]
+            a = centered((z + r).astype(np.int64) % p, p).reshape(out_shape)
+        else:
+            a = a.reshape(-1)
+    with ledger.label("output"):
+        ledger.send("server", "client", int(shares[1].size) * int(p).bit_length(),
+                    "server's share of the logits")
+    return centered(shares[0] + shares[1], p)[None], t

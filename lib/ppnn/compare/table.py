@@ -1,0 +1,277 @@
+"""The comparison table, the per-layer-type breakdown, the decision guide and the figures.
+
+Everything here is computed from :class:`~.families.FamilyResult` s: bytes and rounds from
+each family's ledger, latencies from the shared time model
+(:func:`ppnn.core.netmodel.project`, Falcon's LAN and WAN), so every family is measured with
+the same ruler. Nothing is typed in: the decision guide's sentences are generated from the
+frame.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ppnn.core import LAN, WAN, Ledger, Network, project
+
+from .families import CLASSES, FAMILIES, FamilyResult, Workload
+
+__all__ = ["COLUMNS", "COUNTED_COLUMNS", "family_row", "comparison_frame",
+           "network_time_by_class", "breakdown_frame", "decision_guide", "latency_frame",
+           "to_markdown", "plot_comm_latency", "plot_breakdown"]
+
+MB = 1e6
+COLUMNS = ["family", "key", "paper", "parties", "threat_model", "online_MB", "offline_MB",
+           "online_rounds", "compute_s", "compute_kind", "lan_s", "wan_s", "wan_network_s",
+           "storage_MB", "accuracy", "n_accuracy", "run_agreement", "provenance", "notes"]
+#: columns that do not depend on wall-clock time (identical between runs with one seed)
+COUNTED_COLUMNS = ["key", "online_MB", "offline_MB", "online_rounds", "storage_MB",
+                   "accuracy", "n_accuracy", "run_agreement"]
+
+
+def family_row(r: FamilyResult, w: Workload, networks=(LAN, WAN)) -> dict:
+    """One row of the comparison (per inference: a run's totals / images per run)."""
+    s, led, per = r.spec, r.ledger, r.images_per_run
+    proj = {net.name: project(led, net, "online", r.compute_run_s) for net in networks}
+    lan, wan = proj[networks[0].name], proj[networks[1].name]
+    agree = int((r.run_predictions == r.oracle_run_predictions).sum())
+    acc = float((r.predictions == w.y_acc).mean())
+    two = " (the ledger of one run covers two images, one per server; per image = / 2)" \
+        if per > 1 else ""
+    provenance = (f"communication and rounds: counted ({r.comm_note}){two}; compute: "
+                  f"{r.compute_kind} ({r.compute_note}); LAN/WAN: projected (shared time "
+                  f"model + compute); accuracy: measured on {len(w.y_acc)} MNIST test images "
+                  f"({r.accuracy_note}); storage: {r.storage_note}")
+    return {"family": s.name, "key": s.key, "paper": s.paper, "parties": s.parties,
+            "threat_model": s.threat_model,
+            "online_MB": led.total_bytes("online") / MB / per,
+            "offline_MB": led.total_bytes("offline") / MB / per,
+            "online_rounds": led.rounds("online") / per,
+            "compute_s": r.compute_run_s / per, "compute_kind": r.compute_kind,
+            "lan_s": lan.total_s / per, "wan_s": wan.total_s / per,
+            "wan_network_s": (wan.latency_s + wan.transfer_s) / per,
+            "storage_MB": r.storage_bytes / MB, "accuracy": acc, "n_accuracy": len(w.y_acc),
+            "run_agreement": f"{agree}/{len(r.run_predictions)}",
+            "provenance": provenance, "notes": r.quantization}
+
+
+def comparison_frame(results: list[FamilyResult], w: Workload) -> pd.DataFrame:
+    """The comparison table: one row per family, :data:`COLUMNS`."""
+    df = pd.DataFrame([family_row(r, w) for r in results], columns=COLUMNS)
+    df.attrs["float_accuracy"] = w.float_accuracy
+    df.attrs["n_run"] = w.n_run
+    return df
+
+
+# -- where the cost goes -------------------------------------------------------------------------
+def network_time_by_class(ledger: Ledger, network: Network, classify, phase: str = "online"
+                          ) -> dict[str, float]:
+    """The time model's per-round time (latency + busiest sender's bytes / bandwidth), each
+    round attributed to the layer type of its largest message. Sums to
+    ``project(ledger, network, phase)``'s latency + transfer."""
+    out = dict.fromkeys(CLASSES, 0.0)
+    df = ledger.messages_frame()
+    df = df[df["phase"] == phase]
+    if df.empty:
+        return out
+    for _, g in df.groupby("round", sort=True):
+        busiest = g.groupby("sender")["bits"].sum().max()
+        cls = classify(g.loc[g["bits"].idxmax(), "label"])
+        out[cls] += network.latency_s + busiest / 8 / network.bandwidth_Bps
+    return out
+
+
+def breakdown_frame(results: list[FamilyResult], network: Network = WAN) -> pd.DataFrame:
+    """Per family and layer type: communication (online + offline MB) from the ledger labels,
+    and the projected online time on ``network`` (per-round network time + compute)."""
+    rows = []
+    for r in results:
+        df = r.ledger.messages_frame()
+        comm = df.assign(cls=df["label"].map(r.classify)).groupby("cls")["bits"].sum() / 8 / MB
+        net_t = network_time_by_class(r.ledger, network, r.classify)
+        for c in CLASSES:
+            rows.append({"family": r.spec.name, "key": r.key, "class": c,
+                         "comm_MB": float(comm.get(c, 0.0)) / r.images_per_run,
+                         "network_s": net_t[c] / r.images_per_run,
+                         "compute_s": float(r.compute_by_class.get(c, 0.0)) / r.images_per_run})
+    df = pd.DataFrame(rows)
+    df["time_s"] = df["network_s"] + df["compute_s"]
+    df.attrs["network"] = network.name
+    return df
+
+
+# -- the decision guide ------------------------------------------------------------------------
+def _fmt(v: float, unit: str) -> str:
+    if unit == "s":
+        if v >= 86400:
+            return f"{v / 86400:.3g} days"
+        if v >= 3600:
+            return f"{v / 3600:.3g} h"
+        return f"{v:.3g} s"
+    return f"{v:.3g} {unit}"
+
+
+def _best(df: pd.DataFrame, col: str, unit: str, what: str, largest: bool = False) -> str:
+    d = df.dropna(subset=[col]).sort_values(col, ascending=not largest, kind="stable")
+    a = d.iloc[0]
+    text = f"**{what}**: {a.family} ({_fmt(a[col], unit)})"
+    if len(d) > 1:
+        b = d.iloc[1]
+        text += f"; next {b.family} ({_fmt(b[col], unit)})"
+    return text + "."
+
+
+def decision_guide(df: pd.DataFrame) -> list[str]:
+    """Which approach for which setting -- sentences computed from the comparison frame."""
+    df = df.assign(total_MB=df["online_MB"] + df["offline_MB"],
+                   n_parties=df["parties"].str.count(",") + 1,
+                   security=df["key"].map(lambda k: FAMILIES[k].security))
+    out = [
+        _best(df, "wan_s", "s", "Lowest projected WAN latency"),
+        _best(df, "lan_s", "s", "Lowest projected LAN latency"),
+        _best(df, "total_MB", "MB", "Least communication (online + offline)"),
+        _best(df, "online_MB", "MB", "Least online communication"),
+    ]
+    few = df.sort_values("online_rounds", kind="stable").iloc[0]
+    slow = df.sort_values("compute_s", ascending=False, kind="stable").iloc[0]
+    out.append(f"**Fewest rounds**: {few.family} ({few.online_rounds:g} online rounds: the "
+               f"client sends its encrypted input and receives the result, and can go offline "
+               f"in between) -- at the price of the most server compute here "
+               f"({_fmt(few.compute_s, 's')}, {few.compute_kind})."
+               if few.key == slow.key else
+               f"**Fewest rounds**: {few.family} ({few.online_rounds:g} online rounds).")
+    mal = df[df["security"] == "malicious"]
+    if len(mal):
+        m = mal.sort_values("wan_s", kind="stable").iloc[0]
+        twin = df[(df["parties"] == m.parties) & (df["security"] == "semi-honest")]
+        extra = ""
+        if len(twin):
+            t = twin.iloc[0]
+            extra = (f"; against its semi-honest version it costs x{m.total_MB / t.total_MB:.2g} "
+                     f"communication and x{m.wan_s / t.wan_s:.2g} WAN latency")
+        out.append(f"**Strongest threat model**: {m.family} -- the only family here secure "
+                   f"against a malicious (aborting) party; it needs {m.parties} with an honest "
+                   f"majority{extra}.")
+    two = df[df["n_parties"] == 2]
+    if len(two):
+        out.append(_best(two, "wan_s", "s",
+                         "Two parties only (no extra server), over a WAN"))
+        pre = two[two["offline_MB"] > 0]
+        if len(pre):
+            out.append(_best(pre, "lan_s", "s",
+                             "Two parties with an input-independent preprocessing phase, "
+                             "online latency on a LAN"))
+    best_acc = df["accuracy"].max()
+    tops = df[np.isclose(df["accuracy"], best_acc)]["family"].tolist()
+    fl = df.attrs.get("float_accuracy")
+    out.append(f"**Accuracy** on the same {int(df['n_accuracy'].iloc[0])} test images: best "
+               f"{best_acc:.4g} ({', '.join(tops)}); lowest {df['accuracy'].min():.4g} "
+               f"({df.sort_values('accuracy', kind='stable').iloc[0].family})"
+               + (f"; float model {fl:.4g}" if fl is not None else "") + ".")
+    out.append(_best(df, "storage_MB", "MB", "Least storage per inference"))
+    return out
+
+
+def latency_frame(results: list[FamilyResult], network: Network) -> pd.DataFrame:
+    """Projected online latency of every family on any ``network`` (for the widget)."""
+    rows = []
+    for r in results:
+        pr = project(r.ledger, network, "online", r.compute_run_s)
+        per = r.images_per_run
+        rows.append({"family": r.spec.name, "rounds": pr.rounds / per,
+                     "network_s": (pr.latency_s + pr.transfer_s) / per,
+                     "compute_s": pr.compute_s / per, "latency_s": pr.total_s / per})
+    return pd.DataFrame(rows).sort_values("latency_s", kind="stable").reset_index(drop=True)
+
+
+# -- markdown ------------------------------------------------------------------------------------
+def to_markdown(df: pd.DataFrame, guide: list[str] | None = None) -> str:
+    """The table as Markdown (numbers to 3 significant digits) with the guide below it."""
+    show = pd.DataFrame({
+        "family": df["family"], "parties / threat model": df["parties"] + "; "
+        + df["threat_model"],
+        "online MB": df["online_MB"].map(lambda v: f"{v:.3g}"),
+        "offline MB": df["offline_MB"].map(lambda v: f"{v:.3g}"),
+        "online rounds": df["online_rounds"].map(lambda v: f"{v:g}"),
+        "compute s": [f"{v:.3g} ({k})" for v, k in zip(df["compute_s"], df["compute_kind"])],
+        "LAN s (projected)": df["lan_s"].map(lambda v: f"{v:.3g}"),
+        "WAN s (projected)": df["wan_s"].map(lambda v: f"{v:.3g}"),
+        "storage MB": df["storage_MB"].map(lambda v: f"{v:.3g}"),
+        "accuracy": df["accuracy"].map(lambda v: f"{v:.4g}"),
+        "protocol = oracle": df["run_agreement"],
+    })
+    lines = ["| " + " | ".join(show.columns) + " |", "|" + "---|" * len(show.columns)]
+    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in show.itertuples(False)]
+    text = "\n".join(lines)
+    text += ("\n\nPer inference of one MNIST image through MiniONN's network (Falcon's "
+             "Network-C). LAN/WAN: Falcon's settings (0.2 ms / 625 MBps, 70 ms / 40 MBps), "
+             "online phase, projected = rounds x latency + busiest sender's bytes / bandwidth + "
+             "compute. Accuracy on the first "
+             f"{int(df['n_accuracy'].iloc[0])} MNIST test images"
+             + (f" (float model: {df.attrs['float_accuracy']:.4g})"
+                if "float_accuracy" in df.attrs else "") + ".\n")
+    text += "\n**What was measured, counted and projected**\n\n"
+    text += "\n".join(f"- *{f}*: {p} Quantization: {n}." for f, p, n in
+                      zip(df["family"], df["provenance"], df["notes"]))
+    if guide:
+        text += "\n\n**Decision guide** (generated from the numbers above)\n\n"
+        text += "\n".join(f"- {g}" for g in guide)
+    return text + "\n"
+
+
+# -- figures ---------------------------------------------------------------------------------------
+def plot_comm_latency(df: pd.DataFrame):
+    """Communication (online + offline) vs projected latency, log axes, LAN and WAN."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 5.0))
+    cmap = plt.get_cmap("tab10")
+    for i, row in enumerate(df.itertuples(False)):
+        x = row.online_MB + row.offline_MB
+        ax.plot([x, x], [row.lan_s, row.wan_s], color=cmap(i % 10), lw=1, alpha=0.6)
+        ax.scatter([x], [row.lan_s], marker="o", color=cmap(i % 10), zorder=3)
+        ax.scatter([x], [row.wan_s], marker="s", color=cmap(i % 10), zorder=3,
+                   label=row.family)
+        ax.annotate(row.family, (x, row.wan_s), textcoords="offset points", xytext=(5, 3),
+                    fontsize=7, color=cmap(i % 10))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("communication per inference, online + offline (MB, counted)")
+    ax.set_ylabel("online latency per inference (s, projected)")
+    ax.set_title("One MNIST network, every family: o LAN, [] WAN")
+    ax.grid(True, which="major", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def plot_breakdown(bd: pd.DataFrame):
+    """Share of communication and of projected online time by layer type, per family."""
+    import matplotlib.pyplot as plt
+
+    fams = list(dict.fromkeys(bd["family"]))
+    colors = {"linear": "#4c72b0", "nonlinear": "#dd8452", "input/output": "#8c8c8c"}
+    fig, axes = plt.subplots(1, 2, figsize=(11, 0.45 * len(fams) + 1.6), sharey=True)
+    for ax, col, title in ((axes[0], "comm_MB", "communication (online + offline)"),
+                           (axes[1], "time_s", f"projected {bd.attrs.get('network', '')} "
+                                               "online time")):
+        piv = bd.pivot_table(index="family", columns="class", values=col, aggfunc="sum",
+                             sort=False).reindex(index=fams, columns=list(CLASSES)).fillna(0)
+        tot = piv.sum(axis=1)
+        frac = piv.div(tot.where(tot > 0, 1), axis=0)
+        left = np.zeros(len(fams))
+        y = np.arange(len(fams))
+        for c in CLASSES:
+            ax.barh(y, frac[c].values, left=left, color=colors[c], label=c)
+            left += frac[c].values
+        unit = "MB" if col == "comm_MB" else "s"
+        for yi, t in zip(y, tot.values):
+            ax.text(1.01, yi, _fmt(float(t), unit), va="center", fontsize=7,
+                    transform=ax.get_yaxis_transform())
+        ax.set_xlim(0, 1)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("share of the family's total (total at the right)")
+    axes[0].set_yticks(np.arange(len(fams)), fams, fontsize=8)
+    axes[0].invert_yaxis()
+    axes[1].legend(loc="lower center", bbox_to_anchor=(0.5, 1.08), ncol=3, fontsize=8)
+    fig.tight_layout()
+    return fig
