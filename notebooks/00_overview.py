@@ -189,3 +189,144 @@ display(transcript_stepper(ledger))
 # - A Beaver product costs one round and $2nk$ bits per party online.
 # - Exercise: change `frac_bits` to 8 and find the largest product that still decodes.
 # - Exercise: book the same product among three parties and compare the ledger.
+
+# %% [markdown]
+# ## 5. One network, five protocol families
+#
+# None of the five papers compares its protocol family with the others on the same network
+# and with the same cost accounting. Here MiniONN's MNIST network (conv 5x5 16 → ReLU →
+# max-pool → conv 5x5 16 → ReLU → max-pool → FC 100 → ReLU → FC 10; Falcon's Network-C with
+# ReLU before max-pool), trained once, classifies **the same test images** through every
+# family implemented in `ppnn`:
+#
+# | family | what runs here |
+# |---|---|
+# | Delphi + GC ReLU | Delphi linear layers (HE preprocessing counted) + real garbled circuits (ReLU, truncation and max-pool in one circuit) |
+# | Delphi + Tabula | Tabula's runner: Delphi linear layers + one secure lookup table per activation |
+# | GAZELLE + GC, GALA + GC | their packed-HE kernels on the BFV slot simulator (SEAL's counts) + real garbled circuits mod p |
+# | SwaNN client-server / two-server | Paillier (simulated, same counts; real 2048-bit in full mode) + 2PC |
+# | SHE | log-quantized network as TFHE gate circuits on the bit simulator (every gate counted) |
+# | Falcon semi-honest / malicious | 3-party replicated sharing, every layer on shares |
+#
+# Every family books its messages on **one cost ledger** and its latency is projected with
+# **one time model** (Falcon's LAN and WAN); accuracy is measured on the same images; each
+# number says whether it was *measured*, *counted* or *projected*.
+
+# %%
+from IPython.display import Markdown
+
+from ppnn import compare
+from ppnn.compare import table as cmp_table
+from ppnn.core import Network
+from ppnn.plotting import savefig
+
+sizes = compare.SIZES[QUICK]
+print(f"protocol runs on {sizes['n_run']} image(s), accuracy on the first {sizes['n_acc']} "
+      "MNIST test images")
+cmp = compare.run_comparison(quick=QUICK, seed=SEED, progress=print)
+
+# %% [markdown]
+# ### The table
+#
+# Per inference of one image: online and offline communication and online rounds (counted on
+# each family's ledger), compute (measured here, or counted operations × unit costs measured
+# here on the real backend), online latency on LAN and WAN (projected: rounds × latency +
+# busiest sender's bytes / bandwidth + compute), storage a party keeps for one inference, and
+# accuracy. The last column checks that the protocol's predictions equal the family's own
+# plaintext oracle on the run images.
+
+# %%
+show = cmp.frame[["family", "threat_model", "online_MB", "offline_MB", "online_rounds",
+                  "compute_s", "compute_kind", "lan_s", "wan_s", "storage_MB", "accuracy",
+                  "run_agreement"]]
+display(show.style.format({"online_MB": "{:.3g}", "offline_MB": "{:.3g}",
+                           "online_rounds": "{:g}", "compute_s": "{:.3g}", "lan_s": "{:.3g}",
+                           "wan_s": "{:.3g}", "storage_MB": "{:.3g}", "accuracy": "{:.4g}"}))
+print(f"float model on the same {len(cmp.workload.y_acc)} images: "
+      f"{cmp.workload.float_accuracy:.4g}")
+
+# %% [markdown]
+# What each number is made of (measured / counted / projected), per family:
+
+# %%
+display(Markdown("\n".join(f"- **{f}**: {p}" for f, p in
+                           zip(cmp.frame["family"], cmp.frame["provenance"]))))
+
+# %% [markdown]
+# ### Communication against latency
+#
+# One colour per family; circles are the LAN projection, squares the WAN one. Down-left is
+# better. The vertical distance between a family's two points is what the network costs it:
+# many rounds (SwaNN, Falcon) hurt on the WAN, heavy compute (SHE) does not care about the
+# network at all.
+
+# %%
+fig = cmp_table.plot_comm_latency(cmp.frame)
+savefig(fig, "overview", "comparison_comm_latency")
+
+# %% [markdown]
+# ### Where the cost goes, by layer type
+#
+# From the ledger labels (each protocol books its messages under the layer it belongs to):
+# the share of communication and of projected WAN time spent in linear layers (convolutions,
+# fully connected), nonlinear layers (ReLU, max-pool) and moving inputs and outputs.
+
+# %%
+fig = cmp_table.plot_breakdown(cmp.breakdown)
+savefig(fig, "overview", "comparison_breakdown")
+
+# %% [markdown]
+# ### Which approach for which setting
+#
+# The guide below is generated from the table (change the seed, the mode or the network
+# model and it changes with the numbers).
+
+# %%
+display(Markdown("\n".join(f"- {g}" for g in cmp.guide)))
+
+# %% [markdown]
+# ### Move the network
+#
+# The ledgers do not change with the network, only the projection does. Move latency and
+# bandwidth and watch the ranking: with a fast network compute decides, with a slow one
+# rounds and bytes do. (Falcon's LAN: 0.2 ms, 625 MBps; WAN: 70 ms, 40 MBps.)
+
+# %%
+def ranking(latency_ms: float, bandwidth_MBps: float) -> pd.DataFrame:
+    net = Network.from_units("custom", latency_ms, bandwidth_MBps)
+    return compare.latency_frame(cmp.results, net).style.format(
+        {"rounds": "{:g}", "network_s": "{:.3g}", "compute_s": "{:.3g}", "latency_s": "{:.3g}"})
+
+
+lat = widgets.FloatLogSlider(value=70.0, base=10, min=-2, max=3, step=0.1,
+                             description="latency ms")
+bw = widgets.FloatLogSlider(value=40.0, base=10, min=0, max=4, step=0.1,
+                            description="MB/s")
+box, default = interactive_table(ranking, latency_ms=lat, bandwidth_MBps=bw)
+display(box)
+display(default)
+
+# %% [markdown]
+# ### Reproduced tables
+#
+# The comparison table (with the measured / counted / projected notes and the decision guide)
+# goes to `figures/tables/overview_comparison.{csv,md}` for the reproduction report; the
+# counted columns alone to `figures/overview/comparison_counted.csv` (identical between runs
+# with the same seed), wall-clock values to `*_timings.csv`.
+
+# %%
+for path in compare.save(cmp, figures=False):
+    print("wrote", path)
+display(Markdown(cmp_table.to_markdown(cmp.frame)))
+
+# %% [markdown]
+# ### Summary and exercises
+# - The same network costs from kilobytes online (Delphi + Tabula, after a heavy
+#   preprocessing) to days of server compute (SHE), and the order changes with the network.
+# - The nonlinear layers dominate communication in every interactive family; only SHE pays
+#   for its linear layers (every multiplication is a gate circuit).
+# - Exercise: rerun with `compare.run_comparison(families=["delphi_tabula"], ...)` after
+#   changing the table bits (`compare.families.run_delphi_tabula(w, units, bits=6)`): what do
+#   accuracy and offline bytes do?
+# - Exercise: with the slider, find the latency at which Falcon (3 servers) overtakes
+#   Delphi + GC (2 parties).

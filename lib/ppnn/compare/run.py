@@ -75,8 +75,10 @@ def run_comparison(quick: bool = True, seed: int = 0, n_run: int | None = None,
                       table.decision_guide(df), secs)
 
 
-def save(cmp: Comparison) -> list:
-    """Write the table, the counted/timing CSVs, the breakdown and the two figures."""
+def save(cmp: Comparison, figures: bool = True) -> list:
+    """Write the table, the counted/timing CSVs, the breakdown and (``figures=True``) the two
+    figures (a notebook that shows them saves them itself with :func:`ppnn.plotting.savefig`).
+    """
     from ppnn.plotting import savefig
 
     out = []
@@ -95,6 +97,8 @@ def save(cmp: Comparison) -> list:
                                   cmp.units.frame().to_csv(index=False)))
     out.append(paths.atomic_write(fdir / "comparison_breakdown_timings.csv",
                                   cmp.breakdown.to_csv(index=False)))
+    if not figures:
+        return out
     import matplotlib.pyplot as plt
 
     for name, fig in (("comparison_comm_latency", table.plot_comm_latency(cmp.frame)),
