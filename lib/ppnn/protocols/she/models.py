@@ -110,19 +110,25 @@ def trained(name: str, scheme: str = "she", weight_bits: int = 5, quick: bool = 
     """A zoo network trained on MNIST (``ppnn.nn.pretrained``), batch-norm folded and
     fine-tuned with quantized weights; cached. Returns ``(folded_net, shadow_params, info)``.
 
-    Quick: 1 fine-tuning epoch on the quick model's 10k training images; full: 2 epochs on
-    all 60k (``epochs`` overrides).
+    Quick: 1 fine-tuning epoch on the quick model's training images; full: 2 epochs on all
+    60k (``epochs`` overrides). A cached model is reused only if the zoo's definition of the
+    network is unchanged.
     """
     from ppnn import data
 
     net = nn.zoo.get(name)
     path = _path(name, scheme, weight_bits, bool(quick), int(seed))
     fnet, _ = nn.fold_batchnorm(net, nn.init_params(net, np.random.default_rng(0)))
+    arch = repr(net.layers)
     if path.exists():
         with np.load(path, allow_pickle=False) as z:
             flat = {k: z[k] for k in z.files if not k.startswith("__")}
             info = json.loads(str(z["__info__"]))
-        return fnet, nn.unflatten_params(fnet, flat), info
+        if info.get("arch") == arch:  # retrain when the zoo's definition changed
+            try:
+                return fnet, nn.unflatten_params(fnet, flat), info
+            except ValueError:
+                pass
     params, pinfo = nn.pretrained(name, quick=quick, seed=seed, with_info=True)
     x, y, xt, yt = data.load_mnist()
     n = pinfo["train_samples"]
@@ -131,7 +137,7 @@ def trained(name: str, scheme: str = "she", weight_bits: int = 5, quick: bool = 
     fnet, shadow, hist = finetune_quantized(net, params, x[:n], y[:n], scheme, weight_bits,
                                             ep, rng=rng)
     info = {"name": name, "scheme": scheme, "weight_bits": weight_bits, "quick": bool(quick),
-            "seed": int(seed), "float_test_accuracy": pinfo["test_accuracy"],
+            "seed": int(seed), "arch": arch, "float_test_accuracy": pinfo["test_accuracy"],
             "finetune_epochs": ep, "finetune_history": hist,
             "train_seconds": pinfo.get("train_seconds", 0.0)
             + float(sum(r["seconds"] for r in hist))}
