@@ -8,7 +8,8 @@ activation (online, and online + offline) are reported with their ratio to Tabul
 
 * Delphi's garbled ReLU (Z_2^32, truncation in the circuit): garbling (offline) and
   evaluation (online) separately;
-* GAZELLE / GALA's garbled ReLU mod the 20-bit plaintext prime (reduce, centre, ReLU, rescale);
+* GAZELLE / GALA's garbled ReLU mod the 20-bit plaintext prime (reduce, centre, ReLU, rescale),
+  garbled and evaluated online;
 * Tabula: one 8-bit table lookup per activation (online phase, materialised tables);
 * SwaNN: the 2PC part of an activation (A2B of 32-bit shares + ReLU; the Paillier switch
   around it is excluded);
@@ -47,7 +48,9 @@ def case_gc(n, rng, spec, split):
 
     def run():
         _, _, t = gc_act.garbled_activation(c, s, spec, rng)
-        return t
+        if split == "delphi":  # Delphi garbles in its preprocessing
+            return {"online": t["evaluate_s"], "offline": t["garble_s"]}
+        return {"online": t["evaluate_s"] + t["garble_s"]}
 
     led = Ledger(["client", "server"])
     gc_act.book_gc(led, n, gc_act.act_circuit(spec), split)
@@ -156,10 +159,9 @@ def main() -> None:
     rows = []
     for name, ((_, led), m) in cases.items():
         med = {part: statistics.median(v) for part, v in samples[name].items()}
-        online = med.get("online", med.get("evaluate_s", 0.0))
         rows.append({"protocol": name, "elements": m,
-                     "online_us": 1e6 * online,
-                     "offline_us": 1e6 * med.get("garble_s", 0.0),
+                     "online_us": 1e6 * med["online"],
+                     "offline_us": 1e6 * med.get("offline", 0.0),
                      "online_bytes_per_relu": led.total_bytes("online") / m,
                      "total_bytes_per_relu": led.total_bytes() / m})
     df = pd.DataFrame(rows)
