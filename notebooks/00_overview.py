@@ -325,8 +325,9 @@ display(Markdown(cmp_table.to_markdown(cmp.frame)))
 #   preprocessing) to days of server compute (SHE), and the order changes with the network.
 # - The nonlinear layers dominate communication in every interactive family; only SHE pays
 #   for its linear layers (every multiplication is a gate circuit).
-# - Exercise: rerun with `compare.run_comparison(families=["delphi_tabula"], ...)` after
-#   changing the table bits (`compare.families.run_delphi_tabula(w, units, bits=6)`): what do
+# - Exercise: run Tabula with smaller tables,
+#   `compare.families.run_delphi_tabula(cmp.workload, cmp.units, bits=6)`, and put the result
+#   next to the 8-bit row with `compare.comparison_frame([...], cmp.workload)`: what do
 #   accuracy and offline bytes do?
 # - Exercise: with the slider, find the latency at which Falcon (3 servers) overtakes
 #   Delphi + GC (2 parties).
