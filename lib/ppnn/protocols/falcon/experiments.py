@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from ppnn.core import LAN, WAN, project_counts
-from ppnn.nn import Conv2d, Dense, Network
+from ppnn.nn import BatchNorm, Conv2d, Dense, Network
+from ppnn.nn.backprop import forward_train
 from ppnn.nn.forward import forward, predict
 
 from . import costs as C
@@ -96,6 +97,10 @@ def private_training(net: Network, params, x, y, x_test, y_test, iters: int, bat
                "batch_acc": float((o.argmax(1) == y[idx]).mean()), "test_acc": np.nan}
         if it % eval_every == 0 or it == iters:
             p = reveal_model(fal, model)
+            if any(isinstance(layer, BatchNorm) for layer in net.layers):
+                # private training keeps no running statistics: estimate them in the clear
+                # from 1024 training images with the revealed weights (evaluation only)
+                forward_train(net.layers, p, np.asarray(x[:1024], np.float64), momentum=1.0)
             row["test_acc"] = float((predict(net, p, x_test[:n_eval]) == y_test[:n_eval]).mean())
         rows.append(row)
     info = {"seconds_per_iteration": t_total / iters, "ledger": fal.ledger}
