@@ -31,6 +31,7 @@ instead of a trusted dealer's.
 from __future__ import annotations
 
 import contextlib
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -142,8 +143,6 @@ class TwoPC:
         if self.timings is None:
             yield
             return
-        import time
-
         t0 = time.perf_counter()
         try:
             yield
