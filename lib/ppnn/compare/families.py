@@ -266,8 +266,8 @@ def run_delphi_gc(w: Workload, units: Units, cfg: delphi_gc.DelphiGCConfig | Non
         np.array(preds), plan.predict(w.x_run),
         f"fixed point Z_2^{cfg.k}, f = {cfg.frac_bits}, f_w = {cfg.weight_frac_bits}; exact "
         "truncation inside the GC",
-        "counted on the ledger of a real run (GC sizes exact); Delphi's HE preprocessing "
-        "counted from its closed form (BFV N = 8192 ciphertexts)",
+        "ledger of a real run, GC sizes exact; Delphi's HE preprocessing from its closed form "
+        "(BFV N = 8192 ciphertexts)",
         layer_classes(w.net), {"garble_s": float(np.mean(garble)), "peak_bits": plan.peak_bits})
 
 
@@ -309,8 +309,8 @@ def run_delphi_tabula(w: Workload, units: Units, bits: int = 8) -> FamilyResult:
         np.array(preds), oracle,
         f"{bits}-bit tables, per-layer static shifts (calibrated), Z_2^64, f = 12; local "
         "truncation (+-1 ulp, rare wrap errors)",
-        "counted on the ledger of a real run; tables from the ideal dealer (booked offline); "
-        "Delphi's HE preprocessing counted from its closed form",
+        "ledger of a real run; tables from the ideal dealer (booked offline); Delphi's HE "
+        "preprocessing from its closed form",
         layer_classes(w.net), {"bits": bits})
 
 
@@ -371,8 +371,8 @@ def _run_hegc(w: Workload, units: Units, method: str) -> FamilyResult:
         np.array(preds), plan.predict(w.x_run),
         f"GALA's fixed-point plan: plaintext prime p = {plan.p} (20 bits), inputs 2^-6, "
         "per-layer weight bits, clipped activations",
-        "counted on the ledger of a run on the BFV slot simulator (identical counts to SEAL) "
-        "with real garbled circuits mod p (all online)",
+        "ledger of a run on the BFV slot simulator (identical counts to SEAL) with real garbled "
+        "circuits mod p (all online)",
         layer_classes(w.net), {"he_s": lin, "gc_s": gc_s})
 
 
@@ -452,7 +452,7 @@ def _run_swann(w: Workload, units: Units, scenario: str, real: bool) -> FamilyRe
         "SwaNN's integer model (= decrypted logits exactly, checked)",
         preds, model.predict(w.x_run, exact="int64"),
         "integer model: f_in = f_w = f_act = 8, ell >= 32 calibrated per activation",
-        "counted on the ledger of a run (Paillier simulator: identical counts)" + (
+        "ledger of a run (Paillier simulator: identical counts)" + (
             "; compute from a real run" if real else ""),
         classify, {"scenario": scenario})
 
@@ -526,7 +526,7 @@ def run_she(w: Workload, units: Units, weight_bits: int = 5, guard_bits: int = 2
         np.array(preds), qnet.predict(w.x_run),
         f"{weight_bits}-bit log-quantized weights (fine-tuned), 5-bit activations, "
         f"{guard_bits} guard bits; ReLU units fused into the linear layers' gates",
-        "counted: encrypted input bits and logits (tfhe-rs ciphertext size); no other traffic",
+        "encrypted input bits and logits only (tfhe-rs ciphertext size)",
         layer_classes(w.net), {"bootstraps": boots, "per_gate_s": per_gate,
                                "depth": led.max_depth("md")})
 
@@ -581,7 +581,7 @@ def _run_falcon(w: Workload, units: Units, malicious: bool) -> FamilyResult:
         "truncates to floor or floor + 1 ulp, predictions checked on the run subset",
         np.array(preds), predict(w.x_run),
         "Z_2^32, 13 fractional bits, power-of-two rescaling per layer (calibrated)",
-        "counted on the ledger of a real run (3 parties; dealer material offline)",
+        "ledger of a real run (3 parties; dealer material offline)",
         layer_classes(w.net), {"malicious": malicious})
 
 

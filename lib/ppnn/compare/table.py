@@ -211,7 +211,7 @@ def to_markdown(df: pd.DataFrame, guide: list[str] | None = None) -> str:
              + (f" (float model: {df.attrs['float_accuracy']:.4g})"
                 if "float_accuracy" in df.attrs else "") + ".\n")
     text += "\n**What was measured, counted and projected**\n\n"
-    text += "\n".join(f"- *{f}*: {p} Quantization: {n}." for f, p, n in
+    text += "\n".join(f"- *{f}*: {p}. Quantization: {n}." for f, p, n in
                       zip(df["family"], df["provenance"], df["notes"]))
     if guide:
         text += "\n\n**Decision guide** (generated from the numbers above)\n\n"
