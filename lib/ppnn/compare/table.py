@@ -161,6 +161,10 @@ def decision_guide(df: pd.DataFrame) -> list[str]:
             out.append(_best(pre, "lan_s", "s",
                              "Two parties with an input-independent preprocessing phase, "
                              "online latency on a LAN"))
+    more = df[df["n_parties"] >= 3]
+    if len(more):
+        out.append(_best(more, "lan_s", "s",
+                         "Extra non-colluding servers available, on a LAN"))
     best_acc = df["accuracy"].max()
     tops = df[np.isclose(df["accuracy"], best_acc)]["family"].tolist()
     fl = df.attrs.get("float_accuracy")
