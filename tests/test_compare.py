@@ -9,7 +9,7 @@ import pytest
 
 from ppnn import compare, nn
 from ppnn.compare import delphi_gc, gc_act, hegc
-from ppnn.compare.families import FAMILIES, layer_classes, tfhe_key_bytes
+from ppnn.compare.families import FAMILIES, layer_classes, split_one_time, tfhe_key_bytes
 from ppnn.core import LAN, WAN, Ledger, Ring, project, share_additive
 from ppnn.he import gc as gcmod
 from ppnn.he.bfv.sim import BFVSim
@@ -248,6 +248,22 @@ def test_outputs_are_written(cmp, tmp_path, monkeypatch):
             "comparison_comm_latency.svg", "comparison_breakdown.png"} <= names
     back = pd.read_csv(tmp_path / "tables" / "overview_comparison.csv")
     assert list(back["key"]) == list(FAMILIES)
+
+
+def test_one_time_key_material_is_split_off():
+    led = Ledger(["client", "server"])
+    with led.label("conv1"):
+        with led.offline(), led.label("keys"):
+            led.send("client", "server", 800, "Galois keys")
+        led.send("client", "server", 64, "[x]_C")
+    with led.label("setup"):
+        led.send("client", "server", 16, "key share")
+    led.count("ScMult", 3, "server")
+    per, once = split_one_time(led)
+    assert per.total_bits() == 64 and per.rounds("online") == 1
+    assert per.total_bits("offline") == 0 and per.op_count("ScMult") == 3
+    assert once == {"server": (800 + 16) / 8}
+    assert led.total_bits() == 880  # the original is untouched
 
 
 def test_layer_classes_and_key_formula():
