@@ -104,3 +104,9 @@ def test_network_projection_hand_computed():
     assert project(L, WAN).total_s > project(L, LAN).total_s
     with pytest.raises(ValueError, match="bandwidth"):
         Network("bad", 0.1, 0)
+
+
+def test_exchange_is_one_round_all_to_all():
+    L = Ledger(["P0", "P1", "P2"])
+    L.exchange(["P0", "P1", "P2"], 64, "open")
+    assert L.rounds() == 1 and L.n_messages() == 6 and L.total_bits() == 6 * 64

@@ -40,11 +40,7 @@ def beaver_mul(x: AdditiveShares, y: AdditiveShares, dealer: Dealer,
     t = dealer.triple(ring, x.shape)
     e_sh, f_sh = x - t.a, y - t.b
     n = int(np.prod(x.shape, dtype=np.int64))
-    with ledger.round():
-        for i, pi in enumerate(parties):
-            for j, pj in enumerate(parties):
-                if i != j:
-                    ledger.send(pi, pj, 2 * n * ring.bits, "beaver: x-a, y-b")
+    ledger.exchange(parties, 2 * n * ring.bits, "beaver: x-a, y-b")
     e, f = e_sh.reveal(), f_sh.reveal()
     # z = c + e*b + f*a + e*f (the public e*f added once, by party 0)
     z = t.c + t.b.mul_public(e) + t.a.mul_public(f)
@@ -64,11 +60,7 @@ def beaver_matmul(x: AdditiveShares, y: AdditiveShares, dealer: Dealer,
     t = dealer.matrix_triple(ring, x.shape, y.shape)
     e_sh, f_sh = x - t.a, y - t.b
     n = int(np.prod(x.shape)) + int(np.prod(y.shape))
-    with ledger.round():
-        for i, pi in enumerate(parties):
-            for j, pj in enumerate(parties):
-                if i != j:
-                    ledger.send(pi, pj, n * ring.bits, "beaver matmul: X-A, Y-B")
+    ledger.exchange(parties, n * ring.bits, "beaver matmul: X-A, Y-B")
     e, f = e_sh.reveal(), f_sh.reveal()
     shares = np.stack([
         ring.add(ring.add(t.c.shares[i], ring.matmul(e, t.b.shares[i])),
@@ -88,11 +80,7 @@ def beaver_and(x: XorShares, y: XorShares, dealer: Dealer,
     t = dealer.bit_triples(x.shape, x.k)
     d_sh, e_sh = x ^ t.a, y ^ t.b
     n = int(np.prod(x.shape, dtype=np.int64))
-    with ledger.round():
-        for i, pi in enumerate(parties):
-            for j, pj in enumerate(parties):
-                if i != j:
-                    ledger.send(pi, pj, 2 * n * x.k, "beaver AND: x^a, y^b")
+    ledger.exchange(parties, 2 * n * x.k, "beaver AND: x^a, y^b")
     d, e = d_sh.reveal(), e_sh.reveal()
     z = XorShares(t.c.shares ^ (t.b.shares & d) ^ (t.a.shares & e), x.k)
     return z ^ (d & e)

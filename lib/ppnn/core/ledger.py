@@ -171,6 +171,15 @@ class Ledger:
                 if p != sender:
                     self.send(sender, p, bits, what)
 
+    def exchange(self, parties, bits: int, what: str = "") -> None:
+        """Every party in ``parties`` sends ``bits`` to every other one, all in one round."""
+        parties = tuple(parties)
+        with self.round():
+            for sender in parties:
+                for receiver in parties:
+                    if sender != receiver:
+                        self.send(sender, receiver, bits, what)
+
     def count(self, op: str, n: int = 1, party: str | None = None) -> None:
         """Book ``n`` operations of kind ``op`` (e.g. ``"Perm"``, ``"bootstrap"``)."""
         if not isinstance(op, str) or not op:

@@ -79,12 +79,7 @@ class AdditiveShares:
     def open(self, ledger: Ledger, parties, what: str = "open") -> np.ndarray:
         """Every party sends its share to every other party (one round); returns x."""
         parties = _check_parties(parties, self.n_parties, "additive")
-        bits = int(np.prod(self.shape, dtype=np.int64)) * self.ring.bits
-        with ledger.round():
-            for i, pi in enumerate(parties):
-                for j, pj in enumerate(parties):
-                    if i != j:
-                        ledger.send(pi, pj, bits, what)
+        ledger.exchange(parties, int(np.prod(self.shape, dtype=np.int64)) * self.ring.bits, what)
         return self.reveal()
 
     def open_to(self, ledger: Ledger, parties, receiver: str, what: str = "open") -> np.ndarray:
@@ -265,12 +260,7 @@ class XorShares:
 
     def open(self, ledger: Ledger, parties, what: str = "open") -> np.ndarray:
         parties = _check_parties(parties, self.n_parties, "XOR")
-        bits = int(np.prod(self.shape, dtype=np.int64)) * self.k
-        with ledger.round():
-            for i, pi in enumerate(parties):
-                for j, pj in enumerate(parties):
-                    if i != j:
-                        ledger.send(pi, pj, bits, what)
+        ledger.exchange(parties, int(np.prod(self.shape, dtype=np.int64)) * self.k, what)
         return self.reveal()
 
     def _compatible(self, other: XorShares) -> None:
