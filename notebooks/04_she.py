@@ -365,7 +365,7 @@ timings.update({"relu_gates_s": demo["seconds"], "relu_pbs_s": pbs_s})
 # (TCN vs SHE, gates per term) are the comparable quantities.
 
 # %%
-def show(table, df, title, rtol=0.1, reasons=None):
+def show(table, df, title, rtol=0.05, reasons=None):
     cmp = report.compare("she", table, df, rtol=rtol, reasons=reasons)
     report.save(cmp, "she", table, title)
     display(Markdown(f"**{title}** — " + ", ".join(
