@@ -213,6 +213,7 @@ display(transcript_stepper(ledger))
 # number says whether it was *measured*, *counted* or *projected*.
 
 # %%
+import matplotlib.pyplot as plt
 from IPython.display import Markdown
 
 from ppnn import compare
@@ -263,6 +264,8 @@ display(Markdown("\n".join(f"- **{f}**: {p}" for f, p in
 # %%
 fig = cmp_table.plot_comm_latency(cmp.frame)
 savefig(fig, "overview", "comparison_comm_latency")
+display(fig)
+plt.close(fig)
 
 # %% [markdown]
 # ### Where the cost goes, by layer type
@@ -274,6 +277,8 @@ savefig(fig, "overview", "comparison_comm_latency")
 # %%
 fig = cmp_table.plot_breakdown(cmp.breakdown)
 savefig(fig, "overview", "comparison_breakdown")
+display(fig)
+plt.close(fig)
 
 # %% [markdown]
 # ### Which approach for which setting
