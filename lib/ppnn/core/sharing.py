@@ -175,7 +175,7 @@ class ReplicatedShares:
         return self.ring.sum(self.components, axis=0)
 
     def open(self, ledger: Ledger, parties=("P0", "P1", "P2"), what: str = "open") -> np.ndarray:
-        """Semi-honest opening: Pi sends x_i to P_{i-1}, who misses exactly that component."""
+        """Semi-honest opening: Pi sends x_{i+1} to P_{i-1} (whose view is (x_{i-1}, x_i))."""
         parties = _check_parties(parties, 3, "replicated")
         bits = int(np.prod(self.shape, dtype=np.int64)) * self.ring.bits
         with ledger.round():
