@@ -214,7 +214,7 @@ display(transcript_stepper(ledger))
 
 # %%
 import matplotlib.pyplot as plt
-from IPython.display import Markdown
+from IPython.display import Image, Markdown
 
 from ppnn import compare
 from ppnn.compare import table as cmp_table
@@ -263,9 +263,9 @@ display(Markdown("\n".join(f"- **{f}**: {p}" for f, p in
 
 # %%
 fig = cmp_table.plot_comm_latency(cmp.frame)
-savefig(fig, "overview", "comparison_comm_latency")
-display(fig)
+svg, png = savefig(fig, "overview", "comparison_comm_latency")
 plt.close(fig)
+display(Image(filename=str(png)))
 
 # %% [markdown]
 # ### Where the cost goes, by layer type
@@ -276,9 +276,9 @@ plt.close(fig)
 
 # %%
 fig = cmp_table.plot_breakdown(cmp.breakdown)
-savefig(fig, "overview", "comparison_breakdown")
-display(fig)
+svg, png = savefig(fig, "overview", "comparison_breakdown")
 plt.close(fig)
+display(Image(filename=str(png)))
 
 # %% [markdown]
 # ### Which approach for which setting
