@@ -467,16 +467,15 @@ def _run_swann(w: Workload, units: Units, scenario: str, real: bool) -> FamilyRe
         note = ("counted Paillier / 2PC operations x unit costs measured here with real "
                 "2048-bit Paillier; all parties' compute (input encryption excluded)")
     pub = int(keys.public_key.n).bit_length()
-    ledger, once = split_one_time(ledger)
+    ledger, once = split_one_time(ledger)  # two-server: the secret-key shares
     received = _offline_received(ledger)
-    for party, v in once.items():
-        received[party] = received.get(party, 0.0) + v
     return FamilyResult(
         key, ledger, per, total, kind, note,
         {c: float(by.get(c, 0.0)) for c in CLASSES},
         max(received.values(), default=0.0) + 2 * pub / 8,
-        "busiest party: offline 2PC material (OT / AND triples) + Paillier key (and, "
-        "two-server, its secret-key share: one-time, not in the communication columns)",
+        "busiest party: offline 2PC material (OT / AND triples) + a 2048-bit Paillier key "
+        "pair (two-server: each server's secret-key share, a few hundred bytes whose exact "
+        "length depends on the key, is left out)",
         model.predict(w.x_acc, exact="int64"),
         "SwaNN's integer model (= decrypted logits exactly, checked)",
         preds, model.predict(w.x_run, exact="int64"),
