@@ -467,7 +467,7 @@ def _run_swann(w: Workload, units: Units, scenario: str, real: bool) -> FamilyRe
         note = ("counted Paillier / 2PC operations x unit costs measured here with real "
                 "2048-bit Paillier; all parties' compute (input encryption excluded)")
     pub = int(keys.public_key.n).bit_length()
-    ledger, once = split_one_time(ledger)  # two-server: the secret-key shares
+    ledger, _ = split_one_time(ledger)  # two-server: the secret-key shares
     received = _offline_received(ledger)
     return FamilyResult(
         key, ledger, per, total, kind, note,
