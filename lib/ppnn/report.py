@@ -242,10 +242,7 @@ def build_report(out: str | Path | None = None) -> Path:
         lines.append("No tables have been regenerated yet.\n")
     extra = sorted(p for p in tdir.glob("overview_*.md") if p.stem not in frames)
     if extra:
-        lines += ["", "## One network, five protocol families (cross-paper comparison)", "",
-                  "Same trained network, same MNIST test images, same ledger and time model "
-                  "for every family (see notebook `00_overview`).", ""]
-        lines += [p.read_text(encoding="utf-8") for p in extra]
+        lines += [""] + [p.read_text(encoding="utf-8") for p in extra]
     for paper in PAPERS:
         stems = sorted(s for s in frames if s.split("_", 1)[0] == paper)
         if not stems:
