@@ -5,8 +5,9 @@ markers and are rewritten by ``python -m ppnn.frontdoor`` (called at the end of
 ``make reproduce``). A test fails when the committed README differs from what this module
 generates, so the front door never goes stale.
 
-Each notebook's first markdown cell provides the row: its title line (``# NN — Paper: claim``)
-and a line starting with ``Reproduces:``.
+Each notebook's first markdown cell provides the row's title (``# NN — Paper: claim``); the
+"reproduces" column lists the paper tables and figures the notebook saved under
+``figures/tables/`` (falling back to the notebook's ``Reproduces:`` line).
 """
 
 from __future__ import annotations
@@ -45,6 +46,18 @@ def notebook_rows() -> list[dict]:
     return rows
 
 
+def _reproduced_tables(paper: str) -> str:
+    """'Table 1, Table 2, Fig. 4' from the tables this paper's notebook saved in figures/."""
+    tdir = paths.root() / "figures" / "tables"
+    labels = []
+    for p in sorted(tdir.glob(f"{paper}_*.csv"), key=lambda q: [
+            int(t) if t.isdigit() else t for t in re.split(r"(\d+)", q.stem)]):
+        m = re.fullmatch(rf"{paper}_(table|fig)(\d+)", p.stem)
+        if m:
+            labels.append(("Table " if m.group(1) == "table" else "Fig. ") + m.group(2))
+    return ", ".join(labels)
+
+
 def notebook_table() -> str:
     slug = _repo_slug()
     lines = ["| notebook | topic | reproduces | Binder |", "|---|---|---|---|"]
@@ -52,8 +65,10 @@ def notebook_table() -> str:
         url = (f"https://mybinder.org/v2/gh/{slug}/HEAD?urlpath=lab/tree/notebooks/"
                f"{r['stem']}.ipynb")
         title = re.sub(r"^\d+\s*[—-]\s*", "", r["title"])
+        paper = r["stem"].split("_", 1)[-1]
+        repro = _reproduced_tables(paper) or r["reproduces"] or "—"
         lines.append(f"| [`{r['stem']}`](notebooks/{r['stem']}.py) | {title} | "
-                     f"{r['reproduces'] or '—'} | [launch]({url}) |")
+                     f"{repro} | [launch]({url}) |")
     return "\n".join(lines) + "\n"
 
 
