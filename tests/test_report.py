@@ -73,3 +73,4 @@ def test_atomic_write_leaves_nothing_half_written(tmp_path):
     assert list(tmp_path.iterdir()) == []
     paths.atomic_write(target, "done")
     assert target.read_text() == "done"
+    assert target.stat().st_mode & 0o044, "written files are readable by others (umask 022)"

@@ -70,6 +70,12 @@ def build_dir() -> Path:
     return _mk(root() / "build")
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextmanager
 def atomic_path(path: str | Path):
     """Yield a temporary path beside ``path``; rename it onto ``path`` only on success."""
@@ -80,6 +86,7 @@ def atomic_path(path: str | Path):
     tmp = Path(tmp)
     try:
         yield tmp
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual mode
         os.replace(tmp, path)
     finally:
         if tmp.exists():
