@@ -1,3 +1,5 @@
+import os
+
 import pandas as pd
 import pytest
 
@@ -73,4 +75,6 @@ def test_atomic_write_leaves_nothing_half_written(tmp_path):
     assert list(tmp_path.iterdir()) == []
     paths.atomic_write(target, "done")
     assert target.read_text() == "done"
-    assert target.stat().st_mode & 0o044, "written files are readable by others (umask 022)"
+    mask = os.umask(0)
+    os.umask(mask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~mask  # not mkstemp's private 0600
