@@ -41,6 +41,7 @@ from ppnn.nn import (
     ReLU,
     Residual,
     Square,
+    fold_batchnorm,
 )
 
 from .. import delphi
@@ -133,28 +134,17 @@ def _activation(layer) -> Callable | None:
     return getattr(layer, "fn", None)
 
 
-def _fold(layers, params):
-    """Fold BatchNorm into the preceding linear layer (inference)."""
-    out = []
-    i = 0
-    while i < len(layers):
-        layer, p = layers[i], params[i]
-        nxt = layers[i + 1] if i + 1 < len(layers) else None
-        if isinstance(layer, Conv2d | Dense) and isinstance(nxt, BatchNorm):
-            q = params[i + 1]
-            a = np.asarray(q["gamma"], np.float64) / np.sqrt(np.asarray(q["var"], np.float64)
-                                                             + nxt.eps)
-            c = np.asarray(q["beta"], np.float64) - np.asarray(q["mean"], np.float64) * a
-            W = np.asarray(p["W"], np.float64)
-            b = np.asarray(p.get("b", np.zeros(W.shape[0])), np.float64)
-            out.append((layer, {"W": W * a.reshape((-1,) + (1,) * (W.ndim - 1)), "b": b * a + c}))
-            i += 2
-            continue
-        if isinstance(layer, BatchNorm):
-            raise ValueError("a BatchNorm must follow a Conv2d or Dense to be folded")
-        out.append((layer, p))
-        i += 1
-    return out
+def _fold(net: Network, params) -> list:
+    """Fold BatchNorm into the preceding linear layer (inference), in float64.
+
+    Uses :func:`ppnn.nn.fold_batchnorm`; a BatchNorm that does not follow a Conv2d/Dense
+    cannot be folded and raises."""
+    p64 = [{k: (np.asarray(v, np.float64) if isinstance(v, np.ndarray) else v)
+            for k, v in p.items()} for p in params]
+    folded_net, folded_params = fold_batchnorm(net, p64)
+    if any(isinstance(layer, BatchNorm) for layer in folded_net.layers):
+        raise ValueError("a BatchNorm must follow a Conv2d or Dense to be folded")
+    return list(zip(folded_net.layers, folded_params))
 
 
 def build_plan(net: Network, params, x_calib: np.ndarray | None, cfg: TabulaConfig,
@@ -176,7 +166,7 @@ def build_plan(net: Network, params, x_calib: np.ndarray | None, cfg: TabulaConf
     act_step = step
     steps: list[Step] = []
     names = net.layer_names
-    folded = _fold(list(net.layers), list(params))
+    folded = _fold(net, params)
     names = [n for n, layer in zip(names, net.layers) if not isinstance(layer, BatchNorm)]
 
     def shift_for(max_abs: float, s: float) -> tuple[int, int]:
