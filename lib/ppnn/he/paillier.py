@@ -133,6 +133,19 @@ def encode_fixed(x, frac_bits: int, bits: int | None = None) -> np.ndarray:
 # ----------------------------------------------------------------------------------------
 # containers
 # ----------------------------------------------------------------------------------------
+def _check_partials(backend, p1, p2) -> None:
+    """Both key shares' partial decryptions, of this backend's key and the same shape."""
+    for p in (p1, p2):
+        if not isinstance(p, PartialDecryption):
+            raise TypeError("combine needs two PartialDecryption objects")
+        backend._own(p, "combine")
+    if {p1.index, p2.index} != {1, 2}:
+        raise ValueError("combine needs the partial decryptions of both key shares "
+                         f"(got shares {p1.index} and {p2.index})")
+    if p1.shape != p2.shape:
+        raise ValueError(f"partial decryptions differ in shape: {p1.shape} vs {p2.shape}")
+
+
 class CipherArray:
     """An array of Paillier ciphertexts (gmpy2 integers mod N²) under one public key.
 
@@ -600,15 +613,7 @@ class Paillier:
     def combine(self, p1: PartialDecryption, p2: PartialDecryption, party: str,
                 signed: bool = True) -> np.ndarray:
         """Combine both servers' partial decryptions into the plaintexts."""
-        for p in (p1, p2):
-            if not isinstance(p, PartialDecryption):
-                raise TypeError("combine needs two PartialDecryption objects")
-            self._own(p, "combine")
-        if {p1.index, p2.index} != {1, 2}:
-            raise ValueError("combine needs the partial decryptions of both key shares "
-                             f"(got shares {p1.index} and {p2.index})")
-        if p1.shape != p2.shape:
-            raise ValueError(f"partial decryptions differ in shape: {p1.shape} vs {p2.shape}")
+        _check_partials(self, p1, p2)
         with self._timed(party, "Dec"):
             res = [int(self._combine_one(self._mul(a, b)))
                    for a, b in zip(p1.data.ravel(), p2.data.ravel())]
@@ -926,13 +931,7 @@ class SimulatedPaillier(Paillier):
         return u
 
     def combine(self, p1, p2, party, signed=True):
-        for p in (p1, p2):
-            if not isinstance(p, PartialDecryption):
-                raise TypeError("combine needs two PartialDecryption objects")
-            self._own(p, "combine")
-        if {p1.index, p2.index} != {1, 2}:
-            raise ValueError("combine needs the partial decryptions of both key shares "
-                             f"(got shares {p1.index} and {p2.index})")
+        _check_partials(self, p1, p2)
         res = np.array([int(a) for a in p1.data.ravel()], dtype=object).reshape(p1.shape)
         self._book("paillier_mul", p1.size, party)
         return decode_int(res, self.pk) if signed else res
