@@ -1,7 +1,8 @@
 """One ReLU, every family: seconds and bytes per activation, measured side by side.
 
-The cross-paper comparison (``ppnn.compare``) shows that the nonlinear layers dominate every
-interactive family. This benchmark isolates them: the same ``n`` signed activations go through
+The cross-paper comparison (``ppnn.experiments.compare``) shows that the nonlinear layers
+dominate every interactive family. This benchmark isolates them: the same ``n`` signed
+activations go through
 each family's ReLU protocol in one process, the repetitions interleaved so that every protocol
 sees the same machine load, and the median seconds per activation and the ledger's bytes per
 activation (online, and online + offline) are reported with their ratio to Tabula's lookup:
@@ -31,9 +32,9 @@ import numpy as np
 import pandas as pd
 
 from ppnn import paths
-from ppnn.compare import gc_act
 from ppnn.core import Ledger, Ring, share_additive
 from ppnn.he.bfv.sim import BFVSim
+from ppnn.protocols import gc_act
 
 
 def _signed(rng, n, bits):

@@ -211,13 +211,21 @@ display(transcript_stepper(ledger))
 # Every family books its messages on **one cost ledger** and its latency is projected with
 # **one time model** (Falcon's LAN and WAN); accuracy is measured on the same images; each
 # number says whether it was *measured*, *counted* or *projected*.
+#
+# Every family sits behind the same three calls -- `ppnn.compile(family, net, params,
+# calib=...)`, `ppnn.run(plan, x, seed=...)` and `ppnn.count(plan, batch)` -- and the
+# registry says what each one is:
+
+# %%
+ppnn.families()
 
 # %%
 import matplotlib.pyplot as plt
 from IPython.display import Image, Markdown
 
-from ppnn import compare
-from ppnn.compare import table as cmp_table
+import ppnn
+from ppnn.experiments import compare
+from ppnn.experiments.compare import table as cmp_table
 from ppnn.core import Network
 from ppnn.plotting import savefig
 
@@ -331,8 +339,8 @@ display(Markdown(cmp_table.to_markdown(cmp.frame)))
 # - The nonlinear layers dominate communication in every interactive family; only SHE pays
 #   for its linear layers (every multiplication is a gate circuit).
 # - Exercise: run Tabula with smaller tables,
-#   `compare.families.run_delphi_tabula(cmp.workload, cmp.units, bits=6)`, and put the result
-#   next to the 8-bit row with `compare.comparison_frame([...], cmp.workload)`: what do
-#   accuracy and offline bytes do?
+#   `compare.run_family("delphi_tabula", cmp.workload, cmp.units, bits=6)`, and put the
+#   result next to the 8-bit row with `compare.comparison_frame([...], cmp.workload)`: what
+#   do accuracy and offline bytes do?
 # - Exercise: with the slider, find the latency at which Falcon (3 servers) overtakes
 #   Delphi + GC (2 parties).

@@ -7,12 +7,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppnn import compare, nn
-from ppnn.compare import delphi_gc, gc_act, hegc
-from ppnn.compare.families import FAMILIES, layer_classes, split_one_time, tfhe_key_bytes
+from ppnn import nn
 from ppnn.core import LAN, WAN, Ledger, Ring, project, share_additive
+from ppnn.experiments import compare
 from ppnn.he import gc as gcmod
 from ppnn.he.bfv.sim import BFVSim
+from ppnn.protocols import delphi_gc, gc_act, hegc
+from ppnn.protocols.api import families, split_one_time
+from ppnn.protocols.api import layer_kinds as layer_classes
+from ppnn.protocols.she.family import tfhe_key_bytes
+
+FAMILIES = families()
 
 P20 = BFVSim(n=2048).p  # GALA's 20-bit batching prime
 

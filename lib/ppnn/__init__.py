@@ -6,9 +6,16 @@ core       rings, fixed point, sharing, dealer, cost ledger, network time model
 nn         layer specs, network zoo, numpy forward passes, trainer, quantizers
 data       MNIST / Fashion-MNIST from registry packages (hash-verified)
 he         cryptographic backends (BFV, Paillier, TFHE, garbled circuits)
-protocols  one module per paper (tabula, gala, swann, she, falcon) and baselines
+protocols  one module per paper (tabula, gala, swann, she, falcon) and baselines, every
+           family behind one interface: ``families()``, ``compile``, ``run``, ``count``
+experiments the runs, sweeps and paper tables behind the notebooks (``experiments.compare``)
 report     paper-vs-reproduced tables
 reproduce  the papermill pipeline
 """
 
 __version__ = "0.1.0"
+
+from .protocols.api import Plan, Result, UnsupportedNetwork, compile, count, families, run
+
+__all__ = ["Plan", "Result", "UnsupportedNetwork", "compile", "count", "families", "run",
+           "__version__"]

@@ -33,7 +33,7 @@ from ppnn.nn import Conv2d, Dense
 
 __all__ = ["HE_SLOTS", "HE_CT_BITS", "conv2d", "linear_ring", "exact_linear", "he_ciphertexts",
            "delphi_preprocess", "delphi_online", "delphi_ideal", "LinearMasks",
-           "online_bits"]
+           "online_bits", "mask_bits"]
 
 HE_SLOTS = 8192
 HE_CT_BITS = 2 * 8192 * 218  # BFV, N = 8192, log q = 218 (SEAL's 128-bit default)
@@ -179,3 +179,13 @@ def delphi_ideal(x: AdditiveShares, layer, W_int: np.ndarray, bias: np.ndarray |
     ledger.send(client, server, n_in * ring.bits, "[x]_c + R_c")
     ledger.count("MAC", n_out * int(np.prod(np.shape(W_int)[1:])), server)
     return share_additive(y, ring, rng)
+
+
+def mask_bits(net, k: int) -> int:
+    """Delphi's client-side masks per inference: ``R_c`` and its output share, per linear
+    layer, ``k`` bits each (what the client stores after preprocessing)."""
+    tot = 0
+    for node in net.leaves():
+        if isinstance(node.layer, Conv2d | Dense):
+            tot += (int(np.prod(node.in_shape)) + int(np.prod(node.out_shape))) * k
+    return tot

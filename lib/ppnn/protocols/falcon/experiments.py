@@ -18,39 +18,17 @@ import numpy as np
 import pandas as pd
 
 from ppnn.core import LAN, WAN, project_counts
-from ppnn.nn import BatchNorm, Conv2d, Dense, Network
+from ppnn.nn import BatchNorm, Network
 from ppnn.nn.backprop import forward_train
 from ppnn.nn.forward import forward, predict
 
 from . import costs as C
+from .family import RANGE_LIMIT, calibrate
 from .network import reveal_model, secure_forward, share_model, train_step
 from .runtime import Falcon
 
 __all__ = ["calibrate", "private_inference", "private_training", "network_cost_rows",
            "unit_compute_costs", "RANGE_LIMIT"]
-
-RANGE_LIMIT = 8.0  # keep |pre-activation| below this (products must stay below 16)
-
-
-def calibrate(net: Network, params, x_cal: np.ndarray, limit: float = RANGE_LIMIT):
-    """Scale each linear layer's output by a power of two so that ``max |v| <= limit`` on the
-    calibration images. Returns ``(scaled params, output scale)`` with
-    ``float logits = output scale * scaled logits``."""
-    params = [dict(p) for p in params]
-    outs = forward(net, params, x_cal.astype(np.float64), return_layers=True)
-    cum = 0  # log2 of the scale applied so far (activations are divided by 2^cum)
-    for i, layer in enumerate(net.layers):
-        if not isinstance(layer, Dense | Conv2d):
-            continue
-        peak = float(np.abs(outs[i]).max()) / 2.0 ** cum
-        s = int(np.ceil(np.log2(peak / limit))) if peak > limit else 0
-        prev = cum
-        cum += s
-        params[i]["W"] = np.asarray(params[i]["W"], np.float64) / 2.0 ** (cum - prev)
-        if "b" in params[i]:
-            params[i]["b"] = np.asarray(params[i]["b"], np.float64) / 2.0 ** cum
-    return params, 2.0 ** cum
-
 
 def private_inference(net: Network, params, x: np.ndarray, malicious: bool = False,
                       seed: int = 0, batch_size: int = 100, x_cal: np.ndarray | None = None,

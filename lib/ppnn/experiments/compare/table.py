@@ -13,14 +13,16 @@ import numpy as np
 import pandas as pd
 
 from ppnn.core import LAN, WAN, Ledger, Network, project
+from ppnn.protocols import api
 
-from .families import CLASSES, FAMILIES, FamilyResult, Workload
+from .workload import CLASSES, FamilyResult, Workload
 
 __all__ = ["COLUMNS", "COUNTED_COLUMNS", "family_row", "comparison_frame",
            "network_time_by_class", "breakdown_frame", "decision_guide", "latency_frame",
            "to_markdown", "plot_comm_latency", "plot_breakdown"]
 
 MB = 1e6
+_DATASETS = {"mnist": "MNIST", "fashion": "Fashion-MNIST"}
 COLUMNS = ["family", "key", "paper", "parties", "threat_model", "online_MB", "offline_MB",
            "online_rounds", "compute_s", "compute_kind", "lan_s", "wan_s", "wan_network_s",
            "storage_MB", "accuracy", "n_accuracy", "run_agreement", "provenance", "notes"]
@@ -40,9 +42,10 @@ def family_row(r: FamilyResult, w: Workload, networks=(LAN, WAN)) -> dict:
         if per > 1 else ""
     provenance = (f"communication and rounds: counted ({r.comm_note}){two}; compute: "
                   f"{r.compute_kind} ({r.compute_note}); LAN/WAN: projected (shared time "
-                  f"model + compute); accuracy: measured on {len(w.y_acc)} MNIST test images "
-                  f"({r.accuracy_note}); storage: {r.storage_note}")
-    return {"family": s.name, "key": s.key, "paper": s.paper, "parties": s.parties,
+                  f"model + compute); accuracy: measured on {len(w.y_acc)} "
+                  f"{_DATASETS[w.dataset]} test images ({r.accuracy_note}); storage: "
+                  f"{r.storage_note}")
+    return {"family": s.name, "key": s.key, "paper": s.paper, "parties": ", ".join(s.parties),
             "threat_model": s.threat_model,
             "online_MB": led.total_bytes("online") / MB / per,
             "offline_MB": led.total_bytes("offline") / MB / per,
@@ -59,6 +62,11 @@ def comparison_frame(results: list[FamilyResult], w: Workload) -> pd.DataFrame:
     """The comparison table: one row per family, :data:`COLUMNS`."""
     df = pd.DataFrame([family_row(r, w) for r in results], columns=COLUMNS)
     df.attrs["float_accuracy"] = w.float_accuracy
+    df.attrs["dataset"] = _DATASETS[w.dataset]
+    df.attrs["network"] = ("MiniONN's network (Falcon's Network-C)" if w.net.name ==
+                           "minionn_mnist" else f"the network {w.net.name}")
+    df.attrs["title"] = ("MiniONN's MNIST network" if w.net.name == "minionn_mnist" else
+                         f"{w.net.name} ({_DATASETS[w.dataset]})")
     df.attrs["n_run"] = w.n_run
     return df
 
@@ -125,7 +133,7 @@ def decision_guide(df: pd.DataFrame) -> list[str]:
     """Which approach for which setting -- sentences computed from the comparison frame."""
     df = df.assign(total_MB=df["online_MB"] + df["offline_MB"],
                    n_parties=df["parties"].str.count(",") + 1,
-                   security=df["key"].map(lambda k: FAMILIES[k].security))
+                   security=df["key"].map(lambda k: api.family(k).spec.security))
     out = [
         _best(df, "wan_s", "s", "Lowest projected WAN latency"),
         _best(df, "lan_s", "s", "Lowest projected LAN latency"),
@@ -207,11 +215,12 @@ def to_markdown(df: pd.DataFrame, guide: list[str] | None = None) -> str:
     lines = ["| " + " | ".join(show.columns) + " |", "|" + "---|" * len(show.columns)]
     lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in show.itertuples(False)]
     text = "\n".join(lines)
-    text += ("\n\nPer inference of one MNIST image through MiniONN's network (Falcon's "
-             "Network-C). LAN/WAN: Falcon's settings (0.2 ms / 625 MBps, 70 ms / 40 MBps), "
-             "online phase, projected = rounds x latency + busiest sender's bytes / bandwidth + "
-             "compute. Accuracy on the first "
-             f"{int(df['n_accuracy'].iloc[0])} MNIST test images"
+    data = df.attrs.get("dataset", "MNIST")
+    text += (f"\n\nPer inference of one {data} image through "
+             f"{df.attrs.get('network', 'the network')}. LAN/WAN: Falcon's settings (0.2 ms / "
+             "625 MBps, 70 ms / 40 MBps), online phase, projected = rounds x latency + busiest "
+             "sender's bytes / bandwidth + compute. Accuracy on the first "
+             f"{int(df['n_accuracy'].iloc[0])} {data} test images"
              + (f" (float model: {df.attrs['float_accuracy']:.4g})"
                 if "float_accuracy" in df.attrs else "") + ".\n")
     text += "\n**What was measured, counted and projected**\n\n"
@@ -247,7 +256,8 @@ def plot_comm_latency(df: pd.DataFrame):
     ax.set_yscale("log")
     ax.set_xlabel("communication per inference, online + offline (MB, counted)")
     ax.set_ylabel("online latency per inference (s, projected)")
-    ax.set_title("MiniONN's MNIST network through every protocol family", fontsize=10)
+    ax.set_title(f"{df.attrs.get('title', 'One network')} through every protocol family",
+                 fontsize=10)
     ax.grid(True, which="major", alpha=0.3)
     fig.tight_layout()
     return fig

@@ -18,15 +18,17 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from ppnn import paths
 from ppnn.core import WAN
+from ppnn.protocols import api
 
 from . import table
-from .families import FAMILIES, RUNNERS, FamilyResult, Units, Workload, make_workload
+from .workload import FamilyResult, Units, Workload, make_workload
 
-__all__ = ["Comparison", "SIZES", "run_comparison", "save"]
+__all__ = ["Comparison", "SIZES", "run_comparison", "run_family", "save", "PREPARE"]
 
 #: images per mode: ``n_run`` protocol runs (measured / counted), ``n_acc`` accuracy images
 SIZES = {True: {"n_run": 1, "n_acc": 200}, False: {"n_run": 3, "n_acc": 2000}}
@@ -46,30 +48,86 @@ class Comparison:
         return next(r for r in self.results if r.key == key)
 
 
+def _she_params(w: Workload):
+    """SHE's weights are log-quantized: the zoo network is fine-tuned with quantized weights
+    (cached; :func:`ppnn.protocols.she.models.trained`) before it is compiled."""
+    from ppnn.protocols.she import models as she_models
+
+    if w.net.name != "minionn_mnist" or w.dataset != "mnist":
+        return w.net, w.params  # a user's network: compiled from its own weights
+    fnet, shadow, _ = she_models.trained(w.net.name, "she", weight_bits=5, quick=w.quick,
+                                         seed=w.seed)
+    return fnet, shadow
+
+
+#: per family, how the experiment prepares the float model before compiling it (default: the
+#: workload's network and parameters as they are)
+PREPARE = {"she": _she_params}
+
+
+def run_family(key: str, w: Workload, units: Units, real: bool = False,
+               **options) -> FamilyResult:
+    """Compile the workload's network for family ``key``, run the protocol on every run image
+    (one image per run; two for SwaNN's two-server setting), check each run against the
+    family's integer oracle, evaluate accuracy, and collect compute / storage / provenance.
+
+    ``real``: run the first protocol run on the family's real backend where it has one
+    (SwaNN: measured real-Paillier compute); ``options`` go to :func:`ppnn.compile`."""
+    fam = api.family(key)
+    net, params = PREPARE.get(key, lambda w: (w.net, w.params))(w)
+    plan = api.compile(key, net, params, calib=w.x_calib, **options)
+    rng = w.rng(key)
+    per = fam.spec.images_per_run
+    results, preds, oracle = [], [], []
+    for j in range(-(-w.n_run // per)):
+        imgs = w.x_acc[j * per:(j + 1) * per]
+        if len(imgs) < per:  # two-server, odd run subset at the end of the images: repeat one
+            imgs = np.concatenate([imgs, imgs[-1:]])
+        backend = "real" if real and j == 0 and "real" in fam.spec.backends else "sim"
+        res = api.run(plan, imgs, seed=rng, backend=backend)
+        ref = plan.oracle(imgs)
+        if fam.exact and not np.array_equal(np.asarray(res.logits, dtype=object),
+                                            np.asarray(ref, dtype=object)):
+            raise AssertionError(f"{fam.spec.name}: protocol logits differ from the integer "
+                                 "oracle")
+        results.append(res)
+        preds += list(res.predictions)
+        oracle += list(np.asarray(ref, np.float64).argmax(axis=1))
+    acc, acc_note = fam.accuracy_predictions(plan, w.x_acc, rng)
+    c = fam.costs(plan, results, units)
+    ledger, _ = api.split_one_time(results[0].ledger)
+    return FamilyResult(
+        key, plan, ledger, per, c.compute_s, c.compute_kind, c.compute_note,
+        c.compute_by_class, c.storage_bytes, c.storage_note, np.asarray(acc), c.accuracy_note,
+        np.array(preds[: w.n_run]), np.array(oracle[: w.n_run]), c.quantization, c.comm_note,
+        api.layer_kinds(w.net), c.extra)
+
+
 def run_comparison(quick: bool = True, seed: int = 0, n_run: int | None = None,
                    n_acc: int | None = None, families=None, real_swann: bool | None = None,
-                   progress=None) -> Comparison:
+                   progress=None, workload: Workload | None = None) -> Comparison:
     """Run every family (or ``families``) on the same network and images.
 
     Defaults per mode in :data:`SIZES`; ``real_swann`` (default: full mode only) measures
     SwaNN's compute on one real 2048-bit Paillier run per setting instead of projecting it.
+    ``workload`` replaces the default MiniONN workload (e.g. a network from an ONNX file).
     ``progress`` (callable) receives one line per family."""
-    keys = list(FAMILIES) if families is None else list(families)
-    bad = [k for k in keys if k not in RUNNERS]
+    registry = api.families()
+    keys = list(registry) if families is None else list(families)
+    bad = [k for k in keys if k not in registry]
     if bad:
-        raise ValueError(f"unknown families {bad}; choose from {list(RUNNERS)}")
+        raise ValueError(f"unknown families {bad}; choose from {list(registry)}")
     size = SIZES[bool(quick)]
-    w = make_workload(quick, seed, n_run or size["n_run"], n_acc or size["n_acc"])
+    w = workload or make_workload(quick, seed, n_run or size["n_run"], n_acc or size["n_acc"])
     units = Units(quick, seed)
     real = (not quick) if real_swann is None else bool(real_swann)
     results, secs = [], {}
     for k in keys:
         t0 = time.perf_counter()
-        kw = {"real": real} if k.startswith("swann") else {}
-        results.append(RUNNERS[k](w, units, **kw))
+        results.append(run_family(k, w, units, real=real and k.startswith("swann")))
         secs[k] = time.perf_counter() - t0
         if progress is not None:
-            progress(f"{FAMILIES[k].name}: {secs[k]:.1f} s")
+            progress(f"{registry[k].name}: {secs[k]:.1f} s")
     df = table.comparison_frame(results, w)
     return Comparison(w, units, results, df, table.breakdown_frame(results, WAN),
                       table.decision_guide(df), secs)

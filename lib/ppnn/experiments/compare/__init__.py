@@ -1,0 +1,30 @@
+"""One network, every protocol family: the cross-paper comparison of PPNN Lab.
+
+``run_comparison(quick, seed)`` trains (or loads) MiniONN's MNIST network once -- or takes a
+:class:`Workload` of your own network (e.g. from an ONNX file) -- and runs it through every
+family of :func:`ppnn.families` on the same images, with one cost ledger per family and the
+shared time model; ``save(comparison)`` writes the table and the figures. The loop is one call
+per family of the protocol interface (:mod:`ppnn.protocols.api`): compile, run, check
+against the family's integer oracle, accuracy, and the family's compute / storage notes.
+
+Modules: :mod:`.workload` (workload, unit costs, per-family result), :mod:`.run` (the loop,
+outputs), :mod:`.table` (table, breakdown, decision guide, figures).
+"""
+
+from .run import PREPARE, SIZES, Comparison, run_comparison, run_family, save
+from .table import (
+    COLUMNS,
+    COUNTED_COLUMNS,
+    breakdown_frame,
+    comparison_frame,
+    decision_guide,
+    latency_frame,
+    network_time_by_class,
+    to_markdown,
+)
+from .workload import CLASSES, NETWORK, FamilyResult, Units, Workload, make_workload
+
+__all__ = ["CLASSES", "COLUMNS", "COUNTED_COLUMNS", "Comparison", "FamilyResult", "NETWORK",
+           "PREPARE", "SIZES", "Units", "Workload", "breakdown_frame", "comparison_frame",
+           "decision_guide", "latency_frame", "make_workload", "network_time_by_class",
+           "run_comparison", "run_family", "save", "to_markdown"]

@@ -1,0 +1,89 @@
+"""Delphi linear layers + Tabula lookup tables as a :class:`~ppnn.protocols.api.Family`.
+
+``compile`` options are :class:`~.network.TabulaConfig`'s fields (``bits``, ``act_frac_bits``,
+``weight_frac_bits``, ``margin``); ``run`` executes :func:`~.network.secure_inference`
+(Delphi's online phase in Z_2^64, one b-bit table layer per activation, tables from the ideal
+dealer, booked offline); ``count`` is a dry run on a zero input (the bookings do not depend
+on the values; :func:`~.network.count_network` is the closed form of the online part).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ppnn.core import Ledger
+
+from .. import delphi
+from ..api import Costs, Family, FamilySpec, Plan, offline_received
+from . import network as tn
+
+__all__ = ["DelphiTabula"]
+
+
+class DelphiTabula(Family):
+    exact = False  # local truncation: +-1 ulp, rare wrap errors
+    spec = FamilySpec(
+        "delphi_tabula", "Delphi + Tabula tables", "Tabula", tn.PARTIES,
+        "2PC, semi-honest", "semi-honest", "two parties",
+        real="nothing: shares and tables are numpy arrays (the protocol needs no cryptography "
+        "online)",
+        simulated="Delphi's HE preprocessing (closed form) and the tables' preprocessing "
+        "(ideal dealer, booked offline)",
+        layers=("Conv2d", "Dense", "BatchNorm", "ReLU", "Square", "MaxPool", "MeanPool",
+                "Flatten"))
+
+    def _compile(self, net, params, calib, **options):
+        if calib is None:
+            raise ValueError("Delphi + Tabula needs calibration images (calib=) to choose "
+                             "each table layer's shift")
+        plan = tn.build_plan(net, params, np.asarray(calib), tn.TabulaConfig(**options))
+        return plan, {"input_bits": [s.input_bits for s in plan.table_layers()]}
+
+    def _run(self, plan: Plan, x, rng, backend):
+        led = Ledger(tn.PARTIES)
+        tm: dict = {}
+        out = tn.secure_inference(plan.impl, x, rng, led, linear="delphi", tables="lazy",
+                                  timings=tm)
+        times = [("online", k, v) for k, v in tm.items()]
+        prov = {"communication": "counted: ledger of this run; tables from the ideal dealer "
+                "(booked offline); Delphi's HE preprocessing from its closed form",
+                "compute": "measured: the simulator's whole run (Delphi masks in the clear, "
+                "online linear layers, table lookups)"}
+        return out, led, times, prov
+
+    def oracle(self, plan: Plan, x):
+        return tn.plain_inference(plan.impl, x)
+
+    def describe(self, plan: Plan) -> pd.DataFrame:
+        return pd.DataFrame(plan.impl.summary())
+
+    def accuracy_predictions(self, plan: Plan, x, rng):
+        preds = np.concatenate([
+            tn.secure_inference(plan.impl, x[j:j + 250], rng, Ledger(tn.PARTIES),
+                                linear="ideal", tables="lazy").argmax(axis=1)
+            for j in range(0, len(x), 250)])
+        return preds, "the protocol on every accuracy image (ideal linear layers, lazy tables)"
+
+    def costs(self, plan: Plan, results, units) -> Costs:
+        bits = plan.impl.cfg.bits
+        tables = offline_received(results[0].ledger, Ledger.DEALER).get("client", 0.0)
+        t = pd.concat([r.timings for r in results]).groupby("layer")["seconds"].sum() \
+            / len(results)
+        mean = {k: float(t.get(k, 0.0)) for k in ("linear", "nonlinear", "local")}
+        return Costs(
+            sum(mean.values()), "measured",
+            f"the simulator's whole run, mean of {len(results)} image(s): Delphi masks (in the "
+            "clear) and online linear layers, table lookups; tables drawn lazily (ideal dealer)",
+            {"linear": mean["linear"] + mean["local"], "nonlinear": mean["nonlinear"]},
+            tables + delphi.mask_bits(plan.net, 64) / 8,
+            f"client: one {bits}-bit table of 2^{bits} ring elements per activation, Delphi "
+            "masks",
+            "the protocol on every accuracy image (ideal linear layers, lazy tables)",
+            f"{bits}-bit tables, per-layer static shifts (calibrated), Z_2^64, f = 12; local "
+            "truncation (+-1 ulp, rare wrap errors)",
+            "ledger of a real run; tables from the ideal dealer (booked offline); Delphi's HE "
+            "preprocessing from its closed form",
+            {"bits": bits})
+
+
