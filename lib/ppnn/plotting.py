@@ -18,12 +18,15 @@ def setup() -> None:
     matplotlib.rcParams["figure.dpi"] = 100
 
 
-def savefig(fig, paper: str, name: str, formats=("svg", "png")) -> list[Path]:
-    """Save ``fig`` as ``figures/<paper>/<name>.<fmt>`` atomically, without dates in metadata."""
+def savefig(fig, paper: str, name: str, formats=("svg", "png"),
+            directory: str | Path | None = None) -> list[Path]:
+    """Save ``fig`` as ``figures/<paper>/<name>.<fmt>`` (or ``<directory>/<name>.<fmt>``)
+    atomically, without dates in metadata."""
     setup()
     out = []
+    folder = Path(directory) if directory is not None else paths.figures_dir(paper)
     for fmt in formats:
-        target = paths.figures_dir(paper) / f"{name}.{fmt}"
+        target = folder / f"{name}.{fmt}"
         meta = {"Date": None} if fmt == "svg" else {"Software": None}
         with paths.atomic_path(target) as tmp:
             fig.savefig(tmp, format=fmt, metadata=meta, bbox_inches="tight")

@@ -208,7 +208,12 @@ class Family:
 
     def compile(self, net: Network, params, calib=None, **options) -> Plan:
         self.check_network(net)
-        impl, info = self._compile(net, params, calib, **options)
+        try:
+            impl, info = self._compile(net, params, calib, **options)
+        except UnsupportedNetwork:
+            raise
+        except (ValueError, TypeError) as e:
+            raise type(e)(f"{self.spec.name} cannot compile {net.name}: {e}") from e
         return Plan(self.spec.key, net, dict(options), impl, info)
 
     def run(self, plan: Plan, x, seed=0, backend: str = "sim") -> Result:

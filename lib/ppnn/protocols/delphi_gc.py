@@ -27,6 +27,7 @@ import pandas as pd
 from ppnn.core import AdditiveShares, Ledger, Ring
 from ppnn.he import gc as gcmod
 from ppnn.nn import Conv2d, Dense, Flatten, MaxPool, Network, ReLU, ops
+from ppnn.nn.canonical import canonicalize
 
 from . import delphi, gc_act
 from .api import Costs, Family, FamilySpec, Plan
@@ -226,12 +227,13 @@ class DelphiGC(Family):
         "2PC, semi-honest", "semi-honest", "two parties",
         real="garbled circuits (half-gates, free-XOR, fixed-key AES): garbled and evaluated",
         simulated="Delphi's HE preprocessing: booked from its closed form, not run on BFV",
-        layers=("Conv2d", "Dense", "ReLU", "MaxPool", "Flatten"))
+        layers=("Conv2d", "Dense", "BatchNorm", "ReLU", "MaxPool", "Flatten"))
 
     def _compile(self, net, params, calib, **options):
         cfg = DelphiGCConfig(**options)
+        net, params, rewrites = canonicalize(net, params)
         plan = DelphiGCPlan.build(net, params, cfg, None if calib is None else np.asarray(calib))
-        return plan, {"peak_bits": plan.peak_bits}
+        return plan, {"peak_bits": plan.peak_bits, "rewrites": rewrites}
 
     def _run(self, plan: Plan, x, rng, backend):
         led = Ledger(PARTIES)

@@ -29,6 +29,7 @@ import pandas as pd
 
 from ppnn.core import Ledger
 from ppnn.nn import Conv2d, Dense, Flatten, MaxPool, Network, ReLU
+from ppnn.nn.canonical import canonicalize
 from ppnn.protocols.gala import GalaConv, GalaMatVec, centered, run_linear
 from ppnn.protocols.gala.accuracy import fixed_point_plan, integer_forward, quantize_input
 from ppnn.protocols.gazelle import GazelleConv, GazelleMatVec
@@ -176,8 +177,9 @@ class _HEGC(Family):
             raise ValueError(f"{self.spec.name} needs calibration images (calib=) for GALA's "
                              "fixed-point plan")
         p = BFVSim(n=n).p
+        net, params, rewrites = canonicalize(net, params)
         plan = HEGCPlan.build(net, params, np.asarray(calib), p, f_x)
-        return {"plan": plan, "n": n}, {"p": p}
+        return {"plan": plan, "n": n}, {"p": p, "rewrites": rewrites}
 
     def _run(self, plan: Plan, x, rng, backend):
         from ppnn.he.bfv.sim import BFVSim
@@ -253,7 +255,7 @@ def _seal_units(units) -> pd.DataFrame:
     return units.get("SEAL BFV (N=4096) per operation", measure)
 
 
-_LAYERS = ("Conv2d", "Dense", "ReLU", "MaxPool", "Flatten")
+_LAYERS = ("Conv2d", "Dense", "BatchNorm", "ReLU", "MaxPool", "Flatten")
 _REAL = "garbled circuits (half-gates, free-XOR, fixed-key AES) mod p"
 _SIM = ("BFV on the slot simulator (same operation counts and ciphertext sizes as SEAL; the "
         "kernels run on real SEAL in 02_gala)")

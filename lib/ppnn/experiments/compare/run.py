@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -133,17 +134,24 @@ def run_comparison(quick: bool = True, seed: int = 0, n_run: int | None = None,
                       table.decision_guide(df), secs)
 
 
-def save(cmp: Comparison, figures: bool = True) -> list:
+def save(cmp: Comparison, figures: bool = True, directory: str | Path | None = None) -> list:
     """Write the table, the counted/timing CSVs, the breakdown and (``figures=True``) the two
     figures (a notebook that shows them saves them itself with :func:`ppnn.plotting.savefig`).
-    """
+
+    By default into the pipeline's places (``figures/tables/overview_comparison.*``,
+    ``figures/overview/comparison_*``); with ``directory`` everything goes into that one folder
+    (``comparison.csv``, ``comparison.md``, ``comparison_counted.csv``, ... -- what
+    ``python -m ppnn compare`` writes under ``build/``)."""
     from ppnn.plotting import savefig
 
+    if directory is None:
+        tdir, fdir, stem = paths.tables_dir(), paths.figures_dir("overview"), "overview_"
+    else:
+        tdir = fdir = Path(directory)
+        stem = ""
     out = []
-    tdir, fdir = paths.tables_dir(), paths.figures_dir("overview")
-    out.append(paths.atomic_write(tdir / "overview_comparison.csv",
-                                  cmp.frame.to_csv(index=False)))
-    out.append(paths.atomic_write(tdir / "overview_comparison.md",
+    out.append(paths.atomic_write(tdir / f"{stem}comparison.csv", cmp.frame.to_csv(index=False)))
+    out.append(paths.atomic_write(tdir / f"{stem}comparison.md",
                                   "## One network, every protocol family\n\n"
                                   + table.to_markdown(cmp.frame, cmp.guide)))
     out.append(paths.atomic_write(fdir / "comparison_counted.csv",
@@ -161,6 +169,6 @@ def save(cmp: Comparison, figures: bool = True) -> list:
 
     for name, fig in (("comparison_comm_latency", table.plot_comm_latency(cmp.frame)),
                       ("comparison_breakdown", table.plot_breakdown(cmp.breakdown))):
-        out += savefig(fig, "overview", name)
+        out += savefig(fig, "overview", name, directory=directory)
         plt.close(fig)
     return out

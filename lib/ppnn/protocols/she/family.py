@@ -17,6 +17,7 @@ import pandas as pd
 
 from ppnn.core import Ledger
 from ppnn.he.bitsim import BitSimulator
+from ppnn.nn.canonical import canonicalize
 
 from ..api import Costs, Family, FamilySpec, Plan
 from . import network
@@ -51,9 +52,10 @@ class SHE(Family):
                  guard_bits: int = 2, act_bits: int = 5, in_bits: int = 5):
         if calib is None:
             raise ValueError("SHE needs calibration images (calib=) for its activation scales")
+        net, params, rewrites = canonicalize(net, params, fold_bn=False)
         qnet = compile_network(net, params, np.asarray(calib), scheme, weight_bits=weight_bits,
                                act_bits=act_bits, in_bits=in_bits, guard_bits=guard_bits)
-        return qnet, {"scheme": scheme}
+        return qnet, {"scheme": scheme, "rewrites": rewrites}
 
     def _backend(self, backend):
         if backend == "real":

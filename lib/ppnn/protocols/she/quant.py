@@ -444,7 +444,7 @@ def compile_network(net: Network, params, x_calib, scheme: str = "she", weight_b
         elif isinstance(lay, Flatten):
             shape = (int(np.prod(shape)),)
         else:
-            raise ValueError(f"layer {lay.kind} ({lay.name}) is not supported by SHE's integer "
+            raise ValueError(f"layer {names[i]} ({lay.kind}) is not supported by SHE's integer "
                              "network (conv, dense, batch-norm after a linear layer, ReLU, "
                              "max-pool, flatten)")
         i += 1

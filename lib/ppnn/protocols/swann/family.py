@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ppnn.core import Ledger
+from ppnn.nn.canonical import canonicalize
 
 from ..api import Costs, Family, FamilySpec, Plan, layer_kinds, offline_received, split_one_time
 from .inference import PARTIES, SwannKeys, run_inference
@@ -21,7 +22,8 @@ from .model import FixedPointPlan, SwannModel
 
 __all__ = ["SwannClientServer", "SwannTwoServer"]
 
-_LAYERS = ("Conv2d", "Dense", "ReLU", "Square", "MaxPool", "MeanPool", "Flatten")
+_LAYERS = ("Conv2d", "Dense", "BatchNorm", "ReLU", "Square", "MaxPool", "MeanPool",
+           "Flatten")
 _REAL = "Paillier (phe + gmpy2, 2048-bit keys) with backend='real'"
 _SIM = ("the ABY-style 2PC (OT and AND-triple costs booked from a cost model); Paillier on "
         "its simulator with backend='sim' (identical operation counts)")
@@ -35,10 +37,11 @@ class _Swann(Family):
         if calib is None:
             raise ValueError("SwaNN needs calibration images (calib=) for its activation "
                              "bit widths")
+        net, params, rewrites = canonicalize(net, params)
         model = SwannModel(net, params, setting, FixedPointPlan(), np.asarray(calib))
         keys = keys or SwannKeys.generate(key_bits, two_server=True)
         return {"model": model, "keys": keys, "optimized": bool(optimized)}, {
-            "key_bits": int(keys.public_key.n).bit_length()}
+            "key_bits": int(keys.public_key.n).bit_length(), "rewrites": rewrites}
 
     def _run(self, plan: Plan, x, rng, backend):
         imp, per = plan.impl, self.spec.images_per_run

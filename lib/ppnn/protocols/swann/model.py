@@ -163,13 +163,15 @@ class SwannModel:
         counts = {"Conv": 0, "FC": 0, "Pool": 0, "Act": 0, "Act+Pool": 0}
         fold = 1.0  # pending 1/k² of an unscaled mean pool, folded into the next layer
         layers = list(net.layers)
+        names = net.layer_names
         i = 0
         while i < len(layers):
             layer, p = layers[i], params[i]
             out = layer.out_shape(shape)
             if isinstance(layer, L.Conv2d | L.Dense):
                 if isinstance(layer, L.Conv2d) and layer.groups != 1:
-                    raise ValueError("grouped convolutions are not supported by SwaNN's layers")
+                    raise ValueError(f"{names[i]}: grouped convolutions are not supported by "
+                                     "SwaNN's layers")
                 W = np.asarray(p["W"], np.float64) * fold
                 fold = 1.0
                 W_int = np.rint(W.reshape(W.shape[0], -1) * (1 << plan.f_w)).astype(np.int64)
@@ -206,10 +208,10 @@ class SwannModel:
                 nxt = layers[i + 1] if i + 1 < len(layers) else None
                 if isinstance(nxt, L.MaxPool):
                     if self.setting == "phe":
-                        raise ValueError("max-pool needs the hybrid setting")
+                        raise ValueError(f"{names[i + 1]}: max-pool needs the hybrid setting")
                     pool_idx = window_index(out, nxt.kernel, nxt.step, nxt.padding)
                     if nxt.padding:
-                        raise ValueError("padded max-pool is not supported")
+                        raise ValueError(f"{names[i + 1]}: padded max-pool is not supported")
                     out = nxt.out_shape(out)
                     i += 1
                 key = "Act+Pool" if pool_idx is not None else "Act"
@@ -226,10 +228,11 @@ class SwannModel:
                                   scale_in=scale, scale_out=s_act - trunc))
                 scale = s_act - trunc
             elif isinstance(layer, L.MaxPool):
-                raise ValueError("SwaNN evaluates max-pool right after an activation "
-                                 "(ReLU + max-pool in one 2PC step)")
+                raise ValueError(f"{names[i]}: SwaNN evaluates max-pool right after an "
+                                 "activation (ReLU + max-pool in one 2PC step)")
             else:
-                raise ValueError(f"layer kind {layer.kind} is not supported by SwaNN")
+                raise ValueError(f"{names[i]}: layer kind {layer.kind} is not supported by "
+                                 "SwaNN")
             shape = out
             i += 1
         self.out_scale = scale
