@@ -55,7 +55,7 @@ def test_act_spec_rejects_bad_parameters():
     with pytest.raises(ValueError, match="window size m"):
         gc_act.ActSpec(16, 0, 0)
     with pytest.raises(ValueError, match="share bits k"):
-        gc_act.ActSpec(2)
+        gc_act.ActSpec(1)
     with pytest.raises(TypeError, match="k must be an int"):
         gc_act.ActSpec(16.0)
     with pytest.raises(ValueError, match="clip"):

@@ -14,10 +14,14 @@ The baseline Tabula is compared with (Tabula §4: "garbled circuits with quantiz
   fixed public key (``cryptography``'s OpenSSL AES-ECB, one call per level for every block),
   ``sigma(x_L || x_R) = (x_L ^ x_R || x_L)`` (Guo, Katz, Wang, Yu 2020). Labels are numpy
   arrays of shape ``(..., 2)`` uint64 (16-byte blocks).
-* **ReLU on b-bit additive shares** (:func:`relu_circuit`): evaluator (client) input ``x_c``,
-  garbler (server) inputs ``x_s`` and a random mask ``r``; ripple-carry add ``x = x_c + x_s``,
-  sign bit ``x_{b-1}``, select ``x_i AND NOT sign``, re-share ``z = ReLU(x) - r``: the
-  client learns z, the server keeps r. ``3 (b - 1)`` AND gates (:func:`relu_and_gates`).
+* **Circuits** come from :mod:`ppnn.he.gc_circuits` (builder, adders, and the one
+  activation circuit family; the ReLU on b-bit additive shares, :func:`relu_circuit`, is its
+  simplest member): evaluator (client) input ``x_c``, garbler (server) inputs ``x_s`` and a
+  random mask ``r``; ``z = ReLU(x_c + x_s) - r``: the client learns z, the server keeps r.
+  ``3 (b - 1)`` AND gates (:func:`relu_and_gates`).
+* :func:`garble_and_evaluate` runs both sides on many instances in chunks (each chunk its own
+  garbling and ``Delta``); :func:`gc_relu` and the network layers of
+  :mod:`ppnn.protocols.gc_act` use it.
 
 Communication model (:func:`gc_cost`), all sizes exact for our circuit: garbled tables
 ``2 kappa`` per AND; garbler input labels ``kappa`` each; evaluator input labels by IKNP OT
@@ -28,7 +32,6 @@ then OT answers, tables, garbler labels and decoding bits together).
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import time
@@ -39,150 +42,28 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from ppnn.core import AdditiveShares, Ledger, Ring
 
+from .gc_circuits import (
+    AND,
+    NOT,
+    XOR,
+    Circuit,
+    CircuitBuilder,
+    _check_bits,
+    relu_and_gates,
+    relu_circuit,
+)
+
 __all__ = [
     "KAPPA", "Circuit", "CircuitBuilder", "GarbledCircuit", "garble", "evaluate",
     "input_labels", "decode", "relu_circuit", "relu_and_gates", "gc_cost", "GCCost",
-    "gc_relu", "plain_eval", "bits_of", "from_bits",
+    "gc_relu", "plain_eval", "bits_of", "from_bits", "garble_and_evaluate", "AND", "XOR",
+    "NOT",
 ]
 
 KAPPA = 128
-XOR, AND, NOT = 0, 1, 2
 _FIXED_KEY = hashlib.sha256(b"ppnn-lab fixed-key AES for half-gates").digest()[:16]
 
-# ----------------------------------------------------------------------------- circuits
-@dataclass(frozen=True)
-class Circuit:
-    """A levelled Boolean circuit. Wire ids are ints; gates are parallel arrays."""
-
-    n_wires: int
-    garbler_inputs: np.ndarray
-    evaluator_inputs: np.ndarray
-    outputs: np.ndarray
-    op: np.ndarray
-    a: np.ndarray
-    b: np.ndarray
-    out: np.ndarray
-    levels: tuple  # per level: (xor gate idx, not gate idx, and gate idx)
-    and_index: np.ndarray  # position of each AND gate among the ANDs (-1 otherwise)
-
-    @property
-    def n_and(self) -> int:
-        return int((self.op == AND).sum())
-
-    @property
-    def n_xor(self) -> int:
-        return int((self.op == XOR).sum())
-
-    @property
-    def n_not(self) -> int:
-        return int((self.op == NOT).sum())
-
-    @property
-    def depth(self) -> int:
-        return len(self.levels)
-
-class CircuitBuilder:
-    """Build a circuit gate by gate (the adders' builders loop over bits once; garbling and
-    evaluation work level by level on whole arrays)."""
-
-    def __init__(self):
-        self._n = 0
-        self._gates: list[tuple[int, int, int, int]] = []
-
-    def inputs(self, count: int) -> list[int]:
-        ids = list(range(self._n, self._n + count))
-        self._n += count
-        return ids
-
-    def _gate(self, op: int, a: int, b: int) -> int:
-        out = self._n
-        self._n += 1
-        self._gates.append((op, a, b, out))
-        return out
-
-    def xor(self, a: int, b: int) -> int:
-        return self._gate(XOR, a, b)
-
-    def and_(self, a: int, b: int) -> int:
-        return self._gate(AND, a, b)
-
-    def not_(self, a: int) -> int:
-        return self._gate(NOT, a, a)
-
-    def build(self, garbler_inputs, evaluator_inputs, outputs) -> Circuit:
-        g = np.array(self._gates, dtype=np.int64).reshape(-1, 4)
-        op, a, b, out = g.T
-        level = np.zeros(self._n, dtype=np.int64)
-        for _ in range(len(g) + 1):  # relax all gates at once; converges after depth passes
-            new = level.copy()
-            new[out] = 1 + np.maximum(level[a], level[b])
-            if np.array_equal(new, level):
-                break
-            level = new
-        glev = level[out] if len(g) else np.zeros(0, np.int64)
-        levels = tuple(
-            (np.flatnonzero((glev == L) & (op == XOR)), np.flatnonzero((glev == L) & (op == NOT)),
-             np.flatnonzero((glev == L) & (op == AND)))
-            for L in range(1, int(glev.max(initial=0)) + 1))
-        and_index = np.full(len(g), -1, dtype=np.int64)
-        and_index[op == AND] = np.arange(int((op == AND).sum()))
-        return Circuit(self._n, np.asarray(garbler_inputs, np.int64),
-                       np.asarray(evaluator_inputs, np.int64), np.asarray(outputs, np.int64),
-                       op, a, b, out, levels, and_index)
-
-def _add(cb: CircuitBuilder, x: list[int], y: list[int]) -> list[int]:
-    """x + y mod 2^b, ripple carry with one AND per bit (b - 1 ANDs)."""
-    s = [cb.xor(x[0], y[0])]
-    c = cb.and_(x[0], y[0]) if len(x) > 1 else None
-    for i in range(1, len(x)):
-        s.append(cb.xor(cb.xor(x[i], y[i]), c))
-        if i < len(x) - 1:  # c' = c ^ ((x ^ c) & (y ^ c))
-            c = cb.xor(c, cb.and_(cb.xor(x[i], c), cb.xor(y[i], c)))
-    return s
-
-def _sub(cb: CircuitBuilder, x: list[int | None], y: list[int]) -> list[int]:
-    """x - y = x + NOT y + 1 mod 2^b (b - 1 ANDs); x[i] = None is a constant 0."""
-    s = [cb.xor(x[0], y[0])]
-    c = cb.not_(cb.and_(cb.not_(x[0]), y[0])) if len(x) > 1 else None  # carry out of bit 0
-    for i in range(1, len(x)):
-        ny = cb.not_(y[i])
-        t = ny if x[i] is None else cb.xor(x[i], ny)
-        s.append(cb.xor(t, c))
-        if i < len(x) - 1:
-            if x[i] is None:
-                raise ValueError("constant-zero wires are supported only in the top bit")
-            c = cb.xor(c, cb.and_(cb.xor(x[i], c), cb.xor(ny, c)))
-    return s
-
-def relu_and_gates(b: int) -> int:
-    """Closed form: AND gates of :func:`relu_circuit` (add, select, subtract: b - 1 each)."""
-    return 3 * (int(b) - 1)
-
-def _check_bits(b) -> int:
-    if not isinstance(b, int | np.integer) or isinstance(b, bool):
-        raise TypeError(f"GC input bits b must be an int, got {type(b).__name__}")
-    if not 2 <= int(b) <= 64:
-        raise ValueError(f"GC input bits b must be in 2..64, got b={b}")
-    return int(b)
-
-@functools.cache
-def relu_circuit(b: int) -> Circuit:
-    """ReLU on b-bit additive shares, re-shared with the garbler's mask r (LSB first).
-
-    Inputs: evaluator ``x_c`` (b wires); garbler ``x_s`` then ``r`` (2b wires).
-    Output: ``z = ReLU(x_c + x_s) - r mod 2^b`` (b wires), to the evaluator.
-    """
-    b = _check_bits(b)
-    cb = CircuitBuilder()
-    xc = cb.inputs(b)
-    xs = cb.inputs(b)
-    r = cb.inputs(b)
-    x = _add(cb, xc, xs)
-    keep = cb.not_(x[b - 1])  # NOT sign
-    y: list[int | None] = [cb.and_(x[i], keep) for i in range(b - 1)] + [None]
-    z = _sub(cb, y, r)
-    return cb.build(xs + r, xc, z)
-
+# ----------------------------------------------------------------------------- bits
 def bits_of(v: np.ndarray, b: int) -> np.ndarray:
     """(b, N) bit matrix of the low b bits of v (LSB first)."""
     v = np.asarray(v, dtype=np.uint64).reshape(-1)
@@ -327,6 +208,37 @@ def decode(output_labels: np.ndarray, decoding: np.ndarray) -> np.ndarray:
     """Output bits = lsb(label) ^ decoding bit."""
     return (_lsb(output_labels).astype(np.uint8) ^ decoding).astype(np.uint8)
 
+def garble_and_evaluate(c: Circuit, garbler_bits: np.ndarray, evaluator_bits: np.ndarray,
+                        label_rng: np.random.Generator | None = None, chunk: int = 2048
+                        ) -> tuple[np.ndarray, dict]:
+    """Both sides of ``n`` instances of ``c``: the garbler garbles (in chunks of ``chunk``
+    instances, each with its own ``Delta``), the evaluator gets the labels of its bits (the
+    OT's output; its cost is booked by the caller) and of the garbler's, evaluates and
+    decodes. ``garbler_bits`` / ``evaluator_bits``: ``(inputs, n)`` 0/1. Returns the output
+    bits ``(outputs, n)`` and measured seconds and AES calls per side."""
+    n = garbler_bits.shape[1]
+    if evaluator_bits.shape[1] != n:
+        raise ValueError(f"garbler and evaluator bits must cover the same {n} instances, got "
+                         f"{evaluator_bits.shape[1]}")
+    if chunk < 1:
+        raise ValueError(f"chunk must be >= 1, got {chunk}")
+    out = np.empty((c.outputs.size, n), dtype=np.uint8)
+    info = {"garble_s": 0.0, "evaluate_s": 0.0, "garble_aes": 0, "evaluate_aes": 0}
+    for j0 in range(0, n, chunk):
+        sl = slice(j0, min(n, j0 + chunk))
+        t0 = time.perf_counter()
+        gc = garble(c, sl.stop - sl.start, label_rng)  # garbler
+        info["garble_s"] += time.perf_counter() - t0
+        ev_labels = input_labels(gc, c.evaluator_inputs, evaluator_bits[:, sl])  # via OT
+        gb_labels = input_labels(gc, c.garbler_inputs, garbler_bits[:, sl])
+        t0 = time.perf_counter()
+        labels, calls = evaluate(c, gc.tables, gb_labels, ev_labels)  # evaluator
+        out[:, sl] = decode(labels, gc.decoding)
+        info["evaluate_s"] += time.perf_counter() - t0
+        info["garble_aes"] += gc.aes_calls
+        info["evaluate_aes"] += calls
+    return out, info
+
 # ----------------------------------------------------------------------------- costs
 @dataclass(frozen=True)
 class GCCost:
@@ -406,24 +318,9 @@ def gc_relu(x: AdditiveShares, ledger: Ledger, rng: np.random.Generator,
     ledger.count("garble", n * c.n_and, server)
     ledger.count("and_gate", n * c.n_and, server)
     ledger.count("ot", n * b, client)
-    z = np.empty(n, dtype=np.uint64)
-    t_garble = t_eval = 0.0
-    aes_g = aes_e = 0
-    for j0 in range(0, n, chunk):  # batches of elements (each a fresh garbling, own Delta)
-        sl = slice(j0, min(n, j0 + chunk))
-        m = sl.stop - sl.start
-        t0 = time.perf_counter()
-        gc = garble(c, m, label_rng)  # 1. server garbles
-        t_garble += time.perf_counter() - t0
-        client_labels = input_labels(gc, c.evaluator_inputs, bits_of(xc[sl], b))  # OT output
-        server_labels = input_labels(gc, c.garbler_inputs,
-                                     np.concatenate([bits_of(xs[sl], b), bits_of(r[sl], b)]))
-        t0 = time.perf_counter()
-        out_labels, calls = evaluate(c, gc.tables, server_labels, client_labels)  # 4.
-        z[sl] = from_bits(decode(out_labels, gc.decoding))
-        t_eval += time.perf_counter() - t0
-        aes_g, aes_e = aes_g + gc.aes_calls, aes_e + calls
+    out, t = garble_and_evaluate(c, np.concatenate([bits_of(xs, b), bits_of(r, b)]),
+                                 bits_of(xc, b), label_rng, chunk)  # 1., 4.
+    z = from_bits(out)
     shares = np.stack([z, r]).reshape(2, *x.shape)
-    info = {"garble_s": t_garble, "evaluate_s": t_eval, "garble_aes": aes_g,
-            "evaluate_aes": aes_e, "n": n, "and_gates": c.n_and}
+    info = {**t, "n": n, "and_gates": c.n_and}
     return AdditiveShares(shares, ring), info
