@@ -41,6 +41,7 @@ import numpy as np
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from ppnn.core import AdditiveShares, Ledger, Ring
+from ppnn.core import bits as core_bits
 
 from .gc_circuits import (
     AND,
@@ -65,16 +66,14 @@ _FIXED_KEY = hashlib.sha256(b"ppnn-lab fixed-key AES for half-gates").digest()[:
 
 # ----------------------------------------------------------------------------- bits
 def bits_of(v: np.ndarray, b: int) -> np.ndarray:
-    """(b, N) bit matrix of the low b bits of v (LSB first)."""
-    v = np.asarray(v, dtype=np.uint64).reshape(-1)
-    return ((v[None, :] >> np.arange(b, dtype=np.uint64)[:, None]) & np.uint64(1)).astype(
-        np.uint8)
+    """(b, N) bit matrix of the low b bits of v (flattened; LSB first), uint8."""
+    return core_bits.bits_of(np.asarray(v).reshape(-1), b)
+
 
 def from_bits(bits: np.ndarray) -> np.ndarray:
-    """Inverse of :func:`bits_of`."""
-    b = bits.shape[0]
-    return (bits.astype(np.uint64) << np.arange(b, dtype=np.uint64)[:, None]).sum(
-        axis=0, dtype=np.uint64)
+    """Inverse of :func:`bits_of` (uint64)."""
+    return core_bits.from_bits(bits)
+
 
 def plain_eval(c: Circuit, garbler_bits: np.ndarray, evaluator_bits: np.ndarray) -> np.ndarray:
     """Evaluate the circuit in the clear (oracle), level by level, all instances at once."""

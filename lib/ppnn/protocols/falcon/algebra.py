@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ppnn.core import PrimeField, Ring
+from ppnn.core import bits as core_bits
 
 __all__ = ["Zp", "ring_matmul", "wrap2", "wrap3", "bits_of", "MAX_EXACT_INNER"]
 
@@ -102,7 +103,5 @@ def wrap3(ring: Ring, a0, a1, a2, exact: bool = False) -> np.ndarray:
 
 
 def bits_of(ring: Ring, x) -> np.ndarray:
-    """Bits of ring elements, least significant first: shape ``(*x.shape, k)``."""
-    x = np.asarray(x, dtype=np.uint64)
-    shifts = np.arange(ring.k, dtype=np.uint64)
-    return (x[..., None] >> shifts) & np.uint64(1)
+    """Bits of ring elements, least significant first: shape ``(*x.shape, k)`` (uint64)."""
+    return core_bits.bits_of(x, ring.k, axis=-1, dtype=np.uint64)

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core import Ledger, Ring
+from ...core import bits as core_bits
 from ...core.beaver import beaver_and, beaver_mul
 from ...core.dealer import Dealer
 from ...core.sharing import AdditiveShares, XorShares
@@ -85,20 +86,12 @@ def _bit(x: XorShares, i: int) -> XorShares:
 
 def bits_of(values: np.ndarray, m: int) -> np.ndarray:
     """Low ``m`` bits of uint64 ``values`` as a ``(m, *shape)`` uint64 0/1 array (bit 0 first)."""
-    if not 1 <= m <= 64:
-        raise ValueError(f"bit width m must be in 1..64, got {m}")
-    v = np.asarray(values, dtype=np.uint64)
-    shifts = np.arange(m, dtype=np.uint64).reshape((m,) + (1,) * v.ndim)
-    return (v[None] >> shifts) & np.uint64(1)
+    return core_bits.bits_of(values, m, axis=0, dtype=np.uint64)
 
 
 def from_bits(bits: np.ndarray) -> np.ndarray:
     """Inverse of :func:`bits_of` for up to 64 bits: ``Σ_j bits[j] 2^j`` as uint64."""
-    m = bits.shape[0]
-    if m > 64:
-        raise ValueError(f"at most 64 bits fit a uint64, got {m}")
-    shifts = np.arange(m, dtype=np.uint64).reshape((m,) + (1,) * (bits.ndim - 1))
-    return np.bitwise_or.reduce(np.asarray(bits, dtype=np.uint64) << shifts, axis=0)
+    return core_bits.from_bits(bits, axis=0)
 
 
 class TwoPC:
