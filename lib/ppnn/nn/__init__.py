@@ -28,6 +28,7 @@ from .layers import (
     Square,
 )
 from .network import Network, Node, Stated
+from .onnx_io import from_onnx, to_onnx
 from .quant import (
     apply_pow2,
     dequantize_pow2,
@@ -46,4 +47,5 @@ __all__ = [
     "init_params", "predict", "pretrained", "pretrained_info", "recipe_for", "train",
     "unflatten_params", "zoo", "quant", "apply_pow2", "dequantize_pow2", "dequantize_uniform",
     "fake_quantize_uniform", "quantize_pow2", "quantize_uniform", "uniform_scale",
+    "from_onnx", "to_onnx",
 ]
