@@ -285,6 +285,10 @@ class Families(dict):
     def _repr_html_(self) -> str:
         return self.frame().to_html(index=False)
 
+    def __repr__(self) -> str:
+        return self.frame()[["key", "name", "parties", "threat model", "backends"]].to_string(
+            index=False)
+
 
 def families() -> Families:
     """The registry: every family's :class:`FamilySpec`, in a fixed order."""

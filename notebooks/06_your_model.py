@@ -1,0 +1,179 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 06 — Your model: an ONNX network through every protocol family
+#
+# Reproduces: no paper table; your own network through every protocol family
+#
+# It answers the question none of the five papers can: what would *my* network cost under
+# Falcon, Delphi + Tabula, SHE, ...? Each paper evaluates its protocol on its own networks. Here you bring a network -- exported
+# from PyTorch or Keras as an ONNX file -- and PPNN Lab compiles it for every protocol family,
+# runs it in simulated multi-party mode on real MNIST images, checks every run against the
+# family's integer model, and puts the costs side by side with one ledger and one time model.
+#
+# **What you will learn**
+# 1. how to export a model to ONNX and load it into PPNN Lab (`ppnn.nn.from_onnx`);
+# 2. the one protocol interface: `ppnn.families()`, `ppnn.compile`, `ppnn.run`, `ppnn.count`;
+# 3. what each family does to your network (its integer plan) and what it cannot run;
+# 4. the comparison table for your network, and the command that makes it from a terminal.
+
+# %% tags=["parameters"]
+QUICK = True
+SEED = 0
+MODEL = ""  # path to your .onnx file; empty: this notebook trains and exports a small LeNet
+N_IMAGES = 200  # test images for accuracy
+
+# %%
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from IPython.display import Image, Markdown, display
+
+import ppnn
+from ppnn import data, nn, paths
+from ppnn.core import WAN
+from ppnn.experiments import compare
+from ppnn.experiments.compare import table as cmp_table
+from ppnn.plotting import savefig
+from ppnn.protocols.api import ledger_summary
+
+out = paths.build_dir() / ("quick" if QUICK else "full") / "your_model"
+out.mkdir(parents=True, exist_ok=True)
+print(f"this notebook writes under {out} (never into figures/)")
+
+# %% [markdown]
+# ## 1. A model you could have exported from PyTorch or Keras
+#
+# In PyTorch a trained `model` for 28 × 28 grey images is exported with
+#
+# ```python
+# torch.onnx.export(model.eval(), torch.zeros(1, 1, 28, 28), "my_model.onnx",
+#                   input_names=["input"], output_names=["logits"],
+#                   dynamic_axes={"input": {0: "N"}, "logits": {0: "N"}})
+# ```
+#
+# and in Keras with `tf2onnx.convert.from_keras(model, output_path="my_model.onnx")`. PPNN
+# Lab reads Conv, Gemm (or MatMul + Add), Relu, MaxPool, AveragePool, BatchNormalization and
+# Flatten / Reshape; anything else is refused with the op and node named. Set `MODEL` above
+# to your file. Without one, we train a small LeNet-style network here (neither PyTorch nor
+# Keras is needed) and export it exactly as those would.
+
+# %%
+x_train, y_train, x_test, y_test = data.load_mnist()
+if MODEL:
+    model_path = Path(MODEL)
+else:
+    lenet = nn.Network("small_lenet", (1, 28, 28), (
+        nn.Conv2d(6, 5), nn.ReLU(), nn.MaxPool(2),
+        nn.Conv2d(12, 5), nn.ReLU(), nn.MaxPool(2),
+        nn.Flatten(), nn.Dense(64), nn.ReLU(), nn.Dense(10)),
+        source="06_your_model: a LeNet-style example network", dataset="mnist")
+    n_train = 6000 if QUICK else 60000
+    trained, history = nn.train(lenet, nn.init_params(lenet, np.random.default_rng(SEED)),
+                                x_train[:n_train], y_train[:n_train], epochs=1 if QUICK else 3,
+                                batch_size=64, lr=2e-3, rng=np.random.default_rng(SEED))
+    model_path = nn.to_onnx(lenet, trained, out / "small_lenet.onnx")
+    display(history[["epoch", "loss", "train_acc"]])
+print(f"model: {model_path}")
+
+# %% [markdown]
+# ## 2. Load it
+#
+# `from_onnx` turns the ONNX graph into PPNN Lab's layer specs and float parameters; the
+# float forward pass is the reference every family's integer model is compared with.
+
+# %%
+net, params = nn.from_onnx(model_path)
+print(net.source)
+display(net.summary()[["name", "kind", "in_shape", "out_shape", "relus", "macs", "params"]])
+acc = (nn.predict(net, params, x_test[:N_IMAGES]) == y_test[:N_IMAGES]).mean()
+print(f"float accuracy on the first {N_IMAGES} MNIST test images: {acc:.3f}")
+
+# %% [markdown]
+# ## 3. The families, and one of them step by step
+#
+# The registry says who the parties are, what each family trusts, what runs on real
+# cryptography here and what on a simulator, and which layers it compiles.
+
+# %%
+ppnn.families()
+
+# %% [markdown]
+# `compile` quantizes the network the way the family does (fixed point, tables, power-of-two
+# weights, ...) and shows the plan; `run` executes the protocol -- every party in this
+# process, every message on the ledger; `count` books the same ledger without running.
+
+# %%
+plan = ppnn.compile("falcon_mal", net, params, calib=x_train[:500])
+display(plan.table())
+res = ppnn.run(plan, x_test[:2], seed=SEED)
+print("protocol predictions:", res.predictions, " integer oracle:", plan.predict(x_test[:2]),
+      " labels:", y_test[:2])
+counted = ppnn.count(plan, batch=2)
+pd.DataFrame({"run": ledger_summary(res.ledger), "count": ledger_summary(counted)})
+
+# %% [markdown]
+# ## 4. Every family on your network
+#
+# The same loop as the overview notebook: compile, run on the run images, check the protocol
+# against the family's integer oracle, accuracy on `N_IMAGES` test images, and each family's
+# compute (measured or projected from unit costs measured here) and storage. A family that
+# cannot run a layer of your network says which and why.
+
+# %%
+w = compare.make_workload(QUICK, SEED, n_run=1, n_acc=N_IMAGES, net=net, params=params)
+units = compare.Units(QUICK, SEED)
+results, skipped = [], {}
+for key, spec in ppnn.families().items():
+    try:
+        results.append(compare.run_family(key, w, units))
+    except ValueError as e:  # UnsupportedNetwork is a ValueError
+        skipped[spec.name] = str(e)
+df = compare.comparison_frame(results, w)
+cmp = compare.Comparison(w, units, results, df, compare.breakdown_frame(results, WAN),
+                         compare.decision_guide(df), {})
+display(Markdown(compare.to_markdown(df, cmp.guide)))
+if skipped:
+    display(pd.Series(skipped, name="cannot run this network").to_frame())
+
+# %%
+written = compare.save(cmp, figures=False, directory=out)
+fig = cmp_table.plot_comm_latency(df)
+for p in savefig(fig, "your_model", "comparison_comm_latency", directory=out):
+    written.append(p)
+plt.close(fig)
+display(Image(str(out / "comparison_comm_latency.png")))
+print("written:", ", ".join(sorted(p.name for p in written)))
+
+# %% [markdown]
+# ## 5. The same from a terminal
+#
+# ```bash
+# python -m ppnn compare my_model.onnx                       # every family, 200 images
+# python -m ppnn compare my_model.onnx --families falcon_sh she --images 1000
+# python -m ppnn families                                    # what each family is
+# ```
+#
+# It prints this table and writes the CSV, Markdown and figures under
+# `build/compare/<model>/`.
+#
+# ### Exercises
+# - Put a `BatchNormalization` after a convolution of your model: which families fold it,
+#   and does any number change?
+# - Export the same network with the max-pool *before* the ReLU (as Falcon's networks do):
+#   the GC families rewrite it (ReLU is monotone) -- see `plan.info["rewrites"]`.
+# - Which family wins for your network on a WAN, and does the answer match the overview's
+#   MiniONN network?
