@@ -26,10 +26,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from ppnn.core import AdditiveShares, Ledger, Ring, share_additive
-from ppnn.nn import Conv2d, Dense
+from ppnn.nn import Conv2d, Dense, ops
 
 __all__ = ["HE_SLOTS", "HE_CT_BITS", "conv2d", "linear_ring", "exact_linear", "he_ciphertexts",
            "delphi_preprocess", "delphi_online", "delphi_ideal", "LinearMasks",
@@ -42,20 +41,9 @@ HE_CT_BITS = 2 * 8192 * 218  # BFV, N = 8192, log q = 218 (SEAL's 128-bit defaul
 def conv2d(x: np.ndarray, W: np.ndarray, stride: int, padding: int, groups: int = 1,
            matmul=np.matmul) -> np.ndarray:
     """im2col convolution of ``x (N, C, H, W)`` with ``W (Cout, C/groups, k, k)``; ``matmul``
-    chooses the arithmetic (``ring.matmul`` for exact Z_2^k, ``np.matmul`` for floats)."""
-    n, c, h, w = x.shape
-    cout, cg, k, _ = W.shape
-    if padding:
-        x = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
-    oh, ow = (h + 2 * padding - k) // stride + 1, (w + 2 * padding - k) // stride + 1
-    win = sliding_window_view(x, (k, k), axis=(2, 3))[:, :, ::stride, ::stride][:, :, :oh, :ow]
-    og = cout // groups
-    outs = []
-    for g in range(groups):  # loop over convolution groups (1 for every zoo network)
-        col = win[:, g * cg:(g + 1) * cg].transpose(0, 2, 3, 1, 4, 5).reshape(n * oh * ow, -1)
-        y = matmul(col, W[g * og:(g + 1) * og].reshape(og, -1).T)
-        outs.append(y.reshape(n, oh, ow, og).transpose(0, 3, 1, 2))
-    return np.concatenate(outs, axis=1) if groups > 1 else outs[0]
+    chooses the arithmetic (``ring.matmul`` for exact Z_2^k, ``np.matmul`` for floats).
+    :func:`ppnn.nn.ops.conv2d` (the toolkit's one im2col) without its backward cache."""
+    return ops.conv2d(x, W, stride, padding, groups, matmul)[0]
 
 
 def linear_ring(layer, W: np.ndarray, x: np.ndarray, ring: Ring) -> np.ndarray:
