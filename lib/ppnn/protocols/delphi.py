@@ -29,6 +29,7 @@ import numpy as np
 
 from ppnn.core import AdditiveShares, Ledger, Ring, share_additive
 from ppnn.nn import Conv2d, Dense, ops
+from ppnn.nn.integer import int_linear
 
 __all__ = ["HE_SLOTS", "HE_CT_BITS", "conv2d", "linear_ring", "exact_linear", "he_ciphertexts",
            "delphi_preprocess", "delphi_online", "delphi_ideal", "LinearMasks",
@@ -57,24 +58,11 @@ def linear_ring(layer, W: np.ndarray, x: np.ndarray, ring: Ring) -> np.ndarray:
 
 
 def exact_linear(layer, W_int: np.ndarray, x_int: np.ndarray, ring: Ring) -> np.ndarray:
-    """``W x`` for signed integer W and x, returned as ring elements.
-
-    Uses float64 BLAS when every partial sum is provably below 2^53 (exact), else uint64."""
-    W_int = np.asarray(W_int, dtype=np.int64)
-    x_int = np.asarray(x_int, dtype=np.int64)
-    fan = W_int.reshape(W_int.shape[0], -1)
-    bound = float(np.abs(fan).sum(axis=1).max(initial=0)) * float(np.abs(x_int).max(initial=0))
-    if bound < 2.0**53:
-        xf, Wf = x_int.astype(np.float64), W_int.astype(np.float64)
-        if isinstance(layer, Conv2d):
-            y = conv2d(xf, Wf, layer.stride, layer.padding, layer.groups)
-        elif isinstance(layer, Dense):
-            y = xf @ Wf.T
-        else:
-            raise TypeError(f"expected Conv2d or Dense, got {type(layer).__name__}")
-        return ring.from_signed(np.rint(y).astype(np.int64)) if ring.k < 64 else \
-            np.rint(y).astype(np.int64).view(np.uint64)
-    return linear_ring(layer, ring.reduce(W_int), ring.reduce(x_int), ring)
+    """``W x`` for signed integer W and x, returned as ring elements
+    (:func:`ppnn.nn.integer.int_linear`, reduced mod ``2^k``)."""
+    if not isinstance(layer, Conv2d | Dense):
+        raise TypeError(f"expected Conv2d or Dense, got {type(layer).__name__}")
+    return int_linear(layer, W_int, x_int, wrap=True).view(np.uint64) & ring.mask
 
 
 def he_ciphertexts(n_elements: int) -> int:

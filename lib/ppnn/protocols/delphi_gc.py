@@ -28,6 +28,7 @@ from ppnn.core import AdditiveShares, Ledger, Ring
 from ppnn.he import gc as gcmod
 from ppnn.nn import Conv2d, Dense, Flatten, MaxPool, Network, ReLU, ops
 from ppnn.nn.canonical import canonicalize
+from ppnn.nn.integer import fixed_bias, fixed_weights, int_linear
 
 from . import delphi, gc_act
 from .api import Costs, Family, FamilySpec, Plan
@@ -88,11 +89,10 @@ class DelphiGCPlan:
             if isinstance(layer, Conv2d | Dense):
                 if isinstance(layer, Conv2d) and layer.groups != 1:
                     raise ValueError(f"{name}: grouped convolutions are not supported")
-                W = np.rint(np.asarray(p["W"], np.float64) * 2.0**cfg.weight_frac_bits)
-                b = np.asarray(p["b"], np.float64) if layer.bias else np.zeros(W.shape[0])
-                b = np.rint(b * 2.0 ** (cfg.frac_bits + cfg.weight_frac_bits)).astype(np.int64)
-                steps.append(Step("linear", name, layer, W.astype(np.int64),
-                                  b.reshape(-1, 1, 1) if isinstance(layer, Conv2d) else b))
+                W = fixed_weights(p["W"], cfg.weight_frac_bits)
+                b = fixed_bias(layer, p["b"] if layer.bias else None,
+                               cfg.frac_bits + cfg.weight_frac_bits)
+                steps.append(Step("linear", name, layer, W, b))
                 nxt = layers[i + 1] if i + 1 < len(layers) else None
                 if isinstance(nxt, ReLU):
                     pool = layers[i + 2] if i + 2 < len(layers) else None
@@ -136,12 +136,7 @@ class DelphiGCPlan:
         accs = []
         for st in self.steps:
             if st.kind == "linear":
-                if isinstance(st.layer, Conv2d):
-                    y = ops.conv2d(a.astype(np.float64), st.W.astype(np.float64),
-                                   st.layer.stride, st.layer.padding)[0]
-                else:
-                    y = a.astype(np.float64) @ st.W.T.astype(np.float64)
-                a = np.rint(y).astype(np.int64) + st.b  # exact: |y| < 2^53 (checked below)
+                a = int_linear(st.layer, st.W, a) + st.b  # exact integer W a + b
                 accs.append(a)
             elif st.kind == "act":
                 a = gc_act.plain_act(_windows(a, st.pool), st.spec)

@@ -19,6 +19,7 @@ import pandas as pd
 
 from ppnn import nn
 from ppnn.core import FixedPoint, Ledger, Ring
+from ppnn.nn.integer import pow2_rescale
 
 from ..api import Costs, Family, FamilySpec, Plan, offline_received
 from .network import secure_forward, share_model
@@ -30,23 +31,9 @@ RANGE_LIMIT = 8.0  # keep |pre-activation| below this (products must stay below 
 
 
 def calibrate(net, params, x_cal: np.ndarray, limit: float = RANGE_LIMIT):
-    """Scale each linear layer's output by a power of two so that ``max |v| <= limit`` on the
-    calibration images. Returns ``(scaled params, output scale)`` with
-    ``float logits = output scale * scaled logits``."""
-    params = [dict(p) for p in params]
-    outs = nn.forward(net, params, np.asarray(x_cal, np.float64), return_layers=True)
-    cum = 0  # log2 of the scale applied so far (activations are divided by 2^cum)
-    for i, layer in enumerate(net.layers):
-        if not isinstance(layer, nn.Dense | nn.Conv2d):
-            continue
-        peak = float(np.abs(outs[i]).max()) / 2.0 ** cum
-        s = int(np.ceil(np.log2(peak / limit))) if peak > limit else 0
-        prev = cum
-        cum += s
-        params[i]["W"] = np.asarray(params[i]["W"], np.float64) / 2.0 ** (cum - prev)
-        if "b" in params[i]:
-            params[i]["b"] = np.asarray(params[i]["b"], np.float64) / 2.0 ** cum
-    return params, 2.0 ** cum
+    """Falcon's power-of-two rescaling (:func:`ppnn.nn.integer.pow2_rescale` with
+    ``limit`` = :data:`RANGE_LIMIT`): returns ``(scaled params, output scale)``."""
+    return pow2_rescale(net, params, x_cal, limit)
 
 
 class _Falcon(Family):
