@@ -114,8 +114,8 @@ def case_falcon(n, rng, malicious):
 
 
 def case_she(n, rng):
+    from ppnn.experiments.she.runs import relu_unit_demo
     from ppnn.he.tfhe import TfheBackend
-    from ppnn.protocols.she.experiments import relu_unit_demo
 
     be = TfheBackend()
     vals = _signed(rng, n, 5)

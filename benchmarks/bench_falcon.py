@@ -28,7 +28,7 @@ from ppnn.nn import zoo  # noqa: E402
 from ppnn.nn.forward import forward, init_params  # noqa: E402
 from ppnn.protocols.falcon import Falcon, relu  # noqa: E402
 from ppnn.protocols.falcon import costs as C  # noqa: E402
-from ppnn.protocols.falcon.experiments import calibrate  # noqa: E402
+from ppnn.protocols.falcon.family import calibrate  # noqa: E402
 from ppnn.protocols.falcon.network import secure_forward, share_model, train_step  # noqa: E402
 
 

@@ -22,9 +22,9 @@ import numpy as np
 import pandas as pd
 
 from ppnn import paths
+from ppnn.experiments.gala import runs as ex
 from ppnn.he.bfv import SealBFV
 from ppnn.protocols.gala import costs
-from ppnn.protocols.gala import experiments as ex
 from ppnn.protocols.gala.runtime import project_seconds, time_kernel, unit_costs
 
 PAPER = {"1x2048": 59, "2x1024": 13, "16x128": 19, "16x16@128; 1x1@128": 9,

@@ -15,7 +15,7 @@ import argparse
 import pandas as pd
 
 from ppnn import paths
-from ppnn.protocols.gala import experiments as ex
+from ppnn.experiments.gala import runs as ex
 
 
 def main() -> None:

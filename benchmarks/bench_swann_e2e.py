@@ -19,7 +19,7 @@ import pandas as pd
 
 from ppnn import paths
 from ppnn.data import load_mnist
-from ppnn.protocols.swann.experiments import build_models
+from ppnn.experiments.swann.paper import build_models
 from ppnn.protocols.swann.inference import SwannKeys, run_inference
 
 

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ppnn import paths
-from ppnn.protocols.tabula import measure
+from ppnn.experiments.tabula import measure
 
 
 def main() -> pd.DataFrame:

@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 
 from ppnn import paths
-from ppnn.protocols.tabula import OURS, PUBLISHED, costs, measure
+from ppnn.experiments.tabula import measure
+from ppnn.protocols.tabula import OURS, PUBLISHED, costs
 
 
 def main() -> pd.DataFrame:

@@ -55,7 +55,8 @@ from ppnn.he import gc
 from ppnn.nn import zoo
 from ppnn.protocols import delphi
 from ppnn.protocols import tabula as tb
-from ppnn.protocols.tabula import costs, experiments as ex, measure, network as tn, online
+from ppnn.experiments.tabula import measure, paper as ex
+from ppnn.protocols.tabula import costs, network as tn, online
 from ppnn.protocols.tabula import preprocessing as pp
 
 rng = np.random.default_rng(SEED)
@@ -630,29 +631,9 @@ display(allrows.groupby("table")["status"].value_counts().unstack(fill_value=0))
 # ### Errata found while reproducing
 
 # %%
-errata = [
-    {"where": "§3.3 / Fig. 3 vs §3.2", "finding": "table indexing: T_i[x] = sum F(m+n+x)[PQ^T] "
-     "gives T[x] = F(x+s), but the online phase looks up T[x+s] expecting F(x) (literal "
-     "reading returns F(x+2s)); consistent: F(x-m-n), or exchange x-s online",
-     "evidence": "tests/test_tabula_protocol.py::test_literal_paper_indexing_returns_F_of_x_plus_2s"},
-    {"where": "§3.3 communication, Table 9, Table 10", "finding": "preprocessing communication "
-     "counted as 2p^2 bits (16 KB at 8 bits); Beaver AND on p^2 entries opens 2 bits per party "
-     "each (4p^2 bits = 32 KB), plus 4pk bits for the sign correction: 41 KB per table",
-     "evidence": "ledger = formula in test_preprocessing_ledger_matches_closed_form"},
-    {"where": "Fig. 4 caption", "finding": "'fixed 16 byte communication cost' contradicts the "
-     "2 B (16 bits) per call of Tables 1, 2, 6 and §3.2", "evidence": "ledger: 2 b bits"},
-    {"where": "Appendix, truncation note", "finding": "(1 - 2^-50)^(3e11) = 99.973%, "
-     "printed as 99.98%", "evidence": "costs.all_calls_succeed(14, 64, 3e5, 1e6)"},
-    {"where": "Table 1", "finding": "Tabula 'preproc. storage 16KB' equals its preprocessing "
-     "communication; the stored table is 256 x 64 bits = 2 KB per party (§4.2's own model)",
-     "evidence": "costs.storage_bits_per_party(8)"},
-    {"where": "Table 7", "finding": "speedup vs 8-bit GC printed 105x; 69 us / .55 us = 125x",
-     "evidence": "data/paper/tabula_table7.csv note"},
-    {"where": "Table 5 vs Tables 8/10", "finding": "VGG-16 has 276K ReLUs in Table 5 and "
-     "284.7K in Tables 8/10 (conv-only vs conv + FC ReLUs)", "evidence": "zoo stated counts"},
-]
-report.save_errata("tabula", errata)
-display(pd.DataFrame(errata))
+# the errata are data: data/errata.csv (paper, where, finding, evidence)
+report.save_errata("tabula")
+display(report.load_errata("tabula"))
 
 # %% [markdown]
 # ## Summary

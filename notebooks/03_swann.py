@@ -56,7 +56,8 @@ from ppnn import paths, plotting, report, widgets
 from ppnn.core import Ledger, Ring
 from ppnn.data import load_mnist
 from ppnn.he import paillier as ph
-from ppnn.protocols.swann import costs, experiments as ex
+from ppnn.experiments.swann import paper as ex, runs
+from ppnn.protocols.swann import costs
 from ppnn.protocols.swann.inference import SwannKeys, run_inference
 from ppnn.protocols.swann.switching import (KeyHolderDecryption, Masking, Roles,
                                             SplitKeyDecryption, bool_to_phe, phe_to_2pc,
@@ -371,35 +372,17 @@ acc.to_csv(paths.results_dir("swann") / "accuracy.csv", index=False)
 # exponents mod N²) take about six minutes here, so that column is projected.
 
 # %%
-def real_run(key, scenario, optimized, image_idx):
-    model = models[key]
-    imgs = x_te[image_idx]
-    t0 = time.perf_counter()
-    res = run_inference(model, imgs, scenario, optimized, keys, np.random.default_rng(SEED))
-    wall = time.perf_counter() - t0
-    want = [model.forward_int(model.encode(im)) for im in imgs]
-    same = all((a == b).all() for a, b in zip(res.logits, want))
-    print(f"{key:12s} {scenario:13s} opt={optimized!s:5s} predictions {res.predictions} "
-          f"(labels {y_te[image_idx].tolist()}) logits equal the integer model: {same} "
-          f"| wall {wall:.1f} s")
-    assert same
-    return res
-
-
-RUNS = {}
-one = [0]
-two = [0, 1]
-plan_runs = [("opt_hybrid", "client-server")] if QUICK else [
-    (c, s) for c in ex.CONFIGS for s in ("client-server", "two-server")
-    if (c, s) != ("nonopt_phe", "two-server")]
-for config, scenario in plan_runs:
-    setting, opt = ex.CONFIGS[config]
-    RUNS[("exp1", config, scenario)] = real_run(f"exp1_{setting}", scenario, opt,
-                                                one if scenario == "client-server" else two)
-if not QUICK:
-    for scenario in ("client-server", "two-server"):
-        RUNS[("exp2", "opt_hybrid", scenario)] = real_run(
-            "exp2_hybrid", scenario, True, one if scenario == "client-server" else two)
+plan_runs = [("exp1", "opt_hybrid", "client-server")] if QUICK else [
+    ("exp1", c, s) for c in ex.CONFIGS for s in runs.SCENARIOS
+    if (c, s) != ("nonopt_phe", "two-server")] + [
+    ("exp2", "opt_hybrid", s) for s in runs.SCENARIOS]
+# every run checks its decrypted logits against the integer model (it raises otherwise)
+RUNS = runs.real_runs(models, plan_runs, x_te, keys, seed=SEED)
+for (exp, config, scenario), run in RUNS.items():
+    n = len(run.result.predictions)
+    print(f"{exp} {config:11s} {scenario:13s} predictions {run.result.predictions} "
+          f"(labels {y_te[:n].tolist()}) logits equal the integer model | "
+          f"wall {run.wall_seconds:.1f} s")
 
 # %% [markdown]
 # ## 7. Cost: unit costs, counts, projections
@@ -413,44 +396,20 @@ display(unit_df)
 paths.atomic_write(paths.results_dir("swann") / "unit_costs_timings.csv", unit_df.to_csv())
 
 # %%
-def times_for(exp, config, scenario):
-    """Measured per-layer ms if this configuration ran for real, else projected."""
-    setting, opt = ex.CONFIGS[config]
-    model = models[f"{exp}_{setting}"]
-    run = RUNS.get((exp, config, scenario))
-    if run is not None:
-        return ex.run_times(run), "measured"
-    return ex.projected_times(model, scenario, opt, units), "projected"
-
-
-T1, K1 = {}, {}
-for config in ex.CONFIGS:
-    for scenario in ("client-server", "two-server"):
-        T1[(config, scenario)], K1[(config, scenario)] = times_for("exp1", config, scenario)
-T5, K5 = {}, {}
-for scenario in ("client-server", "two-server"):
-    T5[scenario], K5[scenario] = times_for("exp2", "opt_hybrid", scenario)
+T1 = {(c, s): runs.layer_times(models, RUNS, units, "exp1", c, s)
+      for c in ex.CONFIGS for s in runs.SCENARIOS}
+T5 = {s: runs.layer_times(models, RUNS, units, "exp2", "opt_hybrid", s) for s in runs.SCENARIOS}
+K1 = {k: kind for k, (_, kind) in T1.items()}
+K5 = {k: kind for k, (_, kind) in T5.items()}
+T1 = {k: df for k, (df, _) in T1.items()}
+T5 = {k: df for k, (df, _) in T5.items()}
 
 # measured vs projected where both exist: how good is the projection?
-check = []
-for (exp, config, scenario), run in RUNS.items():
-    setting, opt = ex.CONFIGS[config]
-    proj = ex.projected_times(models[f"{exp}_{setting}"], scenario, opt, units)
-    meas = ex.run_times(run)
-    for p in meas.columns:
-        check.append({"run": f"{exp} {config} {scenario}", "party": p,
-                      "measured_ms": meas[p].sum(), "projected_ms": proj[p].sum()})
-check_df = pd.DataFrame(check).assign(ratio=lambda d: d["measured_ms"] / d["projected_ms"])
-display(check_df)
-timing_rows = []
-for (config, scenario), df in T1.items():
-    timing_rows.append(df.assign(exp="exp1", config=config, scenario=scenario,
-                                 kind=K1[(config, scenario)]))
-for scenario, df in T5.items():
-    timing_rows.append(df.assign(exp="exp2", config="opt_hybrid", scenario=scenario,
-                                 kind=K5[scenario]))
+display(runs.projection_check(models, RUNS, units))
+timings = {("exp1", c, s): (T1[(c, s)], K1[(c, s)]) for (c, s) in T1}
+timings |= {("exp2", "opt_hybrid", s): (T5[s], K5[s]) for s in T5}
 paths.atomic_write(paths.results_dir("swann") / "layer_times_timings.csv",
-                   pd.concat(timing_rows).rename_axis("step").to_csv())
+                   runs.timings_frame(timings).to_csv())
 
 # %%
 fig, axes = plt.subplots(1, 3, figsize=(12, 3.2), sharey=True)
@@ -511,7 +470,7 @@ op_ms, k2 = {}, {}
 for scenario in ("client-server", "two-server"):
     run = RUNS.get(("exp1", "opt_hybrid", scenario))
     if run is not None:
-        op_ms[scenario], k2[scenario] = run.op_times_ms("Act 1"), "measured"
+        op_ms[scenario], k2[scenario] = run.result.op_times_ms("Act 1"), "measured"
     else:
         op_ms[scenario] = ex.projected_table2(models["exp1_hybrid"], scenario, units)
         k2[scenario] = "projected"
@@ -606,25 +565,9 @@ reproduce("table7", rec7, "Exp. 3 vs MiniONN and Gazelle (CIFAR-10)",
           reasons={("SwaNN", "computation_time"): hw_note})
 
 # %%
-errata = [
-    {"where": "Protocol 3 (§4.1.2)",
-     "finding": "x + r' is reconstructed from 32-bit ABY shares although r' has ℓ+κ bits: only "
-                "x + r' mod 2^32 exists, and after removing r' mod 2^32 the value is off by "
-                "2^32 whenever the sum wraps (probability ≈ |x|/2^32 per value)",
-     "evidence": "03_swann §4 simulation; correct up to 2^-κ only with (ℓ+κ)-bit shares; we add "
-                 "the mask inside the Boolean circuit on m+κ+1 bits (exact)"},
-    {"where": "Tables 1, 2, 5 (Total rows)",
-     "finding": "Total rows garbled in this copy of the paper",
-     "evidence": "per-layer sums recomputed from the transcribed cells (reason column)"},
-    {"where": "Table 3 / abstract",
-     "finding": "hybrid bandwidth 1.69 MB (Tables 3, 4) vs 1.73 MB in the introduction",
-     "evidence": "data/paper/swann_table3.csv note"},
-    {"where": "Table 2 vs Table 1",
-     "finding": "Table 2 Server-2 operation sum (3265 ms) exceeds Table 1's first hybrid Act "
-                "Server-2 time (2984 ms) for the same layer",
-     "evidence": "sums of the transcribed cells"},
-]
-report.save_errata("swann", errata)
+# the errata are data: data/errata.csv (paper, where, finding, evidence)
+report.save_errata("swann")
+display(report.load_errata("swann"))
 status = pd.concat(saved.values())["status"].value_counts()
 display(status.to_frame("cells"))
 

@@ -56,8 +56,8 @@ from ppnn.core import Ledger
 from ppnn.he.bitsim import BitSimulator
 from ppnn.he.tfhe import PbsLookup, SimulatedLookup, TfheBackend, relu_table
 from ppnn.protocols.she import circuits as C
-from ppnn.protocols.she import costs, figures, network, tables
-from ppnn.protocols.she import experiments as ex
+from ppnn.experiments.she import figures, paper as tables, runs as ex
+from ppnn.protocols.she import costs, network
 
 N_TEST = 500 if QUICK else None  # MNIST test images for accuracies (None: all 10,000)
 N_SIM = 1 if QUICK else 8  # images run gate by gate through the simulator
@@ -374,7 +374,7 @@ def show(table, df, title, rtol=0.05, reasons=None):
     return cmp
 
 
-report.save_errata("she", tables.ERRATA)
+report.save_errata("she")  # data/errata.csv
 paper_t2 = report.load_paper("she", "table2")
 vals = {}
 for row, key in (("SHE", "SHE"), ("TCN", "TCN")):

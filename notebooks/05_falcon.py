@@ -63,14 +63,14 @@ from ppnn.core import LAN, WAN
 from ppnn.nn import BatchNorm, Dense, Flatten, Network, ReLU, zoo
 from ppnn.nn.forward import init_params
 from ppnn.nn.train import pretrained, pretrained_info
+from ppnn.experiments.falcon import runs as E
 from ppnn.protocols import falcon as F
 from ppnn.protocols.falcon import costs as C
-from ppnn.protocols.falcon import experiments as E
 from ppnn.protocols.falcon.catalog import protocol_instances
 from ppnn.protocols.falcon.compare import bit_inject, wrap3_protocol
 from ppnn.protocols.falcon.numeric import batchnorm_forward, divide, inverse_sqrt, pow2_bound
 from ppnn.protocols.falcon.pooling import maxpool
-from ppnn.protocols.falcon.tamper import run_all, run_scenario, scenarios
+from ppnn.protocols.falcon.tamper import compare_threat_models, default_step, run_all, scenarios
 
 N_TEST = {"falcon_network_a": 16, "falcon_network_b": 16, "falcon_network_c": 4,
           "falcon_lenet": 4} if QUICK else {"falcon_network_a": 1000, "falcon_network_b": 500,
@@ -288,28 +288,16 @@ out_w = widgets.Output()
 
 
 def _steps(*_):
-    opts = [s for p, s, a in scenarios(instances[proto_dd.value], SEED)
-            if p == party_dd.value and a == action_dd.value]
-    step_dd.options = opts
-    plain = [s for s in opts if "mult-check" not in s]  # steps that exist semi-honestly too
-    if opts:
-        step_dd.value = (plain or opts)[-1]  # the last one: usually the output product
+    step_dd.options = [s for p, s, a in scenarios(instances[proto_dd.value], SEED)
+                       if p == party_dd.value and a == action_dd.value]
+    step = default_step(instances[proto_dd.value], party_dd.value, action_dd.value, SEED)
+    if step is not None:
+        step_dd.value = step
 
 
 def tamper_report(protocol: str, party: str, action: str, step: str) -> pd.DataFrame:
-    rec = run_scenario(instances[protocol], party, step, action, SEED)
-    fsh = F.Falcon(np.random.default_rng(SEED), deviation=F.Deviation(party, step, action))
-    clean = F.Falcon(np.random.default_rng(SEED))
-    res, ref = instances[protocol](fsh), instances[protocol](clean)
-    val = lambda r: r[0] if isinstance(r, tuple) else r  # noqa: E731
-    same = (np.array_equal(fsh.reveal(val(res)), clean.reveal(val(ref)))
-            if isinstance(val(res), F.RSS) else np.array_equal(val(res), val(ref)))
-    return pd.DataFrame([
-        {"run": "malicious", "deviation fired": rec["fired"],
-         "outcome": f"ABORT by {rec['detected_by']}: {rec['check']}" if rec["detected"]
-         else "completed (undetected!)"},
-        {"run": "semi-honest", "deviation fired": fsh.deviation.fired,
-         "outcome": "completed; result " + ("unchanged" if same else "WRONG")}])
+    return compare_threat_models(instances[protocol], party, step, action, SEED)[
+        ["run", "deviation fired", "outcome"]]
 
 
 def _show(*_):
@@ -338,45 +326,7 @@ display(tamper_report(proto_dd.value, party_dd.value, action_dd.value, step_dd.v
 # are lost in this copy.)
 
 # %%
-import sympy as sp
-
-sym_rows = C.table9()
-num_rows = C.table9(32, 37)
-measure = {
-    "Private Compare": lambda f: instances["private compare"](f),
-    "Wrap3": lambda f: wrap3_protocol(f, f.share_fixed([0.5])),
-    "Derivative of ReLU": lambda f: F.drelu(f, f.share_fixed([0.5])),
-    "ReLU": lambda f: F.relu(f, f.share_fixed([0.5])),
-    "Maxpool + derivative (k-element windows)": lambda f: maxpool(f, f.share_fixed([[1, 2, 3, 4.]])),
-    "Pow": lambda f: pow2_bound(f, f.share_fixed([3.0])),
-    "Division": lambda f: divide(f, f.share_fixed([1.0]), f.share_fixed([3.0])),
-    "Batch Norm (forward, m rows)": lambda f: batchnorm_forward(
-        f, f.share_fixed(np.random.default_rng(0).normal(size=(128, 1))), f.share_fixed([1.0]),
-        f.share_fixed([0.0])),
-}
-
-
-def measured(fn, mal):
-    f = F.Falcon(np.random.default_rng(SEED), malicious=mal)
-    if fn is None:
-        with f.protocol("mm"):
-            f.matmul_fixed(f.share_fixed(np.ones((2, 3))), f.share_fixed(np.ones((3, 2))))
-    else:
-        fn(f)
-    return f.ledger.rounds("online"), f.ledger.total_bits("online")
-
-
-t9 = []
-for (name, dep, shr, shb, mr, mb), (_, _, nshr, nshb, nmr, nmb) in zip(sym_rows, num_rows):
-    fn = None if name.startswith("MatMul") else measure[name]
-    if name == "Private Compare":
-        fn = lambda f: protocol_instances(1)["private compare"](f)  # noqa: E731
-    (lr_sh, lb_sh), (lr_m, lb_m) = measured(fn, False), measured(fn, True)
-    t9.append({"protocol": name, "dependence": dep, "sh_rounds": str(shr), "sh_bits": str(shb),
-               "mal_rounds": str(mr), "mal_bits": str(mb), "sh_rounds_l32": nshr,
-               "sh_bytes_l32": nshb / 8, "mal_rounds_l32": nmr, "mal_bytes_l32": nmb / 8,
-               "ledger_equal": (lr_sh, lb_sh, lr_m, lb_m) == (nshr, nshb, nmr, nmb)})
-table9 = pd.DataFrame(t9)
+table9 = E.protocol_cost_check(SEED)
 display(table9[["protocol", "sh_rounds", "sh_bits", "mal_rounds", "mal_bits"]])
 display(table9[["protocol", "sh_rounds_l32", "sh_bytes_l32", "mal_rounds_l32", "mal_bytes_l32",
                 "ledger_equal"]])
@@ -389,16 +339,7 @@ assert table9["ledger_equal"].all()
 # comparison is exact for *this* design (the paper's comparison numbers are lost):
 
 # %%
-ring_cmp = []
-for name, fn in [("ReLU", C.relu_cost), ("Derivative of ReLU", C.drelu_cost),
-                 ("Private Compare", C.pc_cost)]:
-    for mal in (False, True):
-        c32, c64 = fn(1, 32, 37, mal), fn(1, 64, 67, mal)
-        ring_cmp.append({"protocol": name, "threat_model": "malicious" if mal else "semi-honest",
-                         "bytes_l32": c32.bits / 8, "bytes_l64": c64.bits / 8,
-                         "comm_ratio_64_over_32": c64.bits / c32.bits, "rounds_l32": c32.rounds,
-                         "rounds_l64": c64.rounds})
-ring_cmp = pd.DataFrame(ring_cmp)
+ring_cmp = E.ring_size_comparison()
 display(ring_cmp)
 save_table(ring_cmp, "ring_size_comparison")
 relu_ratio = float(ring_cmp.query("protocol == 'ReLU' and threat_model == 'semi-honest'")
@@ -421,29 +362,12 @@ x_tr, y_tr, x_te, y_te = data.load_mnist()
 names = ["falcon_network_a", "falcon_network_b", "falcon_network_c", "falcon_lenet"]
 labels = {"falcon_network_a": "Network-A", "falcon_network_b": "Network-B",
           "falcon_network_c": "Network-C", "falcon_lenet": "LeNet"}
-t6, t6_time = [], []
-for name in names:
-    net = zoo.get(name)
-    params, info = pretrained(name, quick=QUICK, seed=SEED, with_info=True)
-    n = N_TEST[name]
-    res = E.private_inference(net, params, x_te[:n], seed=SEED, batch_size=50,
-                              x_cal=x_tr[:512])
-    train_acc = float(info["history"]["train_acc"][-1])
-    t6.append({"network": labels[name], "training_accuracy": 100 * train_acc,
-               "inference_accuracy": 100 * float((res["pred_float"] == y_te[:n]).mean()),
-               "falcon_inference_accuracy": 100 * float((res["pred_private"] == y_te[:n]).mean()),
-               "relative_error": 100 * float(res["relative_error"].mean()),
-               "agreement_private_vs_float": 100 * float((res["pred_private"] ==
-                                                           res["pred_float"]).mean()),
-               "test_images": n, "output_scale": res["output_scale"],
-               "full_test_accuracy_float": 100 * info["test_accuracy"]})
-    t6_time.append({"network": labels[name], "images": n, "seconds": res["seconds"],
-                    "seconds_per_image": res["seconds"] / n})
-table6 = pd.DataFrame(t6)
+table6, t6_time = E.inference_accuracy(names, labels, N_TEST, x_tr, x_te, y_te, quick=QUICK,
+                                      seed=SEED)
 display(table6)
-display(pd.DataFrame(t6_time))
+display(t6_time)
 save_table(table6, "table6_accuracy")
-paths.atomic_write(OUT / "table6_inference_timings.csv", pd.DataFrame(t6_time).to_csv(index=False))
+paths.atomic_write(OUT / "table6_inference_timings.csv", t6_time.to_csv(index=False))
 
 # %% [markdown]
 # ## 9. Per-network costs and LAN/WAN projections (Tables 2-5 shape, Fig. 1)
@@ -579,7 +503,7 @@ print("test accuracy at the end of private training:", (100 * final_acc).round(1
 # %%
 ours6 = []
 reasons6 = {}
-for r in t6:
+for r in table6.to_dict("records"):
     row = r["network"]
     for metric in ("training_accuracy", "inference_accuracy", "falcon_inference_accuracy",
                    "relative_error"):
@@ -672,14 +596,14 @@ def n_params(name):
     return zoo.get(name).totals()["params"]
 
 
-acc_full = {r["network"]: r["full_test_accuracy_float"] for r in t6}
+acc_full = dict(zip(table6["network"], table6["full_test_accuracy_float"]))
 small_mb = float(counted_inf[counted_inf.network.isin(names[:3]) &
                              (counted_inf.threat_model == "semi-honest")]["comm_MB"].max())
 claims += [
     ("Inference communication smaller networks", "comm", small_mb,
      "largest semi-honest online MB of one inference over Networks A-C (counted)"),
     ("Final-layer outputs vs 64-bit float", "relative_difference_max",
-     max(r["relative_error"] for r in t6), "largest mean relative L2 error over the Table 6 "
+     float(table6["relative_error"].max()), "largest mean relative L2 error over the Table 6 "
      "networks; the paper states an upper bound (< 1%), ours is far below it"),
     ("MNIST", "train_images", len(x_tr), "ppnn.data.load_mnist"),
     ("MNIST", "test_images", len(x_te), "ppnn.data.load_mnist"),
@@ -715,23 +639,9 @@ report.save(cmp_c, "falcon", "text_claims", "numbers stated in the text")
 display(cmp_c[["table", "row", "metric", "paper", "ours", "status"]])
 
 # %%
-report.save_errata("falcon", [
-    {"where": "§3.1 vs §5.1", "finding": "fixed-point precision stated as 13 and as 16 bits",
-     "evidence": "in Z_2^32 a product of two values with 16 fractional bits carries 32 "
-                 "fractional bits and overflows; Falcon(frac_bits=16) raises, 13 works"},
-    {"where": "Algorithm 1 / Algorithm 2", "finding": "private compare of r > x evaluated as "
-     "r >= x + 1 over ell bit positions is wrong when x = 2^ell - 1 (x + 1 wraps) and the "
-     "beta = 0 / beta = 1 branches disagree when the inputs are equal",
-     "evidence": "comparing 2r with 2x + 1 on ell + 1 positions is exact for all inputs "
-                 "(tests/test_falcon_compare.py) at the cost of one Z_p element per bit test"},
-    {"where": "§2.3 / §5.1 (truncation in Z_2^32)", "finding": "ABY3's plain truncation pair "
-     "fails catastrophically with probability ~|x|/2^31 in a 32-bit ring",
-     "evidence": f"{np.mean(np.abs(plain - (big >> 13)) > 1):.1%} of products at 2^28 wrong "
-                 "(section 2 of notebook 05); adding the shared top bit of r fixes it"},
-    {"where": "Table 6, LeNet", "finding": "Falcon inference accuracy 96.85% vs plaintext 99.15% "
-     "contradicts 'no/low loss' (§5.6)", "evidence": "our private LeNet predictions agree with "
-     "the float model on every evaluated image"},
-])
+# the errata are data: data/errata.csv (paper, where, finding, evidence)
+report.save_errata("falcon")
+display(report.load_errata("falcon"))
 
 # %% [markdown]
 # ## Summary

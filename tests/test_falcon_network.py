@@ -3,11 +3,12 @@
 import numpy as np
 import pytest
 
+from ppnn.experiments.falcon.runs import private_inference, private_training
 from ppnn.nn import BatchNorm, Conv2d, Dense, Flatten, MaxPool, MeanPool, Network, ReLU, Square, zoo
 from ppnn.nn.backprop import backward, forward_train
 from ppnn.nn.forward import forward, init_params
 from ppnn.protocols.falcon import Falcon
-from ppnn.protocols.falcon.experiments import calibrate, private_inference, private_training
+from ppnn.protocols.falcon.family import calibrate
 from ppnn.protocols.falcon.network import (
     conv_grad_shift,
     output_delta,

@@ -6,11 +6,14 @@ import pandas as pd
 import pytest
 
 from ppnn import report
+from ppnn.experiments.gala import figures
+from ppnn.experiments.gala import paper as paper_tables
+from ppnn.experiments.gala import runs as ex
 from ppnn.he.bfv import BFVSim, SealBFV
 from ppnn.nn import Conv2d, Dense, Flatten, MaxPool, Network, ReLU
 from ppnn.nn.forward import init_params
-from ppnn.protocols.gala import accuracy, diagrams, runtime, tables
-from ppnn.protocols.gala import experiments as ex
+from ppnn.protocols.gala import costs, runtime
+from ppnn.protocols.gala import network as gala_net
 
 
 def _tiny_net():
@@ -24,11 +27,11 @@ def test_he_inference_equals_integer_oracle():
     params = init_params(net, rng)
     x = rng.uniform(0, 1, (64, 1, 8, 8)).astype(np.float32)
     sim = BFVSim(n=256)
-    plan = accuracy.fixed_point_plan(net, params, x, sim.p)
-    xq = accuracy.quantize_input(x[:3])
-    ref = accuracy.integer_forward(net, plan, xq)
+    plan = gala_net.fixed_point_plan(net, params, x, sim.p)
+    xq = gala_net.quantize_input(x[:3])
+    ref = gala_net.integer_forward(net, plan, xq)
     for i in range(3):
-        np.testing.assert_array_equal(accuracy.he_forward(net, plan, xq[i], sim, rng), ref[i])
+        np.testing.assert_array_equal(gala_net.he_forward(net, plan, xq[i], sim, rng), ref[i])
     # the plan keeps every layer provably inside p
     for q in plan:
         bound = np.abs(q.W).reshape(q.W.shape[0], -1).sum(axis=1).max() * q.x_bound
@@ -41,54 +44,54 @@ def test_he_inference_real_bfv_one_image():
     params = init_params(net, rng)
     x = rng.uniform(0, 1, (32, 1, 8, 8)).astype(np.float32)
     he = SealBFV(n=256)
-    plan = accuracy.fixed_point_plan(net, params, x, he.p)
-    xq = accuracy.quantize_input(x[:1])
-    np.testing.assert_array_equal(accuracy.he_forward(net, plan, xq[0], he, rng),
-                                  accuracy.integer_forward(net, plan, xq)[0])
+    plan = gala_net.fixed_point_plan(net, params, x, he.p)
+    xq = gala_net.quantize_input(x[:1])
+    np.testing.assert_array_equal(gala_net.he_forward(net, plan, xq[0], he, rng),
+                                  gala_net.integer_forward(net, plan, xq)[0])
 
 
 def test_fixed_point_plan_rejects_unsupported_layers():
     from ppnn.nn import zoo
 
     with pytest.raises(ValueError, match="not supported"):
-        accuracy.fixed_point_plan(zoo.get("resnet18_cifar10"), None, None, 1032193)
+        gala_net.fixed_point_plan(zoo.get("resnet18_cifar10"), None, None, 1032193)
 
 
 def test_topk_accuracy():
     logits = np.array([[0.1, 0.9, 0.0], [0.8, 0.05, 0.15]])
-    assert accuracy.topk_accuracy(logits, np.array([1, 2]), 1) == 0.5
-    assert accuracy.topk_accuracy(logits, np.array([1, 2]), 2) == 1.0
+    assert gala_net.topk_accuracy(logits, np.array([1, 2]), 1) == 0.5
+    assert gala_net.topk_accuracy(logits, np.array([1, 2]), 2) == 1.0
 
 
 @pytest.mark.parametrize("method", ["Naive", "GAZELLE", "GALA"])
 def test_slot_trace_ends_with_complete_rows(method):
-    steps = diagrams.trace_matvec(method, 4, 16, 32)
+    steps = figures.trace_matvec(method, 4, 16, 32)
     final = steps[-1][1]
     for r in range(4):
         ct, slot = (r, 0) if method == "Naive" else (0, r)
         np.testing.assert_array_equal(final[ct, slot, r], np.ones(16))
         assert final[ct, slot].sum() == 16   # nothing from another row
     with pytest.raises(ValueError):
-        diagrams.trace_matvec("GALA", 3, 16, 32)
+        figures.trace_matvec("GALA", 3, 16, 32)
 
 
 def test_formula_tables_match_paper_symbolically():
     for t in ("table2", "table3"):
-        cmp = report.compare("gala", t, tables.formula_table(t))
+        cmp = report.compare("gala", t, paper_tables.formula_table(t))
         assert (cmp["status"] == "exact").all(), cmp
 
 
 def test_count_tables_match_paper_except_erratum_row():
-    c5 = report.compare("gala", "table5", tables.table5(ex.count_matvec()))
+    c5 = report.compare("gala", "table5", paper_tables.table5(ex.count_matvec()))
     ours = c5[~c5.row.str.contains("Extended")]
     assert (ours["status"] == "exact").all()
-    c7 = report.compare("gala", "table7", tables.table7(ex.count_conv()), rtol=0)
+    c7 = report.compare("gala", "table7", paper_tables.table7(ex.count_conv()), rtol=0)
     bad = c7[c7["status"] != "exact"]
     assert set(bad.row) == {"16x16@2048; 1x1@512"}
 
 
 def test_table4_identity_check():
-    cmp = report.compare("gala", "table4", tables.table4(pd.DataFrame(
+    cmp = report.compare("gala", "table4", paper_tables.table4(pd.DataFrame(
         columns=["computation", "method", "dims", "measured_budget", "model_budget",
                  "fresh_bits"]), check_points=2))
     assert (cmp["status"] == "exact").all()
@@ -116,6 +119,12 @@ def test_network_layers_totals_are_consistent():
     assert tot["lan_speedup"] >= 1.0
 
 
-def test_errata_are_well_formed():
-    rows = tables.errata()
-    assert rows and all(set(r) == {"where", "finding", "evidence"} for r in rows)
+def test_errata_cite_the_counts_our_kernels_give():
+    """data/errata.csv is text; the numbers the GALA errata cite must be what the kernels
+    count (the check fails if either moves)."""
+    rows = report.load_errata("gala")
+    t7 = costs.conv_counts("GALA", ex.conv_kernel("GALA", 16, 16, 2048, 1, 512).layout)
+    row = rows[rows["where"] == "Table VII, 16x16@2048 / 1x1@512, GALA"].iloc[0]
+    assert f"c_o(c_n-1)/c_n = {t7['Perm']} Perms" in row["finding"]
+    row = rows[rows["where"] == "Table VII, 16x16@2048 / 1x1@512, both"].iloc[0]
+    assert f"c_o(c_i k^2 - 1)/c_n = {t7['Add']}" in row["finding"]

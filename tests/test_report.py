@@ -78,3 +78,23 @@ def test_atomic_write_leaves_nothing_half_written(tmp_path):
     mask = os.umask(0)
     os.umask(mask)
     assert target.stat().st_mode & 0o777 == 0o666 & ~mask  # not mkstemp's private 0600
+
+
+def test_errata_are_data_with_evidence():
+    """data/errata.csv: every paper's findings, none with an empty column; save_errata
+    writes them for the report."""
+    df = report.load_errata()
+    assert set(df["paper"]) == {"tabula", "gala", "swann", "she", "falcon"}
+    assert (df[["where", "finding", "evidence"]] != "").all().all()
+    with pytest.raises(ValueError, match="no errata for 'nope'"):
+        report.load_errata("nope")
+
+
+def test_save_errata_from_the_data_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("PPNN_FIGURES", str(tmp_path))
+    out = report.save_errata("falcon")
+    saved = pd.read_csv(out)
+    assert list(saved.columns) == ["paper", "where", "finding", "evidence"]
+    assert len(saved) == len(report.load_errata("falcon")) and set(saved["paper"]) == {"falcon"}
+    with pytest.raises(ValueError, match="exactly the keys"):
+        report.save_errata("falcon", [{"where": "x"}])

@@ -7,11 +7,11 @@ import pytest
 
 from ppnn import nn
 from ppnn.core import Ledger
+from ppnn.experiments.she.models import quantize_weights
 from ppnn.he.bitsim import SIM_CIPHERTEXT_BYTES, BitSimulator
 from ppnn.nn import ops
 from ppnn.protocols.she import network as N
 from ppnn.protocols.she import quant as Q
-from ppnn.protocols.she.models import quantize_weights
 
 
 # -- quantizers -----------------------------------------------------------------------------

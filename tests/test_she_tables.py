@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from ppnn import report
-from ppnn.protocols.she import tables as T
+from ppnn.experiments.she import paper as T
 
 
 def test_unit_scale():
@@ -48,11 +48,9 @@ def test_per_layer_md_split():
     assert vals[("SHE", "md_total")][0] == 100
 
 
-def test_table7_not_reproducible_and_errata_keys():
+def test_table7_not_reproducible():
     df = T.table7_values()
     assert df["value"].isna().all() and len(df) == len(report.load_paper("she", "table7"))
-    for e in T.ERRATA:
-        assert set(e) == {"where", "finding", "evidence"}
 
 
 def test_cryptonets_counts_from_the_network():

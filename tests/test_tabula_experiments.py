@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 
 from ppnn import report
+from ppnn.experiments.tabula import paper as ex
 from ppnn.he import gc
 from ppnn.protocols.tabula import costs
-from ppnn.protocols.tabula import experiments as ex
 
 
 @pytest.fixture(scope="module")

@@ -198,12 +198,37 @@ def save(df: pd.DataFrame, paper: str, table: str, title: str = "") -> Path:
     return out / f"{stem}.csv"
 
 
-def save_errata(paper: str, rows: list[dict]) -> Path:
-    """Record inconsistencies found in a paper: dicts with ``where``, ``finding``, ``evidence``."""
-    for r in rows:
-        if set(r) != {"where", "finding", "evidence"}:
-            raise ValueError("each erratum needs exactly the keys where, finding, evidence")
-    df = pd.DataFrame(rows, columns=["where", "finding", "evidence"])
+ERRATA_COLUMNS = ["paper", "where", "finding", "evidence"]
+
+
+def load_errata(paper: str | None = None) -> pd.DataFrame:
+    """The inconsistencies this reproduction found in the papers, ``data/errata.csv`` (one
+    committed file: paper, where, finding, evidence), optionally those of one ``paper``."""
+    path = paths.root() / "data" / "errata.csv"
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    if list(df.columns) != ERRATA_COLUMNS:
+        raise ValueError(f"{path.name}: header must be {ERRATA_COLUMNS}, got {list(df.columns)}")
+    empty = (df[ERRATA_COLUMNS] == "").any(axis=1)
+    if empty.any():
+        raise ValueError(f"{path.name}: rows {list(df.index[empty] + 2)} leave a column empty")
+    if paper is not None:
+        df = df[df["paper"] == paper].reset_index(drop=True)
+        if df.empty:
+            raise ValueError(f"no errata for {paper!r} in {path.name}")
+    return df
+
+
+def save_errata(paper: str, rows: list[dict] | None = None) -> Path:
+    """Write a paper's errata to ``figures/tables/errata_<paper>.csv`` for the report: by
+    default those of ``data/errata.csv``; or ``rows``, dicts with ``where``, ``finding``,
+    ``evidence``."""
+    if rows is None:
+        df = load_errata(paper)[ERRATA_COLUMNS[1:]]
+    else:
+        for r in rows:
+            if set(r) != {"where", "finding", "evidence"}:
+                raise ValueError("each erratum needs exactly the keys where, finding, evidence")
+        df = pd.DataFrame(rows, columns=["where", "finding", "evidence"])
     df.insert(0, "paper", paper)
     return paths.atomic_write(paths.tables_dir() / f"errata_{paper}.csv", df.to_csv(index=False))
 

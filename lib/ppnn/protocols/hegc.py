@@ -11,12 +11,12 @@ fixed-point plan, and re-shares the result mod ``p``; all of it online (GAZELLE'
 what the GALA module's projections book).
 
 The next layer's ``[x]_C`` is the client's encryption of its input: the simulator
-reconstructs ``z + r`` for :func:`run_linear` (as :func:`ppnn.protocols.gala.accuracy.
+reconstructs ``z + r`` for :func:`run_linear` (as :func:`ppnn.protocols.gala.network.
 he_forward` does); in GAZELLE the client encrypts its share ``z`` and the server adds ``r``
 under encryption -- the same message on the ledger.
 
-The integer network and its oracle are GALA's own (:mod:`ppnn.protocols.gala.accuracy`):
-:func:`secure_inference` returns :func:`~ppnn.protocols.gala.accuracy.integer_forward`'s
+The integer network and its oracle are GALA's own (:mod:`ppnn.protocols.gala.network`):
+:func:`secure_inference` returns :func:`~ppnn.protocols.gala.network.integer_forward`'s
 logits bit for bit.
 """
 
@@ -31,7 +31,7 @@ from ppnn.core import Ledger
 from ppnn.nn import Conv2d, Dense, Flatten, MaxPool, Network, ReLU
 from ppnn.nn.canonical import canonicalize
 from ppnn.protocols.gala import GalaConv, GalaMatVec, centered, run_linear
-from ppnn.protocols.gala.accuracy import fixed_point_plan, integer_forward, quantize_input
+from ppnn.protocols.gala.network import fixed_point_plan, integer_forward, quantize_input
 from ppnn.protocols.gazelle import GazelleConv, GazelleMatVec
 
 from . import gc_act
@@ -49,7 +49,7 @@ class Step:
     kind: str  # linear | act | flatten
     name: str
     layer: object = None
-    q: object = None  # gala.accuracy.LayerQ
+    q: object = None  # gala.network.LayerQ
     last: bool = False
     pool: MaxPool | None = None
     spec: gc_act.ActSpec | None = None

@@ -51,8 +51,8 @@ class Comparison:
 
 def _she_params(w: Workload):
     """SHE's weights are log-quantized: the zoo network is fine-tuned with quantized weights
-    (cached; :func:`ppnn.protocols.she.models.trained`) before it is compiled."""
-    from ppnn.protocols.she import models as she_models
+    (cached; :func:`ppnn.experiments.she.models.trained`) before it is compiled."""
+    from ppnn.experiments.she import models as she_models
 
     if w.net.name != "minionn_mnist" or w.dataset != "mnist":
         return w.net, w.params  # a user's network: compiled from its own weights

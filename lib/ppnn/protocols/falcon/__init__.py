@@ -7,8 +7,9 @@ and secure training and inference of the paper's networks.
 Modules: ``algebra`` (Z_L, Z_2, Z_37, exact BLAS ring products), ``runtime`` (the parties,
 openings, products, truncation, malicious checks, deviations), ``compare`` (Algorithms 1-3),
 ``pooling`` (Algorithm 4), ``numeric`` (Algorithms 5-7), ``network`` (layers, inference,
-training), ``costs`` (closed forms), ``tamper`` (deviation harness), ``catalog`` (standard
-protocol instances), ``experiments`` (notebook 05 / benchmark runs).
+training), ``costs`` (closed forms), ``latency`` (measured unit costs for projections),
+``tamper`` (deviation harness), ``catalog`` (standard protocol instances), ``family`` (Falcon
+behind the one protocol interface). Notebook 05's runs: :mod:`ppnn.experiments.falcon`.
 
 Deliberate deviations from the paper (each explained where it is implemented):
 

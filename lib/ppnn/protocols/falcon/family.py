@@ -75,7 +75,7 @@ class _Falcon(Family):
         return pd.DataFrame(rows)
 
     def costs(self, plan: Plan, results, units) -> Costs:
-        from .experiments import unit_compute_costs
+        from .latency import unit_compute_costs
 
         led = results[0].ledger
         total = float(np.mean([r.seconds for r in results]))

@@ -19,9 +19,10 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from .runtime import ACTIONS, PARTIES, Deviation, Falcon, MaliciousAbort
+from .runtime import ACTIONS, PARTIES, RSS, Deviation, Falcon, MaliciousAbort
 
-__all__ = ["steps_sent_by", "scenarios", "run_scenario", "run_all"]
+__all__ = ["steps_sent_by", "scenarios", "run_scenario", "run_all", "default_step",
+           "compare_threat_models"]
 
 Protocol = Callable[[Falcon], object]
 
@@ -80,3 +81,35 @@ def run_all(protocols: dict[str, Protocol], seed: int = 0, limit: int | None = N
             rows.append({"protocol": name, **run_scenario(proto, party, step, action, seed)})
     return pd.DataFrame(rows, columns=["protocol", "party", "step", "action", "fired",
                                        "detected", "check", "detected_by", "detected_at"])
+
+
+def default_step(protocol: Protocol, party: str, action: str, seed: int = 0) -> str | None:
+    """The step to show first for ``party`` deviating with ``action``: the last step that
+    also exists semi-honestly (not a multiplication check; usually the output product), else
+    the last one; None if the party sends nothing this action applies to."""
+    opts = [s for p, s, a in scenarios(protocol, seed) if p == party and a == action]
+    plain = [s for s in opts if "mult-check" not in s]
+    return (plain or opts)[-1] if opts else None
+
+
+def compare_threat_models(protocol: Protocol, party: str, step: str, action: str,
+                          seed: int = 0) -> pd.DataFrame:
+    """One deviation run twice: malicious (does an honest party abort, and where?) and
+    semi-honest (it completes; is the result still right?). Rows ``run``, ``deviation fired``,
+    ``outcome``, ``detected``, ``result_correct``."""
+    rec = run_scenario(protocol, party, step, action, seed)
+    fsh = Falcon(np.random.default_rng(seed), deviation=Deviation(party, step, action))
+    clean = Falcon(np.random.default_rng(seed))
+    res, ref = protocol(fsh), protocol(clean)
+    val = (lambda r: r[0] if isinstance(r, tuple) else r)
+    if isinstance(val(res), RSS):
+        same = bool(np.array_equal(fsh.reveal(val(res)), clean.reveal(val(ref))))
+    else:
+        same = bool(np.array_equal(val(res), val(ref)))
+    return pd.DataFrame([
+        {"run": "malicious", "deviation fired": rec["fired"],
+         "outcome": f"ABORT by {rec['detected_by']}: {rec['check']}" if rec["detected"]
+         else "completed (undetected!)", "detected": rec["detected"], "result_correct": None},
+        {"run": "semi-honest", "deviation fired": fsh.deviation.fired,
+         "outcome": "completed; result " + ("unchanged" if same else "WRONG"),
+         "detected": False, "result_correct": same}])

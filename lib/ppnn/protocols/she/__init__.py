@@ -4,11 +4,13 @@
   accumulator, free arithmetic shifts, ReLU and max units (Fig. 2), multiplier (TCN),
   shift-accumulate dot product; closed forms of their gate counts
 * ``quant``       -- logarithmic / uniform weight quantizers and the compiled integer network
-* ``models``      -- trained MNIST models, fine-tuned with the quantizer in the loop (cached)
 * ``network``     -- client/server encrypted inference on any gate backend, per-layer costs
 * ``costs``       -- counted costs of networks too large to evaluate gate by gate (Tables 5-6)
-* ``tables``      -- the paper's tables in its units, with provenance and errata
-* ``experiments`` / ``figures`` -- the notebook's heavy steps and schematics
+* ``latency``     -- seconds per bootstrapped gate and per encryption on a gate backend
+* ``family``      -- SHE behind the one protocol interface (:mod:`ppnn.protocols.api`)
+
+The trained models, the notebook's runs, the paper's tables and the schematics are in
+:mod:`ppnn.experiments.she`.
 
 Backends (``ppnn.he.bitsim.BitSimulator``, ``ppnn.he.tfhe.TfheBackend``) share one interface.
 """

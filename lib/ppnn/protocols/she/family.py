@@ -107,7 +107,7 @@ class SHE(Family):
     def costs(self, plan: Plan, results, units) -> Costs:
         from ppnn.he.tfhe import TfheBackend, binding_available
 
-        from .experiments import gate_latency
+        from .latency import gate_latency
 
         led = results[0].ledger
         boots = led.op_count("bootstrap")

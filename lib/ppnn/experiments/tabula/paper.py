@@ -1,5 +1,6 @@
 """The paper's tables, recomputed: counted values from ledgers, measured ones from
-:mod:`.measure`, projected ones from the network time model, formula ones from :mod:`.costs`.
+:mod:`.measure`, projected ones from the network time model, formula ones from
+:mod:`ppnn.protocols.tabula.costs`.
 
 Each ``tableN(...)`` returns a frame with columns ``row, metric, value, kind, note`` keyed
 like ``data/paper/tabula_tableN.csv``, ready for :func:`ppnn.report.compare`. Units follow the
@@ -23,12 +24,11 @@ import pandas as pd
 from ppnn.core import Z2_64, Ledger, Network, Ring, project, share_additive
 from ppnn.he import gc as gcmod
 from ppnn.nn import zoo
-
-from . import costs
-from .network import count_network, network_counts
-from .online import tabula_online
-from .preprocessing import OURS, PUBLISHED, preprocess
-from .tables import dealer_tables, function_table, relu
+from ppnn.protocols.tabula import costs
+from ppnn.protocols.tabula.network import count_network, network_counts
+from ppnn.protocols.tabula.online import tabula_online
+from ppnn.protocols.tabula.preprocessing import OURS, PUBLISHED, preprocess
+from ppnn.protocols.tabula.tables import dealer_tables, function_table, relu
 
 __all__ = ["UNITS", "NETWORKS", "PAPER_NETWORK", "per_call_costs", "network_costs",
            "table1", "table2", "table4", "table5", "table6", "table7", "table8", "table9",
@@ -529,8 +529,12 @@ def accuracy_sweep(models, bits_list, n_test: int, n_calib: int, quick: bool, se
     are reported beside it.
     """
     from ppnn import data, nn
-
-    from .network import TabulaConfig, build_plan, plain_inference, secure_inference
+    from ppnn.protocols.tabula.network import (
+        TabulaConfig,
+        build_plan,
+        plain_inference,
+        secure_inference,
+    )
 
     rows = []
     for name, dataset in models:

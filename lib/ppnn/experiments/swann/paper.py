@@ -6,9 +6,9 @@
 * **Experiment 3** -- MiniONN's CIFAR-10 network, hybrid, by counted cost only (Table 7).
 
 Times come from a :class:`RunResult` (*measured* with real 2048-bit Paillier) or from
-:func:`~.costs.project_ms` (*projected*: counted operations × measured unit costs). The
-functions here only turn those into ``(row, metric, value, note)`` records in the layout of
-``data/paper/swann_table*.csv``; numbers are never typed in.
+:func:`~ppnn.protocols.swann.costs.project_ms` (*projected*: counted operations × measured
+unit costs). The functions here only turn those into ``(row, metric, value, note)`` records
+in the layout of ``data/paper/swann_table*.csv``; numbers are never typed in.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ... import report
-from .costs import TWO_PC, UnitCosts, count_model, count_step, project_ms
-from .inference import PARTIES, RunResult
-from .model import FixedPointPlan, SwannModel
+from ppnn import report
+from ppnn.protocols.swann.costs import TWO_PC, UnitCosts, count_model, count_step, project_ms
+from ppnn.protocols.swann.inference import PARTIES, RunResult
+from ppnn.protocols.swann.model import FixedPointPlan, SwannModel
 
 __all__ = ["CONFIGS", "TABLE_PARTIES", "build_models", "accuracy_frame", "table1_records",
            "table2_records", "table3_records", "comparison_records", "table5_records",
@@ -35,9 +35,9 @@ MB = 1e6
 def build_models(quick: bool = True, seed: int = 0, n_calib: int = 1000,
                  plan: FixedPointPlan | None = None) -> dict[str, SwannModel]:
     """The integer models of Experiments 1 and 2 from the foundation's trained networks."""
-    from ...data import load_mnist
-    from ...nn import zoo
-    from ...nn.train import pretrained
+    from ppnn.data import load_mnist
+    from ppnn.nn import zoo
+    from ppnn.nn.train import pretrained
 
     x, _, _, _ = load_mnist()
     calib = x[:n_calib]
@@ -55,8 +55,8 @@ def cifar_model(seed: int = 0, params=None) -> SwannModel:
     """Experiment 3's network (MiniONN CIFAR-10). Without CIFAR-10 on this machine the
     weights are random (He init); only counts are reported, and they depend on the weights
     only through the bit patterns the multi-exponentiation sees."""
-    from ...nn import zoo
-    from ...nn.forward import init_params
+    from ppnn.nn import zoo
+    from ppnn.nn.forward import init_params
 
     net = zoo.get("minionn_cifar10")
     params = params if params is not None else init_params(net, np.random.default_rng(seed))
@@ -65,7 +65,7 @@ def cifar_model(seed: int = 0, params=None) -> SwannModel:
 
 def accuracy_frame(models: dict[str, SwannModel], x, y) -> pd.DataFrame:
     """Test accuracy of the float network and of each integer model, and their agreement."""
-    from ...nn.forward import predict
+    from ppnn.nn.forward import predict
 
     rows = []
     floats = {}

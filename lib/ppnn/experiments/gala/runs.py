@@ -16,11 +16,16 @@ import pandas as pd
 
 from ppnn.core import Ledger, Network, Ring, share_additive
 from ppnn.he.bfv.sim import BFVSim
-
-from . import costs
-from .conv import GalaConv
-from .matvec import GalaMatVec
-from .runtime import GALA_LAN, GALA_WAN, network_time, project_seconds, time_kernel
+from ppnn.protocols.gala import costs
+from ppnn.protocols.gala.conv import GalaConv
+from ppnn.protocols.gala.matvec import GalaMatVec
+from ppnn.protocols.gala.runtime import (
+    GALA_LAN,
+    GALA_WAN,
+    network_time,
+    project_seconds,
+    time_kernel,
+)
 
 __all__ = ["MATVEC_DIMS", "TABLE1_DIMS", "CONV_DIMS", "NETWORKS", "mv_label", "conv_label",
            "matvec_kernel", "conv_kernel", "count_matvec", "count_conv", "measure_matvec",
@@ -257,7 +262,7 @@ def network_layers(name: str, unit: pd.DataFrame, relu: dict, ct_bits: int,
                                 layer.kernel, layer.out_channels, n).layout
                 up, down = L.ct_in, L.ct_out
             else:
-                from .layout import MatVecLayout
+                from ppnn.protocols.gala.layout import MatVecLayout
 
                 L = MatVecLayout(layer.out_features, node.in_shape[0], n)
                 up, down = L.C, L.R

@@ -6,7 +6,6 @@ separate ``*_timings.csv`` files.
 
 from __future__ import annotations
 
-import statistics
 import time
 from dataclasses import dataclass, field
 
@@ -14,51 +13,15 @@ import numpy as np
 
 from ppnn import data, nn
 from ppnn.he.bitsim import BitSimulator, GateBackend
+from ppnn.protocols.she import circuits as C
+from ppnn.protocols.she import network
+from ppnn.protocols.she.latency import encryption_latency, gate_latency
+from ppnn.protocols.she.quant import QuantNet, compile_network
 
-from . import circuits as C
-from . import models, network
-from .quant import QuantNet, compile_network
+from . import models
 
 __all__ = ["gate_latency", "encryption_latency", "MnistModel", "mnist_suite",
            "weight_bits_sweep", "simulate", "relu_unit_demo"]
-
-
-def gate_latency(backend: GateBackend, single: int = 5, batch: int = 32,
-                 batches: int = 3) -> dict:
-    """Seconds per AND gate on ``backend``: one gate per call (median of ``single`` calls; the
-    paper's sequential setting) and calls of ``batch`` gates (all cores; median of
-    ``batches`` calls after a warm-up call, which sets up every worker thread's buffers)."""
-    x = backend.encrypt(np.ones(batch, np.uint8))
-    one = x.take(np.array([0]))
-    backend.and_(one, one)  # warm-up
-    t = []
-    for _ in range(single):
-        t0 = time.perf_counter()
-        backend.and_(one, one)
-        t.append(time.perf_counter() - t0)
-    backend.and_(x, x)  # warm-up of the parallel path
-    tb = []
-    for _ in range(batches):
-        t0 = time.perf_counter()
-        backend.and_(x, x)
-        tb.append(time.perf_counter() - t0)
-    return {"and_single_s": statistics.median(t),
-            "and_batched_s_per_gate": statistics.median(tb) / batch, "batch": batch}
-
-
-def encryption_latency(backend: GateBackend, n_in_bits: int, n_out_bits: int) -> dict:
-    """Client: encrypt ``n_in_bits`` random bits and decrypt ``n_out_bits`` (seconds)."""
-    rng = np.random.default_rng(0)
-    bits = rng.integers(0, 2, n_in_bits).astype(np.uint8)
-    t0 = time.perf_counter()
-    enc = backend.encrypt(bits)
-    te = time.perf_counter() - t0
-    out = enc.take(np.arange(min(n_out_bits, n_in_bits)))
-    t0 = time.perf_counter()
-    backend.decrypt(out)
-    td = time.perf_counter() - t0
-    return {"encrypt_s": te, "decrypt_s": td, "edl_s": te + td,
-            "bytes": backend.message_bytes(enc)}
 
 
 @dataclass

@@ -12,12 +12,12 @@ import pandas as pd
 import sympy as sp
 
 from ppnn import report
+from ppnn.protocols.gala import costs
 
-from . import costs
-from .experiments import MATVEC_DIMS, conv_kernel, matvec_kernel
+from .runs import MATVEC_DIMS, conv_kernel, matvec_kernel
 
 __all__ = ["table1", "formula_table", "table4", "table5", "table6", "table7", "table8",
-           "table9", "table10_11", "table12", "table13", "errata"]
+           "table9", "table10_11", "table12", "table13"]
 
 NOT_HERE = {
     "DELPHI": "DELPHI's HE linear layers are not part of this reproduction (paper's own run)",
@@ -253,8 +253,7 @@ def _mlp_unpadded(n: int = 2048) -> list[tuple]:
     the paper's MLP counts follow this reading (all but ScMult, see errata)."""
     from ppnn.nn import zoo
     from ppnn.nn.layers import Dense
-
-    from .layout import next_pow2
+    from ppnn.protocols.gala.layout import next_pow2
 
     tot = dict.fromkeys(["gazelle_perm", "gala_perm", "gazelle_scmult", "gala_scmult",
                          "gazelle_add", "gala_add"], 0)
@@ -329,38 +328,6 @@ def table13(acc: pd.DataFrame) -> pd.DataFrame:
                          f"MNIST test set ({a.n_test} images); fixed point = exact integer "
                          f"pipeline, equal to the HE run on {a.n_he} images", "measured"))
     return _frame(recs)
-
-
-def errata() -> list[dict]:
-    """Inconsistencies found in the paper by this reproduction's checks."""
-    t7 = costs.conv_counts("GALA", conv_kernel("GALA", 16, 16, 2048, 1, 512).layout)
-    return [
-        {"where": "Table VII, 16x16@2048 / 1x1@512, GALA",
-         "finding": f"DecPerm 2048 / HstPerm 1792 do not follow Table III; kernel grouping gives "
-                    f"c_o(c_n-1)/c_n = {t7['Perm']} Perms (DecPerm {t7['Perm']}, HstPerm "
-                    f"{t7['Perm']} in the paper's accounting, no input rotations for 1x1)",
-         "evidence": "every other row of Table VII matches Table III with c_n = 8; 1792 = "
-                     "c_i(c_n-1)/c_n, i.e. c_i used in place of c_o"},
-        {"where": "Table VII, 16x16@2048 / 1x1@512, both",
-         "finding": f"Add printed 130944; c_o(c_i k^2 - 1)/c_n = {t7['Add']}",
-         "evidence": "Table III formula and our kernel counts agree on 131008"},
-        {"where": "Table VII, 1x1 rows",
-         "finding": "row 16x16@2048/1x1@512 adds c_i/c_n = 256 DecPerms to GAZELLE although a "
-                    "1x1 kernel rotates no input; row 16x16@128/1x1@128 adds none",
-         "evidence": "GAZELLE DecPerm 114944 = 114688 + 256 vs 1792 = 1792 + 0"},
-        {"where": "Table IX, MLP",
-         "finding": "ScMult printed 56 for both; with the per-layer n_i n_o/n of Table II "
-                    "(49 + 8 + 1) it is 58, consistent with the printed Perm 55 = 58 - 3",
-         "evidence": "GALA Perm = sum over layers of (n_i n_o/n - 1); 784-128-128-10, n = 2048"},
-        {"where": "Table I / Table II",
-         "finding": "Table I's GAZELLE Perm = 11 counts Perm + HstPerm (10 + 1) while Table II "
-                    "and Table V list them separately",
-         "evidence": "n_o x n_i = 2 x 2048, n = 2048"},
-        {"where": "§III-B3 text",
-         "finding": "says kernel grouping reduces Perms 'by a factor of c_i/c_o'; Table III "
-                    "gives c_i/c_n",
-         "evidence": "Table III GAZELLE/GALA Perm ratio = c_i/c_n"},
-    ]
 
 
 def dims_of_table5() -> list[tuple[int, int]]:

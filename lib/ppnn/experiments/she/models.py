@@ -21,8 +21,7 @@ import numpy as np
 from ppnn import nn, paths
 from ppnn.nn._blas import blas_threads
 from ppnn.nn.backprop import backward, forward_train, softmax_cross_entropy
-
-from .quant import log_quantize, uniform_quantize
+from ppnn.protocols.she.quant import log_quantize, uniform_quantize
 
 __all__ = ["quantize_weights", "finetune_quantized", "trained"]
 

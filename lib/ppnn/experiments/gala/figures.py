@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from .layout import MatVecLayout
+from ppnn.protocols.gala.layout import MatVecLayout
 
 __all__ = ["trace_matvec", "plot_trace", "plot_fig9"]
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ppnn import report
 
-__all__ = ["unit_scale", "frame", "OTHER_SCHEMES", "LIL_REASON", "ERRATA", "table2_values",
+__all__ = ["unit_scale", "frame", "OTHER_SCHEMES", "LIL_REASON", "table2_values",
            "table2_dshe_values", "per_layer_md", "table4_values", "zoo_costs", "table5_values",
            "table6_values", "table7_values"]
 
@@ -32,28 +32,6 @@ OTHER_SCHEMES = {
 }
 LIL_REASON = ("leveled TFHE (LIL) has no counterpart in tfhe-rs: tfhe-rs bootstraps every gate "
               "(the paper's 3-level TLWE/TRLWE/TRGSW leveled mode is not implemented there)")
-
-#: inconsistencies found in she.txt (written with ppnn.report.save_errata)
-ERRATA = [
-    {"where": "Sec 5.2 vs Table 5", "finding": "DSHE CIFAR-10 accuracy printed as 94.62% in "
-     "Table 5 and as 96.62% in the text", "evidence": "Table 5 DSHE Acc 94.62; Sec 5.2 'to "
-     "increase the inference accuracy to 96.62%'"},
-    {"where": "Table 4 SHE/DSHE, Table 5 SHE/DSHE", "finding": "HOPs is about half the sum of "
-     "the listed operation counts", "evidence": "MNIST SHE: 19K+945+19K+3K = 42K vs HOPs 23K; "
-     "CIFAR SHE 4.4M+13K+4.4M+16K = 8.8M vs 4.4M; DSHE 136M vs 68M"},
-    {"where": "Table 5 FCN, Table 6 ShuffleNet TCN", "finding": "HOPs smaller than its own "
-     "parts", "evidence": "FCN 610M < CC_Add+PC_Mult = 700M; Shuffle TCN HOPs 56M < CC_Add "
-     "0.14G"},
-    {"where": "Table 2 totals", "finding": "printed MD totals differ from the per-layer sums",
-     "evidence": "FCN 21K vs 20.9K, TCN 9.0K vs 7.9K, SHE 2.0K vs 2.3K, DSHE 6.8K vs 6.4K"},
-    {"where": "Table 2 vs Table 4", "finding": "the same networks' MD differ between tables",
-     "evidence": "TCN 9.0K (Table 2, Sec 3.4) vs 8.8K (Table 4); DSHE 6.8K vs 6.2K"},
-    {"where": "Table 4 SHE vs network", "finding": "SHE MNIST counts are inconsistent with the "
-     "stated topology 'the same as CNT'", "evidence": "PC_Shift 19K shifts vs CNT's 296K "
-     "plaintext multiplications (PC_Mult) for the same C-B-A-P-C-P-F-B-A-F network; 19K is "
-     "about the first convolution alone (5x13x13 outputs x 25 = 21K)"},
-]
-
 
 def unit_scale(unit: str) -> tuple[float, str]:
     """Divide a base-unit value by the returned factor to get the paper's unit.
@@ -260,8 +238,7 @@ def zoo_costs(act_bits: int = 5, guard_bits: int = 2) -> pd.DataFrame:
     """Counted totals of the CIFAR-10 / ImageNet networks (cost model, fully encrypted)."""
     from ppnn.he.bitsim import SIM_CIPHERTEXT_BYTES
     from ppnn.nn import zoo
-
-    from . import costs
+    from ppnn.protocols.she import costs
 
     rows = []
     for name in ZOO_NETS:

@@ -15,11 +15,10 @@ import numpy as np
 
 from ppnn.core import Z2_64, Ledger, Ring, share_additive
 from ppnn.he import gc as gcmod
-
-from .. import delphi
-from .online import tabula_online
-from .preprocessing import preprocess
-from .tables import dealer_tables, function_table, relu
+from ppnn.protocols import delphi
+from ppnn.protocols.tabula.online import tabula_online
+from ppnn.protocols.tabula.preprocessing import preprocess
+from ppnn.protocols.tabula.tables import dealer_tables, function_table, relu
 
 __all__ = ["measure_tabula_online", "measure_gather", "measure_gc", "measure_preprocessing",
            "measure_ring_mac"]

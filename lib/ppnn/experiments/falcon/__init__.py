@@ -1,0 +1,9 @@
+"""Falcon's experiments: the runs behind notebook 05 and the benchmarks.
+
+runs   private inference on MNIST (Table 6), private training (Fig. 2), per-network costs with
+       LAN/WAN projections (Tables 2-5 shape, Fig. 1), the ledger-vs-closed-form check of every
+       protocol (Table 9 shape) and the ring-size comparison
+
+The protocols (replicated sharing, private compare, pooling, numeric layers, networks,
+closed-form costs, tampering harness) are :mod:`ppnn.protocols.falcon`.
+"""

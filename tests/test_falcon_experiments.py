@@ -1,0 +1,44 @@
+"""Falcon's experiment harnesses (moved out of notebook 05): the ledger of every protocol
+equals its closed form, the ring-size comparison, and tampering under both threat models."""
+
+from __future__ import annotations
+
+import pytest
+
+from ppnn.experiments.falcon import runs as E
+from ppnn.protocols.falcon import costs as C
+from ppnn.protocols.falcon.catalog import protocol_instances
+from ppnn.protocols.falcon.tamper import compare_threat_models, default_step, scenarios
+
+
+def test_every_protocol_ledger_equals_its_closed_form():
+    t9 = E.protocol_cost_check(seed=0)
+    assert list(t9["protocol"]) == [r[0] for r in C.table9(32, 37)]
+    assert t9["ledger_equal"].all(), t9[~t9["ledger_equal"]]
+    assert (t9["mal_bytes_l32"] >= t9["sh_bytes_l32"]).all()
+
+
+def test_ring_size_comparison_from_closed_forms():
+    df = E.ring_size_comparison()
+    assert len(df) == 6
+    row = df[(df.protocol == "ReLU") & (df.threat_model == "semi-honest")].iloc[0]
+    assert row["bytes_l32"] == C.relu_cost(1, 32, 37, False).bits / 8
+    assert row["comm_ratio_64_over_32"] == pytest.approx(row["bytes_l64"] / row["bytes_l32"])
+    assert (df["comm_ratio_64_over_32"] > 1).all()
+
+
+def test_a_deviation_aborts_maliciously_and_corrupts_semi_honestly():
+    relu = protocol_instances(2)["relu"]
+    step = default_step(relu, "P1", "inconsistent_send", seed=0)
+    assert step is not None and "mult-check" not in step
+    assert step in [s for p, s, a in scenarios(relu, 0) if p == "P1"]
+    out = compare_threat_models(relu, "P1", step, "inconsistent_send", seed=0).set_index("run")
+    assert out.loc["malicious", "detected"] and out.loc["malicious", "outcome"].startswith("ABORT")
+    assert out.loc["semi-honest", "deviation fired"]
+    assert out.loc["semi-honest", "outcome"].startswith("completed")
+    assert out.loc["semi-honest", "result_correct"] in (True, False)
+
+
+def test_default_step_is_none_when_the_party_never_sends_for_that_action():
+    relu = protocol_instances(2)["relu"]
+    assert default_step(relu, "P9", "flip_share") is None

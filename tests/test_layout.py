@@ -1,0 +1,46 @@
+"""Layering: protocol code imports neither the report nor plotting; experiments sit on top."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+LIB = Path(__file__).resolve().parents[1] / "lib" / "ppnn"
+FORBIDDEN = ("ppnn.report", "ppnn.plotting", "ppnn.experiments", "ppnn.reproduce",
+             "ppnn.frontdoor", "matplotlib")
+
+
+def _imports(source: str, module: str) -> set[str]:
+    """Absolute module names imported by the source of ``module`` (relative imports
+    resolved)."""
+    pkg = module.split(".")
+    out = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = list(pkg[:-1]) if node.level else []
+            if node.level > 1:
+                base = base[: len(base) - (node.level - 1)]
+            mod = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            out.add(mod)
+            out |= {f"{mod}.{a.name}" for a in node.names}
+    return out
+
+
+@pytest.mark.parametrize("path", sorted((LIB / "protocols").rglob("*.py")),
+                         ids=lambda p: str(p.relative_to(LIB)))
+def test_protocol_code_imports_no_report_plotting_or_experiments(path):
+    module = ".".join(path.relative_to(LIB.parent).with_suffix("").parts)
+    bad = sorted(m for m in _imports(path.read_text(encoding="utf-8"), module) for f in FORBIDDEN
+                 if m == f or m.startswith(f + "."))
+    assert not bad, f"{path.relative_to(LIB)} imports {bad}"
+
+
+def test_the_import_check_sees_relative_imports():
+    """The check resolves ``from ... import report`` to ``ppnn.report`` (it can fail)."""
+    mods = _imports("from ... import report\nimport matplotlib.pyplot as plt\n"
+                    "from ..api import Plan\n", "ppnn.protocols.swann.probe")
+    assert {"ppnn.report", "matplotlib.pyplot", "ppnn.protocols.api.Plan"} <= mods
