@@ -56,6 +56,7 @@ from ppnn import paths, plotting, report, widgets
 from ppnn.core import Ledger, Ring
 from ppnn.data import load_mnist
 from ppnn.he import paillier as ph
+from ppnn.experiments import records
 from ppnn.experiments.swann import paper as ex, runs
 from ppnn.protocols.swann import costs
 from ppnn.protocols.swann.inference import SwannKeys, run_inference
@@ -486,7 +487,7 @@ bw = ex.bandwidth_frame(models)
 display(bw)
 rec3 = ex.table3_records(bw)
 paper_acc = ex.paper_accounting_mb(models["exp1_hybrid"])
-rec3 = pd.concat([rec3, ex._frame([(
+rec3 = pd.concat([rec3, records.frame([(
     "Hybrid (w/ opt.) paper's accounting", "client_server", paper_acc,
     "formula: our Paillier traffic + one 32-bit arithmetic ABY triple per x² "
     "(2·32·(128+32) bits), no Boolean conversion", "formula")])])

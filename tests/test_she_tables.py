@@ -10,10 +10,10 @@ from ppnn.experiments.she import paper as T
 
 
 def test_unit_scale():
-    assert T.unit_scale("count (x1e3)")[0] == 1e3
-    assert T.unit_scale("s (x1e6)")[0] == 1e6
-    assert T.unit_scale("MB")[0] == 2**20 and T.unit_scale("GB")[0] == 2**30
-    assert T.unit_scale("%")[0] == 1.0
+    assert T.unit_scale("count (x1e3)") == 1e3
+    assert T.unit_scale("s (x1e6)") == 1e6
+    assert T.unit_scale("MB") == 2**20 and T.unit_scale("GB") == 2**30
+    assert T.unit_scale("%") == 1.0
 
 
 def test_frame_converts_to_paper_units_and_keeps_extras():

@@ -14,6 +14,7 @@ import sympy as sp
 from ppnn import report
 from ppnn.protocols.gala import costs
 
+from ..records import frame as _frame
 from .runs import MATVEC_DIMS, conv_kernel, matvec_kernel
 
 __all__ = ["table1", "formula_table", "table4", "table5", "table6", "table7", "table8",
@@ -32,10 +33,6 @@ NOT_HERE = {
 
 #: one ciphertext with the paper's parameters (§IV): 2 polynomials x 2048 coefficients x 60 bits
 PAPER_CT_BYTES = 2 * 2048 * 60 // 8
-
-
-def _frame(records) -> pd.DataFrame:
-    return pd.DataFrame(records, columns=["row", "metric", "value", "note", "kind"])
 
 
 def _na(row, metric, why):

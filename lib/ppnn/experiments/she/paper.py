@@ -9,13 +9,12 @@ cryptosystems: CryptoNets' YASHE, BFV, HEAAN, DiNN ...) get no value and a reaso
 
 from __future__ import annotations
 
-import math
-import re
-
 import numpy as np
 import pandas as pd
 
 from ppnn import report
+
+from ..records import in_paper_units, unit_scale
 
 __all__ = ["unit_scale", "frame", "OTHER_SCHEMES", "LIL_REASON", "table2_values",
            "table2_dshe_values", "per_layer_md", "table4_values", "zoo_costs", "table5_values",
@@ -33,34 +32,12 @@ OTHER_SCHEMES = {
 LIL_REASON = ("leveled TFHE (LIL) has no counterpart in tfhe-rs: tfhe-rs bootstraps every gate "
               "(the paper's 3-level TLWE/TRLWE/TRGSW leveled mode is not implemented there)")
 
-def unit_scale(unit: str) -> tuple[float, str]:
-    """Divide a base-unit value by the returned factor to get the paper's unit.
-
-    Base units: counts, depth, seconds, bytes (MB/GB: binary, as the paper's
-    784 x 5 x 32KB = 122.5MB), percent, PPW.
-    """
-    m = re.search(r"\(x1e(\d+)\)", unit)
-    if m:
-        return 10.0 ** int(m.group(1)), unit
-    if unit.strip() == "MB":
-        return float(2**20), unit
-    if unit.strip() == "GB":
-        return float(2**30), unit
-    return 1.0, unit
-
-
 def frame(table: str, values: dict, paper: str = "she") -> pd.DataFrame:
     """``values``: ``{(row, metric): (value_in_base_units | None, kind, note)}`` -> a frame in
-    the paper's units (unknown cells are kept as "ours only" with the base value)."""
-    ref = report.load_paper(paper, table).set_index(["row", "metric"])
-    recs = []
-    for (row, metric), (v, kind, note) in values.items():
-        if (row, metric) in ref.index and v is not None and not (
-                isinstance(v, float) and math.isnan(v)):
-            scale, _ = unit_scale(ref.loc[(row, metric), "unit"])
-            v = float(v) / scale
-        recs.append({"row": row, "metric": metric, "value": v, "note": note, "kind": kind})
-    return pd.DataFrame(recs, columns=["row", "metric", "value", "note", "kind"])
+    the paper's units (base units: counts, depth, seconds, bytes with binary MB/GB as the
+    paper's 784 x 5 x 32KB = 122.5MB, percent, PPW); unknown cells are kept as "ours only"
+    with the base value."""
+    return in_paper_units(paper, table, values)
 
 
 def per_layer_md(layers: pd.DataFrame) -> list[tuple[str, int]]:

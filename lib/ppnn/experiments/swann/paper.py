@@ -21,6 +21,8 @@ from ppnn.protocols.swann.costs import TWO_PC, UnitCosts, count_model, count_ste
 from ppnn.protocols.swann.inference import PARTIES, RunResult
 from ppnn.protocols.swann.model import FixedPointPlan, SwannModel
 
+from ..records import frame as _frame
+
 __all__ = ["CONFIGS", "TABLE_PARTIES", "build_models", "accuracy_frame", "table1_records",
            "table2_records", "table3_records", "comparison_records", "table5_records",
            "paper_column_sums", "projected_table2", "bandwidth_frame", "cifar_model"]
@@ -147,10 +149,6 @@ def total_reasons(table: str, records: pd.DataFrame) -> dict:
         out[("Total", m)] = (f"this copy's Total row is garbled; the paper's per-layer cells sum "
                              f"to {p:.0f} ms{ratio}")
     return out
-
-
-def _frame(recs) -> pd.DataFrame:
-    return pd.DataFrame(recs, columns=["row", "metric", "value", "note", "kind"])
 
 
 # ----------------------------------------------------------------------------------------

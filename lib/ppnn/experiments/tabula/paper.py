@@ -30,13 +30,16 @@ from ppnn.protocols.tabula.online import tabula_online
 from ppnn.protocols.tabula.preprocessing import OURS, PUBLISHED, preprocess
 from ppnn.protocols.tabula.tables import dealer_tables, function_table, relu
 
-__all__ = ["UNITS", "NETWORKS", "PAPER_NETWORK", "per_call_costs", "network_costs",
+from ..records import frame as _frame
+from ..records import in_units as _in
+from ..records import record as _rec
+
+__all__ = ["NETWORKS", "PAPER_NETWORK", "per_call_costs", "network_costs",
            "table1", "table2", "table4", "table5", "table6", "table7", "table8", "table9",
            "table10", "fig4", "fig5", "fig6", "fig8", "fig9", "storage_vs_bits",
            "preproc_vs_bits", "tradeoffs", "trained_params", "accuracy_sweep",
            "runtime_breakdown"]
 
-UNITS = {"b": 1 / 8, "bits": 1 / 8, "B": 1, "KB": 1024, "MB": 2**20, "GB": 2**30}
 NETWORKS = {"LeNet": "tabula_lenet", "ResNet-32": "resnet32_cifar10",
             "VGG-16": "vgg16_cifar100", "ResNet-34": "resnet34_cifar100",
             "MinioNN": "minionn_cifar10"}
@@ -46,18 +49,6 @@ PAPER_NETWORK = Network.from_units("AWS us-west-1/us-west-2 (assumed)", 10.0, 62
                                    "Tabula §4: 5 Gbit/s; 10 ms one-way latency assumed")
 PARTIES = ("client", "server")
 GC_BITS = (32, 16, 8)
-
-
-def _rec(row, metric, value, kind, note=""):
-    return {"row": row, "metric": metric, "value": value, "kind": kind, "note": note}
-
-
-def _frame(recs) -> pd.DataFrame:
-    return pd.DataFrame(recs, columns=["row", "metric", "value", "kind", "note"])
-
-
-def _in(unit: str, n_bytes: float) -> float:
-    return n_bytes / UNITS[unit]
 
 
 # -- per-call costs from ledgers ---------------------------------------------------------

@@ -1,0 +1,69 @@
+"""One record builder for every paper's reproduced tables.
+
+A reproduced table is a frame of records ``row, metric, value, note, kind`` keyed like the
+transcribed ``data/paper/<paper>_<table>.csv``, ready for :func:`ppnn.report.compare`.
+Values are computed in base units (counts, seconds, bytes, percent); :func:`in_paper_units`
+converts each to the unit the paper's cell is printed in, read from that CSV's ``unit``
+column, so no builder hard-codes a paper's units.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pandas as pd
+
+from ppnn import report
+
+COLUMNS = ["row", "metric", "value", "note", "kind"]
+
+#: bytes per unit; papers print binary kilo/mega/giga bytes unless stated (SwaNN: decimal)
+BYTE_UNITS = {"b": 1 / 8, "bits": 1 / 8, "B": 1, "KB": 2**10, "MB": 2**20, "GB": 2**30}
+DECIMAL_BYTE_UNITS = {**BYTE_UNITS, "KB": 1e3, "MB": 1e6, "GB": 1e9}
+
+
+def record(row: str, metric: str, value, kind: str, note: str = "") -> dict:
+    """One reproduced cell (``kind``: measured, counted, projected, formula or quoted;
+    :func:`ppnn.report.compare` rejects anything else)."""
+    return {"row": row, "metric": metric, "value": value, "note": note, "kind": kind}
+
+
+def frame(records) -> pd.DataFrame:
+    """Records (dicts, or tuples in the order ``row, metric, value, note, kind``) -> the frame
+    :func:`ppnn.report.compare` takes."""
+    records = list(records)
+    if records and not isinstance(records[0], dict):
+        records = [dict(zip(COLUMNS, r, strict=True)) for r in records]
+    return pd.DataFrame(records, columns=COLUMNS)
+
+
+def unit_scale(unit: str, decimal_bytes: bool = False) -> float:
+    """Divide a base-unit value by this factor to print it in ``unit``: ``(x1eN)`` suffixes
+    (counts, depths, seconds in thousands or millions), byte units (``b``/``bits``, ``B``,
+    ``KB``, ``MB``, ``GB``; binary unless ``decimal_bytes``); everything else is 1."""
+    m = re.search(r"\(x1e(\d+)\)", unit)
+    if m:
+        return 10.0 ** int(m.group(1))
+    table = DECIMAL_BYTE_UNITS if decimal_bytes else BYTE_UNITS
+    return float(table.get(unit.strip(), 1.0))
+
+
+def in_units(unit: str, base_value: float, decimal_bytes: bool = False) -> float:
+    """``base_value`` (bytes, counts ...) expressed in ``unit``."""
+    return base_value / unit_scale(unit, decimal_bytes)
+
+
+def in_paper_units(paper: str, table: str, values: dict,
+                   decimal_bytes: bool = False) -> pd.DataFrame:
+    """``values``: ``{(row, metric): (value_in_base_units | None, kind, note)}`` -> a frame
+    whose values are in the units of the paper's cells; cells the paper does not have keep
+    their base value (they become "ours only" rows)."""
+    ref = report.load_paper(paper, table).set_index(["row", "metric"])
+    recs = []
+    for (row, metric), (v, kind, note) in values.items():
+        if (row, metric) in ref.index and v is not None and not (
+                isinstance(v, float) and math.isnan(v)):
+            v = float(v) / unit_scale(ref.loc[(row, metric), "unit"], decimal_bytes)
+        recs.append(record(row, metric, v, kind, note))
+    return frame(recs)
