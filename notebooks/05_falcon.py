@@ -68,6 +68,7 @@ from ppnn.protocols import falcon as F
 from ppnn.protocols.falcon import costs as C
 from ppnn.protocols.falcon.catalog import protocol_instances
 from ppnn.protocols.falcon.compare import bit_inject, wrap3_protocol
+from ppnn.protocols.falcon.latency import unit_compute_costs
 from ppnn.protocols.falcon.numeric import batchnorm_forward, divide, inverse_sqrt, pow2_bound
 from ppnn.protocols.falcon.pooling import maxpool
 from ppnn.protocols.falcon.tamper import compare_threat_models, default_step, run_all, scenarios
@@ -381,7 +382,7 @@ paths.atomic_write(OUT / "table6_inference_timings.csv", t6_time.to_csv(index=Fa
 # times the network's counts for AlexNet/VGG16 (column `compute_kind`).
 
 # %%
-unit = E.unit_compute_costs(SEED, n_relu=2000 if QUICK else 20000)
+unit = unit_compute_costs(SEED, n_relu=2000 if QUICK else 20000)
 measured_compute = {}  # one image through each network we can simulate, both threat models
 for name in names:
     net = zoo.get(name)

@@ -9,7 +9,7 @@ from ppnn import nn
 from ppnn.he.paillier import keygen, split_private_key
 from ppnn.nn.forward import forward, init_params
 from ppnn.protocols.swann.inference import SwannKeys, run_inference
-from ppnn.protocols.swann.model import FixedPointPlan, SwannModel, conv_index, window_index
+from ppnn.protocols.swann.model import FixedPointPlan, SwannModel
 
 
 @pytest.fixture(scope="module")
@@ -132,20 +132,6 @@ def test_run_argument_errors(keys):
     with pytest.raises(ValueError, match="shares"):
         run_inference(model, np.concatenate([x, x]), "two-server", rng=rng,
                       keys=SwannKeys(keys.public_key, keys.private_key))
-
-
-def test_index_builders():
-    idx = conv_index((2, 4, 4), 3, 1, 1)
-    assert idx.shape == (16, 18) and (idx == -1).any()
-    x = np.arange(32, dtype=float).reshape(1, 2, 4, 4)
-    W = np.random.default_rng(0).standard_normal((3, 2, 3, 3))
-    from ppnn.nn import ops
-    ref = ops.conv2d(x, W, 1, 1)[0].reshape(3, -1)
-    xp = np.append(x.ravel(), 0.0)
-    assert np.allclose(W.reshape(3, -1) @ xp[idx].T, ref)
-    win = window_index((2, 4, 4), 2, 2, 0)
-    assert win.shape == (8, 4)
-    assert np.allclose(x.ravel()[win].max(axis=1), ops.maxpool(x, 2, 2, 0)[0].ravel())
 
 
 @pytest.mark.parametrize("kind,setting", CASES)

@@ -12,7 +12,8 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 __all__ = [
-    "out_size", "windows", "conv2d", "conv2d_backward", "maxpool", "maxpool_backward",
+    "out_size", "windows", "pool_windows", "window_positions", "pool_index", "conv_index",
+    "conv2d", "conv2d_backward", "maxpool", "maxpool_backward",
     "meanpool", "meanpool_backward", "batchnorm_train", "batchnorm_backward", "bn_axes",
 ]
 
@@ -31,6 +32,39 @@ def windows(xp: np.ndarray, k: int, s: int, oh: int, ow: int) -> np.ndarray:
     """View ``(N, C, oh, ow, k, k)`` of the ``k x k`` windows at stride ``s`` of padded ``xp``."""
     w = sliding_window_view(xp, (k, k), axis=(2, 3))
     return w[:, :, : (oh - 1) * s + 1: s, : (ow - 1) * s + 1: s]
+
+
+def pool_windows(x: np.ndarray, k: int, s: int) -> np.ndarray:
+    """``(N, C, oh, ow, k*k)``: the unpadded ``k x k`` windows at stride ``s`` of ``x`` (N, C,
+    H, W), flattened -- what a max- or sum-pool reduces over the last axis."""
+    n, c, h, w = x.shape
+    oh, ow = out_size(h, k, s, 0), out_size(w, k, s, 0)
+    return windows(x, k, s, oh, ow).reshape(n, c, oh, ow, k * k)
+
+
+def window_positions(in_shape, k: int, s: int, p: int) -> np.ndarray:
+    """``(C, OH, OW, k, k)``: the flat index into a ``(C, H, W)`` input of every element of
+    every ``k x k`` window at stride ``s`` with zero padding ``p``; ``-1`` marks padding. The
+    routing tables of protocols that gather inputs by index (SwaNN's packed ciphertexts,
+    SHE's gate circuits) are all views of this one array."""
+    c, h, w = in_shape
+    pos = np.arange(c * h * w, dtype=np.int64).reshape(1, c, h, w)
+    oh, ow = out_size(h, k, s, p), out_size(w, k, s, p)
+    return windows(_pad(pos, p, -1), k, s, oh, ow)[0]
+
+
+def pool_index(in_shape, k: int, s: int, p: int) -> np.ndarray:
+    """``(C*OH*OW, k*k)``: each channel's pooling windows as flat input positions (-1 = pad)."""
+    win = window_positions(in_shape, k, s, p)
+    return win.reshape(-1, k * k)
+
+
+def conv_index(in_shape, k: int, s: int, p: int) -> np.ndarray:
+    """``(OH*OW, C*k*k)``: the im2col rows of a convolution as flat input positions (-1 =
+    pad); columns in the order of ``W.reshape(C_out, C*k*k)``."""
+    win = window_positions(in_shape, k, s, p)
+    c, oh, ow = win.shape[:3]
+    return win.transpose(1, 2, 0, 3, 4).reshape(oh * ow, c * k * k)
 
 
 def _scatter(dcols: np.ndarray, shape, k: int, s: int, p: int) -> np.ndarray:

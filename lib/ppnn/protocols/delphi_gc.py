@@ -156,13 +156,7 @@ class DelphiGCPlan:
 
 def _windows(a: np.ndarray, pool: MaxPool | None) -> np.ndarray:
     """``(..., m)``: the max-pool windows of ``a (N, C, H, W)`` (m = 1 without a pool)."""
-    if pool is None:
-        return a[..., None]
-    n, c, h, w = a.shape
-    oh, ow = ops.out_size(h, pool.kernel, pool.step, 0), ops.out_size(w, pool.kernel,
-                                                                       pool.step, 0)
-    win = ops.windows(a, pool.kernel, pool.step, oh, ow)  # (N, C, oh, ow, k, k)
-    return win.reshape(n, c, oh, ow, pool.kernel * pool.kernel)
+    return a[..., None] if pool is None else ops.pool_windows(a, pool.kernel, pool.step)
 
 
 def secure_inference(plan: DelphiGCPlan, x: np.ndarray, rng: np.random.Generator,

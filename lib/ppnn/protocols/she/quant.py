@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ppnn.nn import Conv2d, Dense, Flatten, MaxPool, Network, ReLU, fold_batchnorm, forward
-from ppnn.nn.ops import conv2d, out_size
+from ppnn.nn import Conv2d, Dense, Flatten, MaxPool, Network, ReLU, fold_batchnorm, forward, ops
+from ppnn.nn.ops import conv2d
 
 __all__ = ["LogWeights", "log_quantize", "pow2_parts", "uniform_quantize", "QLinear", "QPool",
            "QuantNet", "compile_network", "conv_index", "pool_index"]
@@ -120,40 +120,24 @@ def uniform_quantize(w, bits: int = 5) -> tuple[np.ndarray, int]:
 def conv_index(in_shape, kernel: int, stride: int, padding: int, groups: int, out_channels: int):
     """``src (C_out*OH*OW, C_in/groups*k*k)`` flat input index of each term (-1 in padding) and
     ``widx`` the matching flat index into the weight tensor ``(C_out, C_in/groups, k, k)``."""
-    c, h, w = in_shape
-    oh, ow = out_size(h, kernel, stride, padding), out_size(w, kernel, stride, padding)
+    win = ops.window_positions(in_shape, kernel, stride, padding)  # (C, OH, OW, k, k)
+    c, oh, ow = win.shape[:3]
     cg, og = c // groups, out_channels // groups
-    o = np.arange(out_channels)[:, None, None, None, None, None]
-    i = np.arange(oh)[None, :, None, None, None, None]
-    j = np.arange(ow)[None, None, :, None, None, None]
-    ci = np.arange(cg)[None, None, None, :, None, None]
-    ki = np.arange(kernel)[None, None, None, None, :, None]
-    kj = np.arange(kernel)[None, None, None, None, None, :]
-    row = i * stride + ki - padding
-    col = j * stride + kj - padding
-    chan = (o // og) * cg + ci
-    inside = (row >= 0) & (row < h) & (col >= 0) & (col < w)
-    src = np.where(inside, chan * h * w + row * w + col, -1)
+    chan = (np.arange(out_channels) // og)[:, None] * cg + np.arange(cg)[None, :]
+    src = win[chan].transpose(0, 2, 3, 1, 4, 5)  # (C_out, OH, OW, C_in/groups, k, k)
+    kk = kernel * kernel
+    widx = np.arange(out_channels * cg * kk).reshape(out_channels, 1, 1, cg, kernel, kernel)
     shape = (out_channels, oh, ow, cg, kernel, kernel)
-    src = np.broadcast_to(src, shape).reshape(out_channels * oh * ow, -1)
-    widx = np.broadcast_to(o * cg * kernel * kernel + ci * kernel * kernel + ki * kernel + kj,
-                           shape).reshape(out_channels * oh * ow, -1)
-    return src, widx, (out_channels, oh, ow)
+    return (src.reshape(out_channels * oh * ow, -1),
+            np.broadcast_to(widx, shape).reshape(out_channels * oh * ow, -1),
+            (out_channels, oh, ow))
 
 
 def pool_index(in_shape, kernel: int, stride: int, padding: int):
-    """``src (C*OH*OW, k*k)`` flat index of each window element (-1 in padding)."""
-    c, h, w = in_shape
-    oh, ow = out_size(h, kernel, stride, padding), out_size(w, kernel, stride, padding)
-    ch = np.arange(c)[:, None, None, None, None]
-    i = np.arange(oh)[None, :, None, None, None]
-    j = np.arange(ow)[None, None, :, None, None]
-    ki = np.arange(kernel)[None, None, None, :, None]
-    kj = np.arange(kernel)[None, None, None, None, :]
-    row, col = i * stride + ki - padding, j * stride + kj - padding
-    inside = (row >= 0) & (row < h) & (col >= 0) & (col < w)
-    src = np.where(inside, ch * h * w + row * w + col, -1)
-    return np.broadcast_to(src, (c, oh, ow, kernel, kernel)).reshape(c * oh * ow, -1), (c, oh, ow)
+    """``src (C*OH*OW, k*k)`` flat index of each window element (-1 in padding), and the
+    output shape."""
+    win = ops.window_positions(in_shape, kernel, stride, padding)
+    return win.reshape(-1, kernel * kernel), win.shape[:3]
 
 
 # ---------------------------------------------------------------------------------------------

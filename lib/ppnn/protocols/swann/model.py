@@ -31,7 +31,7 @@ from ...nn import layers as L
 from ...nn import ops
 from ...nn.network import Network
 
-__all__ = ["FixedPointPlan", "Step", "SwannModel", "conv_index", "window_index"]
+__all__ = ["FixedPointPlan", "Step", "SwannModel"]
 
 SETTINGS = ("phe", "hybrid")
 
@@ -58,26 +58,6 @@ class FixedPointPlan:
             raise ValueError(f"kappa must be an int in [1, 256], got {self.kappa}")
         if not isinstance(self.margin_bits, int) or not 0 <= self.margin_bits <= 8:
             raise ValueError(f"margin_bits must be an int in [0, 8], got {self.margin_bits}")
-
-
-def conv_index(in_shape, kernel: int, stride: int, padding: int) -> np.ndarray:
-    """Positions (in the flattened ``(C, H, W)`` input) read by every output position of a
-    ``kernel × kernel`` window: ``(OH·OW, C·k·k)``, ``−1`` for zero padding. Columns are in
-    the order of ``W.reshape(C_out, C·k·k)``."""
-    c, h, w = in_shape
-    pos = np.arange(c * h * w, dtype=np.int64).reshape(1, c, h, w)
-    oh, ow = ops.out_size(h, kernel, stride, padding), ops.out_size(w, kernel, stride, padding)
-    win = ops.windows(ops._pad(pos, padding, -1), kernel, stride, oh, ow)
-    return win[0].transpose(1, 2, 0, 3, 4).reshape(oh * ow, c * kernel * kernel)
-
-
-def window_index(in_shape, kernel: int, stride: int, padding: int) -> np.ndarray:
-    """Per-channel pooling windows: ``(C·OH·OW, k·k)`` positions, ``−1`` for padding."""
-    c, h, w = in_shape
-    pos = np.arange(c * h * w, dtype=np.int64).reshape(1, c, h, w)
-    oh, ow = ops.out_size(h, kernel, stride, padding), ops.out_size(w, kernel, stride, padding)
-    win = ops.windows(ops._pad(pos, padding, -1), kernel, stride, oh, ow)
-    return win[0].reshape(c * oh * ow, kernel * kernel)
 
 
 @dataclass
@@ -182,7 +162,7 @@ class SwannModel:
                 key = "Conv" if kind == "conv" else "FC"
                 counts[key] += 1
                 lab = f"{key} {counts[key]}"
-                idx = conv_index(shape, layer.kernel, layer.stride, layer.padding) \
+                idx = ops.conv_index(shape, layer.kernel, layer.stride, layer.padding) \
                     if kind == "conv" else None
                 steps.append(Step(kind, lab, shape, out, W=W_int, b=b_int, index=idx,
                                   scale_in=scale, scale_out=scale_out))
@@ -192,7 +172,7 @@ class SwannModel:
                     fold = 1.0 / (layer.kernel ** 2)  # SwaNN computes the scaled mean pool
                 counts["Pool"] += 1
                 steps.append(Step("sumpool", f"Pool {counts['Pool']}", shape, out,
-                                  index=window_index(shape, layer.kernel, layer.step,
+                                  index=ops.pool_index(shape, layer.kernel, layer.step,
                                                      layer.padding),
                                   scale_in=scale, scale_out=scale,
                                   info={"kernel": layer.kernel}))
@@ -209,7 +189,7 @@ class SwannModel:
                 if isinstance(nxt, L.MaxPool):
                     if self.setting == "phe":
                         raise ValueError(f"{names[i + 1]}: max-pool needs the hybrid setting")
-                    pool_idx = window_index(out, nxt.kernel, nxt.step, nxt.padding)
+                    pool_idx = ops.pool_index(out, nxt.kernel, nxt.step, nxt.padding)
                     if nxt.padding:
                         raise ValueError(f"{names[i + 1]}: padded max-pool is not supported")
                     out = nxt.out_shape(out)

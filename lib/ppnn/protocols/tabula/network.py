@@ -42,6 +42,7 @@ from ppnn.nn import (
     Residual,
     Square,
     fold_batchnorm,
+    ops,
 )
 
 from .. import delphi
@@ -119,11 +120,7 @@ class Plan:
 def _windows(x: np.ndarray, layer) -> np.ndarray:
     if layer.padding:
         raise ValueError(f"{layer.kind} with padding is not supported by the Tabula runner")
-    k, s = layer.kernel, layer.step
-    n, c, h, w = x.shape
-    oh, ow = (h - k) // s + 1, (w - k) // s + 1
-    v = np.lib.stride_tricks.sliding_window_view(x, (k, k), axis=(2, 3))[:, :, ::s, ::s]
-    return v[:, :, :oh, :ow].reshape(n, c, oh, ow, k * k)
+    return ops.pool_windows(x, layer.kernel, layer.step)
 
 
 def _activation(layer) -> Callable | None:

@@ -1,0 +1,40 @@
+"""One window builder: pooling views and routing indices (SwaNN, SHE, Tabula, Delphi + GC
+all use these) agree with the float convolution and pooling kernels."""
+
+import numpy as np
+import pytest
+
+from ppnn.nn import ops
+from ppnn.protocols.she import quant as Q
+
+
+@pytest.mark.parametrize("k,s,p", [(3, 1, 1), (3, 2, 1), (2, 2, 0), (5, 1, 2)])
+def test_conv_index_is_im2col(k, s, p):
+    x = np.arange(2 * 7 * 7, dtype=float).reshape(1, 2, 7, 7)
+    W = np.random.default_rng(0).standard_normal((3, 2, k, k))
+    idx = ops.conv_index((2, 7, 7), k, s, p)
+    xp = np.append(x.ravel(), 0.0)  # index -1 reads the appended zero: the padding
+    ref = ops.conv2d(x, W, s, p)[0].reshape(3, -1)
+    np.testing.assert_allclose(W.reshape(3, -1) @ xp[idx].T, ref)
+    assert ((idx == -1).any()) == (p > 0)
+
+
+def test_pool_index_and_pool_windows_are_maxpool():
+    x = np.random.default_rng(1).standard_normal((2, 3, 6, 6))
+    win = ops.pool_index((3, 6, 6), 2, 2, 0)
+    assert win.shape == (3 * 3 * 3, 4)
+    pooled, _ = ops.maxpool(x, 2, 2, 0)
+    np.testing.assert_array_equal(x[0].ravel()[win].max(axis=1), pooled[0].ravel())
+    view = ops.pool_windows(x, 3, 2)  # (N, C, oh, ow, k*k)
+    assert view.shape == (2, 3, 2, 2, 9)
+    np.testing.assert_array_equal(view.max(axis=-1), ops.maxpool(x, 3, 2, 0)[0])
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_grouped_conv_index_of_she(groups):
+    x = np.random.default_rng(2).standard_normal((1, 4, 7, 7))
+    W = np.random.default_rng(3).standard_normal((6, 4 // groups, 3, 3))
+    src, widx, shape = Q.conv_index((4, 7, 7), 3, 2, 1, groups, 6)
+    xp = np.append(x.ravel(), 0.0)
+    got = (xp[src] * W.ravel()[widx]).sum(axis=1).reshape(shape)
+    np.testing.assert_allclose(got, ops.conv2d(x, W, 2, 1, groups=groups)[0][0])
