@@ -42,6 +42,7 @@ from ppnn.nn import (
     Residual,
     Square,
     fold_batchnorm,
+    integer,
     ops,
 )
 
@@ -168,23 +169,20 @@ def build_plan(net: Network, params, x_calib: np.ndarray | None, cfg: TabulaConf
 
     def shift_for(max_abs: float, s: float) -> tuple[int, int]:
         if calib:
-            l_bits = max(1, math.ceil(math.log2(max_abs * cfg.margin / s + 1)))
-        elif given:
-            l_bits = int(given.pop(0))
-        else:
+            return integer.shift_for(max_abs, s, b, cfg.margin)
+        if not given:
             raise ValueError("input_bits has fewer entries than the plan has table layers")
+        l_bits = int(given.pop(0))
         return l_bits, max(l_bits + 1 - b, 0)
 
     for name, (layer, p) in zip(names, folded):
         if isinstance(layer, Conv2d | Dense):
-            W = np.asarray(p["W"], np.float64)
-            W_int = np.rint(W * 2.0 ** cfg.weight_frac_bits).astype(np.int64)
-            step_out = step * 2.0 ** -cfg.weight_frac_bits
+            W_int = integer.fixed_weights(p["W"], cfg.weight_frac_bits)
+            step_out = step * 2.0 ** -cfg.weight_frac_bits  # a power of two
             bias = None
             b_real = np.asarray(p["b"], np.float64) if "b" in p else None
             if b_real is not None:
-                bshape = (-1, 1, 1) if isinstance(layer, Conv2d) else (-1,)
-                bias = ring.reduce(np.rint(b_real / step_out).astype(np.int64)).reshape(bshape)
+                bias = ring.reduce(integer.fixed_bias(layer, b_real, round(-math.log2(step_out))))
             if calib:
                 Wq = W_int * 2.0 ** -cfg.weight_frac_bits
                 x = (delphi.conv2d(x, Wq, layer.stride, layer.padding, layer.groups)
