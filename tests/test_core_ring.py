@@ -91,3 +91,16 @@ def test_fixed_point_out_of_range_raises():
         fx.encode(np.array([np.nan]))
     with pytest.raises(ValueError, match="frac_bits"):
         FixedPoint(Ring(16), 16)
+
+
+@pytest.mark.parametrize("k", [1, 8, 16, 32])
+def test_matmul_blas_path_equals_integer_products(k):
+    """For k <= 32 Ring.matmul uses BLAS on 16-bit limbs; it must equal exact integer
+    products mod 2^k, also for inputs that are not reduced mod 2^k."""
+    ring = Ring(k)
+    rng = np.random.default_rng(k)
+    a = rng.integers(0, 2**63, size=(5, 300), dtype=np.uint64)  # unreduced on purpose
+    b = rng.integers(0, 2**63, size=(300, 4), dtype=np.uint64)
+    want = (a.astype(object) @ b.astype(object)) % (1 << k)
+    assert ring.matmul(a, b).astype(object).tolist() == want.tolist()
+    assert ring.matmul(a[0], b).astype(object).tolist() == want[0].tolist()

@@ -137,3 +137,26 @@ def test_mismatched_shares_raise():
         local_truncate(share_additive(np.zeros(3, np.uint64), ring, rng, 3), 4)
     with pytest.raises(TypeError, match="Generator"):
         share_additive(np.zeros(3, np.uint64), ring, 42)
+
+
+def test_replicated_dealer_shares_per_stream_and_defers_booking_inside_a_round():
+    from ppnn.core import Ledger, Ring
+    from ppnn.core.dealer import ReplicatedDealer
+
+    ring = Ring(32)
+    ledger = Ledger(("P0", "P1", "P2"))
+    streams = dict(zip(("a", "b"), np.random.default_rng(0).spawn(2)))
+    dealer = ReplicatedDealer(streams, ledger, ("P0", "P1", "P2"))
+    x = ring.random(np.random.default_rng(1), (4,))
+    sh = dealer.share(x, ring, "a")
+    assert np.array_equal(sh.reveal(), x)
+    with ledger.round():  # an online round: the dealer's booking waits for it to close
+        ledger.send("P0", "P1", 8, "online message")
+        dealer.book(64, "triple")
+        assert ledger.total_bits("offline") == 0
+    dealer.flush()
+    assert ledger.total_bits("offline") == 3 * 64 and ledger.rounds("offline") == 1
+    with pytest.raises(ValueError, match="unknown dealer stream 'c'"):
+        dealer.share(x, ring, "c")
+    with pytest.raises(ValueError, match="three parties"):
+        ReplicatedDealer(streams, Ledger(("P0", "P1")), ("P0", "P1"))

@@ -14,9 +14,16 @@ import numpy as np
 
 from .ledger import Ledger
 from .ring import Ring
-from .sharing import AdditiveShares, XorShares, share_additive, share_xor
+from .sharing import (
+    AdditiveShares,
+    ReplicatedShares,
+    XorShares,
+    share_additive,
+    share_xor,
+)
 
-__all__ = ["Dealer", "BeaverTriple", "MatrixTriple", "TruncationPair", "BitTriple"]
+__all__ = ["Dealer", "ReplicatedDealer", "BeaverTriple", "MatrixTriple", "TruncationPair",
+           "BitTriple"]
 
 
 @dataclass
@@ -70,11 +77,23 @@ class Dealer:
         if len(parties) < 2:
             raise ValueError("the dealer serves at least two parties")
         self.rng, self.ledger, self.parties = rng, ledger, parties
+        self._queue: list[tuple[int, str]] = []
 
     def _book(self, bits_per_party: int, what: str) -> None:
-        with self.ledger.offline(), self.ledger.round():
-            for p in self.parties:
-                self.ledger.send(Ledger.DEALER, p, bits_per_party, what)
+        """Book material for every party, one offline round per request; asked for inside an
+        open (online) round, the booking waits until :meth:`flush` after the round closes
+        (a ledger cannot switch phase inside a round)."""
+        self._queue.append((bits_per_party, what))
+        if getattr(self.ledger, "_round_depth", 0) == 0:
+            self.flush()
+
+    def flush(self) -> None:
+        """Book every request that waited for an online round to close."""
+        queue, self._queue = self._queue, []
+        for bits, what in queue:
+            with self.ledger.offline(), self.ledger.round():
+                for p in self.parties:
+                    self.ledger.send(Ledger.DEALER, p, bits, what)
 
     def _share(self, x, ring: Ring) -> AdditiveShares:
         return share_additive(x, ring, self.rng, len(self.parties))
@@ -130,3 +149,37 @@ class Dealer:
         np_ = len(self.parties)
         return BitTriple(share_xor(a, k, self.rng, np_), share_xor(b, k, self.rng, np_),
                          share_xor(a & b, k, self.rng, np_))
+
+
+class ReplicatedDealer(Dealer):
+    """A dealer of 2-out-of-3 replicated sharings (three parties, Falcon's setting), with one
+    seeded stream per kind of material (``rngs``: name -> Generator), so that how much of one
+    kind is drawn never shifts another kind's randomness.
+
+    The material itself (triples over rings or prime fields, truncation pairs with extra
+    bits, shared bit decompositions) is protocol-specific: the protocol draws it from
+    ``rngs[...]``, shares it with :meth:`share` and books it with :meth:`book`."""
+
+    def __init__(self, rngs: dict[str, np.random.Generator], ledger: Ledger, parties):
+        if not rngs or not all(isinstance(g, np.random.Generator) for g in rngs.values()):
+            raise TypeError("rngs must map stream names to numpy.random.Generator objects")
+        parties = tuple(parties)
+        if len(parties) != 3:
+            raise ValueError(f"replicated sharing needs three parties, got {parties}")
+        super().__init__(next(iter(rngs.values())), ledger, parties)
+        self.rngs = dict(rngs)
+
+    def share(self, x, alg, stream: str) -> ReplicatedShares:
+        """Replicated shares of ``x`` over ``alg`` (a ring or prime field), the randomness
+        drawn from stream ``stream``."""
+        if stream not in self.rngs:
+            raise ValueError(f"unknown dealer stream {stream!r}; one of {sorted(self.rngs)}")
+        x = np.asarray(x)
+        r = alg.random(self.rngs[stream], (2, *x.shape)).astype(np.uint64)
+        last = alg.sub(x, alg.add(r[0], r[1]))
+        return ReplicatedShares(np.concatenate([r, np.asarray(last, dtype=np.uint64)[None]]),
+                                alg)
+
+    def book(self, bits_per_party: int, what: str) -> None:
+        """Book ``bits_per_party`` of material sent to each party (offline)."""
+        self._book(bits_per_party, what)

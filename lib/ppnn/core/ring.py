@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Ring", "PrimeField", "Z2_64", "Z2_32", "is_prime"]
+__all__ = ["Ring", "PrimeField", "Z2_64", "Z2_32", "is_prime", "ring_matmul", "MAX_EXACT_INNER"]
 
 
 def _as_int_array(x, what: str) -> np.ndarray:
@@ -122,10 +122,12 @@ class Ring:
         return (np.asarray(a, dtype=np.uint64) * np.asarray(b, dtype=np.uint64)) & self.mask
 
     def matmul(self, a, b) -> np.ndarray:
-        """Matrix product mod 2^k (exact: uint64 products and sums wrap mod 2^64)."""
-        return np.matmul(np.asarray(a, dtype=np.uint64), np.asarray(b, dtype=np.uint64)) & (
-            self.mask
-        )
+        """Matrix product mod 2^k, exact: with BLAS on 16-bit limbs (:func:`ring_matmul`) for
+        ``k <= 32``, else uint64 products and sums that wrap mod 2^64."""
+        a, b = np.asarray(a, dtype=np.uint64), np.asarray(b, dtype=np.uint64)
+        if self.k <= 32 and a.ndim >= 1 and a.shape[-1] <= MAX_EXACT_INNER:
+            return ring_matmul(self, a & self.mask, b & self.mask)  # only a, b mod 2^k matter
+        return np.matmul(a, b) & self.mask
 
     def sum(self, a, axis=None) -> np.ndarray:
         return np.sum(np.asarray(a, dtype=np.uint64), axis=axis, dtype=np.uint64) & self.mask
@@ -199,3 +201,35 @@ class PrimeField:
 
     def random_nonzero(self, rng: np.random.Generator, shape=()) -> np.ndarray:
         return rng.integers(1, self.p, size=shape, dtype=np.int64)
+
+
+# inner dimension up to which the float64 limb products are exact: n * (2^17-2)^2 < 2^53
+MAX_EXACT_INNER = 1 << 19
+
+
+def _limbs(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    a = np.asarray(a, dtype=np.uint64)
+    return (a & np.uint64(0xFFFF)).astype(np.float64), (a >> np.uint64(16)).astype(np.float64)
+
+
+def ring_matmul(ring: Ring, a, b) -> np.ndarray:
+    """Exact ``a @ b mod 2^k`` for ``k <= 32`` via three float64 BLAS products of 16-bit limbs.
+
+    ``a = a_h 2^16 + a_l`` and likewise ``b``; modulo ``2^32`` the ``a_h b_h 2^32`` term vanishes,
+    so ``a b = a_l b_l + 2^16 (a_h b_l + a_l b_h)``, and the middle term is obtained Karatsuba
+    style as ``(a_l + a_h)(b_l + b_h) - a_l b_l - a_h b_h``. Every float product sums at most
+    ``MAX_EXACT_INNER`` terms below ``2^34`` and is therefore exact.
+    """
+    if ring.k > 32:
+        raise ValueError(f"ring_matmul supports Z_2^k with k <= 32, got k={ring.k}")
+    a = np.asarray(a, dtype=np.uint64)
+    b = np.asarray(b, dtype=np.uint64)
+    if a.shape[-1] > MAX_EXACT_INNER:
+        raise ValueError(f"inner dimension {a.shape[-1]} exceeds {MAX_EXACT_INNER} (float64 "
+                         "limb products would no longer be exact)")
+    al, ah = _limbs(a)
+    bl, bh = _limbs(b)
+    low = np.matmul(al, bl).astype(np.uint64)
+    high = np.matmul(ah, bh).astype(np.uint64)
+    mid = np.matmul(al + ah, bl + bh).astype(np.uint64) - low - high
+    return (low + (mid << np.uint64(16))) & ring.mask

@@ -8,8 +8,8 @@
 ``ppnn.core.ReplicatedShares`` holds the 2-out-of-3 shares of all three: its ``ring`` is a
 ``Ring`` for ``Z_L``/``Z_2`` and a :class:`Zp` (a ``PrimeField`` that can also sum) for ``Z_p``.
 
-:func:`ring_matmul` is an exact matrix product in ``Z_2^k`` (``k <= 32``) computed with BLAS in
-float64 by splitting each operand into 16-bit limbs (every partial sum stays below 2^53).
+:func:`ring_matmul` (from :mod:`ppnn.core.ring`, which ``Ring.matmul`` uses whenever it is
+exact) multiplies matrices in ``Z_2^k`` (``k <= 32``) with BLAS in float64 on 16-bit limbs.
 """
 
 from __future__ import annotations
@@ -20,12 +20,9 @@ import numpy as np
 
 from ppnn.core import PrimeField, Ring
 from ppnn.core import bits as core_bits
+from ppnn.core.ring import MAX_EXACT_INNER, ring_matmul
 
 __all__ = ["Zp", "ring_matmul", "wrap2", "wrap3", "bits_of", "MAX_EXACT_INNER"]
-
-# inner dimension up to which the float64 limb products are exact: n * (2^17-2)^2 < 2^53
-MAX_EXACT_INNER = 1 << 19
-
 
 @dataclass(frozen=True)
 class Zp(PrimeField):
@@ -57,34 +54,6 @@ class Zp(PrimeField):
 
     def __repr__(self) -> str:
         return f"Zp({self.p})"
-
-
-def _limbs(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    a = np.asarray(a, dtype=np.uint64)
-    return (a & np.uint64(0xFFFF)).astype(np.float64), (a >> np.uint64(16)).astype(np.float64)
-
-
-def ring_matmul(ring: Ring, a, b) -> np.ndarray:
-    """Exact ``a @ b mod 2^k`` for ``k <= 32`` via three float64 BLAS products of 16-bit limbs.
-
-    ``a = a_h 2^16 + a_l`` and likewise ``b``; modulo ``2^32`` the ``a_h b_h 2^32`` term vanishes,
-    so ``a b = a_l b_l + 2^16 (a_h b_l + a_l b_h)``, and the middle term is obtained Karatsuba
-    style as ``(a_l + a_h)(b_l + b_h) - a_l b_l - a_h b_h``. Every float product sums at most
-    ``MAX_EXACT_INNER`` terms below ``2^34`` and is therefore exact.
-    """
-    if ring.k > 32:
-        raise ValueError(f"ring_matmul supports Z_2^k with k <= 32, got k={ring.k}")
-    a = np.asarray(a, dtype=np.uint64)
-    b = np.asarray(b, dtype=np.uint64)
-    if a.shape[-1] > MAX_EXACT_INNER:
-        raise ValueError(f"inner dimension {a.shape[-1]} exceeds {MAX_EXACT_INNER} (float64 "
-                         "limb products would no longer be exact)")
-    al, ah = _limbs(a)
-    bl, bh = _limbs(b)
-    low = np.matmul(al, bl).astype(np.uint64)
-    high = np.matmul(ah, bh).astype(np.uint64)
-    mid = np.matmul(al + ah, bl + bh).astype(np.uint64) - low - high
-    return (low + (mid << np.uint64(16))) & ring.mask
 
 
 def wrap2(ring: Ring, a, b) -> np.ndarray:

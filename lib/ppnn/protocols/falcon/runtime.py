@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ppnn.core import FixedPoint, Ledger, ReplicatedShares, Ring
+from ppnn.core.dealer import ReplicatedDealer
 
 from .algebra import Zp, ring_matmul, wrap3
 
@@ -96,35 +97,6 @@ class Deviation:
             raise ValueError(f"occurrence must be an int >= 0, got {self.occurrence!r}")
 
 
-class _Dealer:
-    """Trusted preprocessing: replicated sharings of correlated randomness, booked offline."""
-
-    def __init__(self, rngs: dict[str, np.random.Generator], ledger: Ledger):
-        self.rngs, self.ledger = rngs, ledger
-        self._queue: list[tuple[int, str]] = []
-
-    def share(self, x, alg, stream: str) -> RSS:
-        rng = self.rngs[stream]
-        x = np.asarray(x)
-        r = alg.random(rng, (2, *x.shape)).astype(np.uint64)
-        last = alg.sub(x, alg.add(r[0], r[1]))
-        return RSS(np.concatenate([r, np.asarray(last, dtype=np.uint64)[None]]), alg)
-
-    def book(self, bits_per_party: int, what: str) -> None:
-        """Book material for every party; inside an online round the booking waits until the
-        round is closed (the ledger cannot switch phase inside a round)."""
-        self._queue.append((bits_per_party, what))
-        if getattr(self.ledger, "_round_depth", 0) == 0:
-            self.flush()
-
-    def flush(self) -> None:
-        queue, self._queue = self._queue, []
-        for bits, what in queue:
-            with self.ledger.offline(), self.ledger.round():
-                for p in PARTIES:
-                    self.ledger.send(Ledger.DEALER, p, bits, what)
-
-
 class Falcon:
     """Three parties running Falcon's protocols, semi-honest or malicious.
 
@@ -175,8 +147,8 @@ class Falcon:
         self._keys = [np.random.Generator(np.random.Philox(int(s.integers(1 << 62))))
                       for s in keys.spawn(3)]
         self._input_rng = inputs
-        self.dealer = _Dealer(dict(zip(("triple", "trunc", "bits", "wrap", "pc", "misc"),
-                                       dealer)), self.ledger)
+        streams = ("triple", "trunc", "bits", "wrap", "pc", "misc")
+        self.dealer = ReplicatedDealer(dict(zip(streams, dealer)), self.ledger, PARTIES)
         self._pending: list[tuple[RSS, str]] = []
         self._depth = 0
         with self.ledger.offline(), self.ledger.label("setup"), self.ledger.round():
