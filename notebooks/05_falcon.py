@@ -100,7 +100,7 @@ def save_table(df: pd.DataFrame, name: str) -> None:
 # | small prime | p = 37 | bits of a secret are shared mod p in private compare; p must exceed ℓ + 2 so no nonzero c[i] vanishes mod p |
 # | parties | P0, P1, P2 | Pi holds components (x_i, x_{i+1}) of x = x_0 + x_1 + x_2 mod L |
 # | randomness | pairwise PRF keys | key k_i known to Pi and P_{i-1}; 3-of-3 zero sharing α_i = F(k_i) − F(k_{i+1}) |
-# | truncation | ABY3 pair + top bit of r | exact up to one unit in the last place for \|x\| < 2^30 (plain ABY3 pairs fail ~\|x\|/2^31 of the time in 32 bits — shown below) |
+# | truncation | ABY3 pair + top bit of r | exact up to one unit in the last place for \|x\| < 2^30 (plain ABY3 pairs fail ~\|x\|/2^32 of the time in 32 bits — shown below) |
 # | malicious products | triple verification (Furukawa et al., cited in §3.2) | v = z − c − σa − ρb − ρσ is 0 iff z = xy; checks batched once per layer/protocol |
 # | preprocessing | a trusted dealer, booked *offline* | Falcon's Fig. 6 protocols are not reproduced |
 #

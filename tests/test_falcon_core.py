@@ -103,7 +103,8 @@ def test_plain_aby3_truncation_fails_often_in_32_bits():
     x = np.full(4000, 2**28, dtype=np.int64)
     got = R.to_signed(fal.reveal(truncate_aby3_plain(fal, fal.share(R.from_signed(x)), 13)))
     bad = np.abs(got - (x >> 13)) > 1
-    assert 0.05 < bad.mean() < 0.2  # ~ 2^28 / 2^31 = 1/8
+    # x + r wraps mod 2^32 for a fraction |x| / 2^32 = 1/16 of the masks r (data/errata.csv)
+    assert 0.04 < bad.mean() < 0.09
     ours = R.to_signed(fal.reveal(fal.truncate(fal.share(R.from_signed(x)), 13)))
     assert np.abs(ours - (x >> 13)).max() <= 1
 
