@@ -135,3 +135,30 @@ def test_full_recipe_network_c_reaches_98_5_percent():
     accuracy (uses and fills the real model cache)."""
     info = nn.pretrained_info("minionn_mnist", quick=False, seed=0)
     assert info["test_accuracy"] >= 0.985
+
+
+def test_quantization_aware_training_uses_the_forward_weights():
+    """forward_weights: forward/backward (and test accuracy) see the transformed weights, the
+    updates go to the float shadow weights (straight-through estimator)."""
+    x, y = _blobs(np.random.default_rng(1))
+    net = Network("blobs", (6,), (Dense(8), ReLU(), Dense(2)))
+    params = nn.init_params(net, np.random.default_rng(2))
+    seen = []
+
+    def halves(p):  # round every weight to a multiple of 1/2
+        seen.append(True)
+        return [{k: np.round(v * 2) / 2 for k, v in layer.items()} for layer in p]
+
+    shadow, hist = nn.train(net, params, x, y, epochs=2, batch_size=50, lr=0.01,
+                            rng=np.random.default_rng(3), x_test=x, y_test=y,
+                            forward_weights=halves)
+    assert len(seen) == 2 * (len(x) // 50) + 2  # every batch, and each epoch's test accuracy
+    w = nn.flatten_params(shadow)["0.W"]
+    assert not np.array_equal(w, np.round(w * 2) / 2)  # the shadow weights stay float
+    assert hist["test_acc"].iloc[-1] == nn.accuracy(net, halves(shadow), x, y)
+    plain, _ = nn.train(net, params, x, y, epochs=2, batch_size=50, lr=0.01,
+                        rng=np.random.default_rng(3), forward_weights=lambda p: p)
+    again, _ = nn.train(net, params, x, y, epochs=2, batch_size=50, lr=0.01,
+                        rng=np.random.default_rng(3))
+    np.testing.assert_array_equal(nn.flatten_params(plain)["0.W"],
+                                  nn.flatten_params(again)["0.W"])

@@ -81,7 +81,8 @@ class _SGD:
 def train(net: Network, params, x, y, epochs: int, batch_size: int, lr: float,
           optimizer: str = "adam", rng: np.random.Generator | None = None,
           callback: Callable[[dict], None] | None = None, x_test=None, y_test=None,
-          lr_decay: float = 1.0, weight_decay: float = 0.0, momentum: float = 0.9):
+          lr_decay: float = 1.0, weight_decay: float = 0.0, momentum: float = 0.9,
+          forward_weights: Callable[[list], list] | None = None):
     """Mini-batch training with softmax cross-entropy.
 
     Parameters
@@ -94,6 +95,10 @@ def train(net: Network, params, x, y, epochs: int, batch_size: int, lr: float,
     rng : numpy Generator used for the shuffling (required: runs are deterministic per seed)
     callback : called after every epoch with that epoch's history row
     x_test, y_test : if given, test accuracy is recorded per epoch
+    forward_weights : quantization-aware training: every forward and backward pass (and the
+        test accuracy) uses ``forward_weights(params)`` -- e.g. the weights rounded to powers
+        of two -- and the gradient updates ``params``, the float *shadow* weights
+        (straight-through estimator)
 
     Returns
     -------
@@ -120,11 +125,12 @@ def train(net: Network, params, x, y, epochs: int, batch_size: int, lr: float,
     dtype = np.asarray(flatten_params(params)[next(iter(flatten_params(params)))]).dtype
     with blas_threads(1):
         return _loop(net, params, x, y, epochs, batch_size, opt, dtype, rng, callback,
-                     x_test, y_test, lr_decay)
+                     x_test, y_test, lr_decay, forward_weights)
 
 
 def _loop(net, params, x, y, epochs, batch_size, opt, dtype, rng, callback, x_test, y_test,
-          lr_decay):
+          lr_decay, forward_weights=None):
+    used = forward_weights or (lambda p: p)
     rows = []
     for epoch in range(1, epochs + 1):
         t0 = time.perf_counter()
@@ -133,14 +139,15 @@ def _loop(net, params, x, y, epochs, batch_size, opt, dtype, rng, callback, x_te
         for i in range(0, len(x), batch_size):
             idx = order[i:i + batch_size]
             xb = x[idx].astype(dtype, copy=False)
-            logits, caches = forward_train(net.layers, params, xb)
+            w = used(params)
+            logits, caches = forward_train(net.layers, w, xb)
             loss, g = softmax_cross_entropy(logits, y[idx])
-            _, grads = backward(net.layers, params, caches, g)
+            _, grads = backward(net.layers, w, caches, g)
             opt.step(params, grads)
             tot_loss += loss * len(idx)
             correct += int((logits.argmax(axis=1) == y[idx]).sum())
         row = {"epoch": epoch, "loss": tot_loss / len(x), "train_acc": correct / len(x),
-               "test_acc": accuracy(net, params, x_test, y_test) if x_test is not None
+               "test_acc": accuracy(net, used(params), x_test, y_test) if x_test is not None
                else np.nan, "lr": opt.lr, "seconds": time.perf_counter() - t0}
         rows.append(row)
         if callback is not None:

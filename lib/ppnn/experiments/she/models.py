@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import copy
 import json
-import time
 
 import numpy as np
 
 from ppnn import nn, paths
-from ppnn.nn._blas import blas_threads
-from ppnn.nn.backprop import backward, forward_train, softmax_cross_entropy
 from ppnn.protocols.she.quant import log_quantize, uniform_quantize
 
 __all__ = ["quantize_weights", "finetune_quantized", "trained"]
@@ -58,44 +55,14 @@ def finetune_quantized(net: nn.Network, params: list, x, y, scheme: str = "she",
         raise TypeError("rng must be a numpy.random.Generator (seed it explicitly)")
     if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 0:
         raise ValueError(f"epochs must be an int >= 0, got {epochs!r}")
-    fnet, shadow = nn.fold_batchnorm(net, params)
-    shadow = copy.deepcopy(shadow)
-    x, y = np.asarray(x), np.asarray(y)
-    b1, b2, eps = 0.9, 0.999, 1e-8
-    state: dict = {}
-    t = 0
-    rows = []
-    with blas_threads(1):
-        for epoch in range(1, epochs + 1):
-            t0 = time.perf_counter()
-            order = rng.permutation(len(x))
-            tot, correct = 0.0, 0
-            for i in range(0, len(x), batch_size):
-                idx = order[i:i + batch_size]
-                xb = x[idx].astype(np.float32, copy=False)
-                q = quantize_weights(shadow, scheme, weight_bits)
-                logits, caches = forward_train(fnet.layers, q, xb)
-                loss, g = softmax_cross_entropy(logits, y[idx])
-                _, grads = backward(fnet.layers, q, caches, g)
-                t += 1
-                c1, c2 = 1 - b1**t, 1 - b2**t
-                for j, (p, gr) in enumerate(zip(shadow, grads)):
-                    for k, gk in gr.items():
-                        m, v = state.get((j, k), (np.zeros_like(gk), np.zeros_like(gk)))
-                        m = b1 * m + (1 - b1) * gk
-                        v = b2 * v + (1 - b2) * gk * gk
-                        state[(j, k)] = (m, v)
-                        p[k] = (p[k] - lr * (m / c1) / (np.sqrt(v / c2) + eps)).astype(
-                            p[k].dtype)
-                tot += loss * len(idx)
-                correct += int((logits.argmax(1) == y[idx]).sum())
-            row = {"epoch": epoch, "loss": tot / len(x), "train_acc": correct / len(x),
-                   "seconds": time.perf_counter() - t0}
-            if x_test is not None:
-                row["test_acc"] = nn.accuracy(fnet, quantize_weights(shadow, scheme,
-                                                                     weight_bits),
-                                              x_test, y_test)
-            rows.append(row)
+    fnet, folded = nn.fold_batchnorm(net, params)
+    if epochs == 0:
+        return fnet, copy.deepcopy(folded), []
+    shadow, hist = nn.train(fnet, folded, np.asarray(x), np.asarray(y), epochs, batch_size, lr,
+                            "adam", rng, x_test=x_test, y_test=y_test,
+                            forward_weights=lambda p: quantize_weights(p, scheme, weight_bits))
+    rows = hist[["epoch", "loss", "train_acc", "seconds"]
+                + (["test_acc"] if x_test is not None else [])].to_dict("records")
     return fnet, shadow, rows
 
 
