@@ -13,6 +13,7 @@ from ppnn.nn.integer import (
     int_linear,
     pow2_rescale,
     shift_for,
+    to_fixed,
 )
 
 
@@ -63,6 +64,9 @@ def test_fixed_point_parameters():
     assert fixed_bias(nn.Dense(3), None, 5).tolist() == [0, 0, 0]
     with pytest.raises(ValueError, match="frac_bits"):
         fixed_weights(np.ones(2), -1)
+    # inputs: round half to even, float32 and float64 alike (scaling by 2^f is exact)
+    x = np.array([0.375, -0.625, 1 / 3], np.float32)
+    assert to_fixed(x, 2).tolist() == [2, -2, 1] == to_fixed(x.astype(np.float64), 2).tolist()
 
 
 def test_shift_keeps_calibrated_values_in_b_bits():

@@ -31,8 +31,8 @@ from .layers import Conv2d, Dense
 from .network import Network
 from .ops import conv2d
 
-__all__ = ["activation_ranges", "fixed_weights", "fixed_bias", "pow2_rescale", "shift_for",
-           "int_linear"]
+__all__ = ["activation_ranges", "to_fixed", "fixed_weights", "fixed_bias", "pow2_rescale",
+           "shift_for", "int_linear"]
 
 _TWO64 = 1 << 64
 
@@ -47,10 +47,15 @@ def activation_ranges(net: Network, params, x_calib) -> list[float]:
     return [float(np.abs(o).max(initial=0)) for o in outs]
 
 
+def to_fixed(x, frac_bits: int) -> np.ndarray:
+    """``round(x 2^frac_bits)`` as int64 (round half to even): fixed-point inputs, weights."""
+    _check_frac(frac_bits, "frac_bits")
+    return np.rint(np.asarray(x, np.float64) * 2.0**frac_bits).astype(np.int64)
+
+
 def fixed_weights(W, frac_bits: int) -> np.ndarray:
     """``round(W 2^frac_bits)`` as int64 (weights of a fixed-point linear layer)."""
-    _check_frac(frac_bits, "frac_bits")
-    return np.rint(np.asarray(W, np.float64) * 2.0**frac_bits).astype(np.int64)
+    return to_fixed(W, frac_bits)
 
 
 def fixed_bias(layer, b, scale_bits: int) -> np.ndarray:

@@ -28,7 +28,7 @@ from ppnn.core import AdditiveShares, Ledger, Ring
 from ppnn.he import gc as gcmod
 from ppnn.nn import Conv2d, Dense, Flatten, MaxPool, Network, ReLU, ops
 from ppnn.nn.canonical import canonicalize
-from ppnn.nn.integer import fixed_bias, fixed_weights, int_linear
+from ppnn.nn.integer import fixed_bias, fixed_weights, int_linear, to_fixed
 
 from . import delphi, gc_act
 from .api import Costs, Family, FamilySpec, Plan
@@ -128,7 +128,7 @@ class DelphiGCPlan:
         x = np.asarray(x, np.float64)
         if x.shape[1:] != tuple(self.net.input_shape):
             raise ValueError(f"x must have shape (N, {self.net.input_shape}), got {x.shape}")
-        return np.rint(x * 2.0**self.cfg.frac_bits).astype(np.int64)
+        return to_fixed(x, self.cfg.frac_bits)
 
     def forward_int(self, x, return_accumulators: bool = False):
         """Exact integer logits (scale ``2^(f + f_w)``) of float images ``x`` -- the oracle."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ppnn.nn import ops
+from ppnn.nn import integer, ops
 from ppnn.nn.forward import forward
 from ppnn.nn.layers import Conv2d, Dense, Flatten, MaxPool, MeanPool, ReLU
 
@@ -67,8 +67,8 @@ def fixed_point_plan(net, params, x_calib: np.ndarray, p: int, f_x: int = 6,
         b = np.asarray(prm.get("b", np.zeros(W.shape[0])), dtype=np.float64)
         chosen = None
         for f_w in range(max_fw, -1, -1):
-            Wq = np.round(W * 2.0 ** f_w).astype(np.int64)
-            bq = np.round(b * 2.0 ** (f_x + f_w)).astype(np.int64)
+            Wq = integer.fixed_weights(W, f_w)
+            bq = integer.to_fixed(b, f_x + f_w)
             bound = int(np.abs(Wq).reshape(Wq.shape[0], -1).sum(axis=1).max()) * x_bound
             if 2 * (bound + int(np.abs(bq).max(initial=0))) < p:
                 chosen = (f_w, Wq, bq)

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...nn import integer, ops
 from ...nn import layers as L
-from ...nn import ops
 from ...nn.network import Network
 
 __all__ = ["FixedPointPlan", "Step", "SwannModel"]
@@ -154,7 +154,7 @@ class SwannModel:
                                      "SwaNN's layers")
                 W = np.asarray(p["W"], np.float64) * fold
                 fold = 1.0
-                W_int = np.rint(W.reshape(W.shape[0], -1) * (1 << plan.f_w)).astype(np.int64)
+                W_int = integer.fixed_weights(W.reshape(W.shape[0], -1), plan.f_w)
                 scale_out = scale + plan.f_w
                 b = np.asarray(p["b"], np.float64) if layer.bias else np.zeros(W.shape[0])
                 b_int = _to_int([int(v) for v in np.rint(b * 2.0 ** scale_out)])
@@ -265,7 +265,7 @@ class SwannModel:
                              f"got {x.shape}")
         if not np.all(np.isfinite(x)):
             raise ValueError("images contain NaN or infinity")
-        return np.rint(x * (1 << self.plan.f_in)).astype(np.int64)
+        return integer.to_fixed(x, self.plan.f_in)
 
     def forward_int(self, x_int, check: bool = True, return_steps: bool = False,
                     exact: bool | str = True):

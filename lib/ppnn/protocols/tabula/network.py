@@ -281,7 +281,7 @@ def secure_inference(plan: Plan, x: np.ndarray, rng: np.random.Generator,
     if x.shape[1:] != plan.input_shape:
         raise ValueError(f"x must have shape (N, {plan.input_shape}), got {x.shape}")
     # the client holds its input: shares (x, 0)
-    x_int = np.rint(x * 2.0**cfg.act_frac_bits).astype(np.int64)
+    x_int = integer.to_fixed(x, cfg.act_frac_bits)
     X = AdditiveShares(np.stack([ring.reduce(x_int), np.zeros(x.shape, np.uint64)]), ring)
     for st in plan.steps:
         t0 = time.perf_counter()
@@ -319,7 +319,7 @@ def secure_inference(plan: Plan, x: np.ndarray, rng: np.random.Generator,
 def plain_inference(plan: Plan, x: np.ndarray) -> np.ndarray:
     """The same integer pipeline in the clear with exact floor truncation (the oracle)."""
     cfg, ring = plan.cfg, plan.cfg.ring
-    v = np.rint(np.asarray(x, np.float64) * 2.0**cfg.act_frac_bits).astype(np.int64)
+    v = integer.to_fixed(x, cfg.act_frac_bits)
     p = 1 << cfg.bits
     for st in plan.steps:
         if st.kind == "linear":
