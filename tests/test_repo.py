@@ -81,3 +81,17 @@ def test_readme_generated_sections_are_fresh():
     assert frontdoor.generated_readme() == readme, (
         "README's generated sections are stale: run `python -m ppnn.frontdoor` "
         "(make reproduce does it)")
+
+
+def test_project_root_from_any_folder(tmp_path, monkeypatch, repo_root):
+    """Outside the checkout (and without PPNN_ROOT) the root is the checkout ppnn is
+    installed from, so `python -m ppnn compare model.onnx` works from any folder."""
+    from ppnn import paths
+
+    monkeypatch.delenv("PPNN_ROOT", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert paths.root() == repo_root
+    monkeypatch.chdir(repo_root / "notebooks")
+    assert paths.root() == repo_root
+    monkeypatch.setenv("PPNN_ROOT", str(tmp_path))
+    assert paths.root() == tmp_path.resolve()

@@ -2,7 +2,9 @@
 
 The project root is ``$PPNN_ROOT`` if set, otherwise the nearest directory at or above the
 current working directory that holds both ``data/paper`` and ``notebooks`` (so notebooks run
-from ``notebooks/`` and tests run from the root find the same place).
+from ``notebooks/`` and tests run from the root find the same place), otherwise the checkout
+this package is installed from (``pip install -e .``: commands such as
+``python -m ppnn compare`` then work from any folder).
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ def root() -> Path:
     if env:
         return Path(env).resolve()
     here = Path.cwd().resolve()
-    for d in (here, *here.parents):
+    checkout = Path(__file__).resolve().parents[2]  # <checkout>/lib/ppnn/paths.py
+    for d in (here, *here.parents, checkout):
         if (d / "data" / "paper").is_dir() and (d / "notebooks").is_dir():
             return d
     raise FileNotFoundError(
         "cannot find the PPNN Lab project root (a folder with data/paper and notebooks) at or "
-        f"above {here}; run from inside the repository or set PPNN_ROOT"
+        f"above {here}, nor where ppnn is installed from; run from inside the repository or "
+        "set PPNN_ROOT"
     )
 
 
