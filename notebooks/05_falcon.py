@@ -67,7 +67,7 @@ from ppnn.experiments.falcon import runs as E
 from ppnn.protocols import falcon as F
 from ppnn.protocols.falcon import costs as C
 from ppnn.protocols.falcon.catalog import protocol_instances
-from ppnn.protocols.falcon.compare import bit_inject, wrap3_protocol
+from ppnn.protocols.falcon.comparison import bit_inject, wrap3_protocol
 from ppnn.protocols.falcon.latency import unit_compute_costs
 from ppnn.protocols.falcon.numeric import batchnorm_forward, divide, inverse_sqrt, pow2_bound
 from ppnn.protocols.falcon.pooling import maxpool

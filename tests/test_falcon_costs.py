@@ -5,7 +5,7 @@ import pytest
 
 from ppnn.protocols.falcon import Falcon, bits_of, drelu, private_compare, relu, select_share
 from ppnn.protocols.falcon import costs as C
-from ppnn.protocols.falcon.compare import bit_inject, wrap3_protocol
+from ppnn.protocols.falcon.comparison import bit_inject, wrap3_protocol
 from ppnn.protocols.falcon.numeric import (
     batchnorm_backward,
     batchnorm_forward,

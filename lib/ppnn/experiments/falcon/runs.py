@@ -160,7 +160,7 @@ def _table9_instances() -> dict:
     of 4, batch norm over 128 rows; the matrix product is (2 x 3)(3 x 2))."""
     from ppnn.protocols import falcon as F
     from ppnn.protocols.falcon.catalog import protocol_instances
-    from ppnn.protocols.falcon.compare import wrap3_protocol
+    from ppnn.protocols.falcon.comparison import wrap3_protocol
     from ppnn.protocols.falcon.numeric import batchnorm_forward, divide, pow2_bound
     from ppnn.protocols.falcon.pooling import maxpool
 

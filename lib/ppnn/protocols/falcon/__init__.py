@@ -5,7 +5,7 @@ private compare over Z_37, the wrap function, DReLU/ReLU, max-pool, pow, divisio
 and secure training and inference of the paper's networks.
 
 Modules: ``algebra`` (Z_L, Z_2, Z_37, exact BLAS ring products), ``runtime`` (the parties,
-openings, products, truncation, malicious checks, deviations), ``compare`` (Algorithms 1-3),
+openings, products, truncation, malicious checks, deviations), ``comparison`` (Algorithms 1-3),
 ``pooling`` (Algorithm 4), ``numeric`` (Algorithms 5-7), ``network`` (layers, inference,
 training), ``costs`` (closed forms), ``latency`` (measured unit costs for projections),
 ``tamper`` (deviation harness), ``catalog`` (standard protocol instances), ``family`` (Falcon
@@ -24,7 +24,7 @@ Deliberate deviations from the paper (each explained where it is implemented):
 """
 
 from .algebra import Zp, bits_of, ring_matmul, wrap2, wrap3
-from .compare import (
+from .comparison import (
     bit_inject,
     drelu,
     private_compare,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .compare import bit_inject, drelu, private_compare, relu, select_share, wrap3_protocol
+from .comparison import bit_inject, drelu, private_compare, relu, select_share, wrap3_protocol
 from .numeric import batchnorm_backward, batchnorm_forward, divide, inverse_sqrt, pow2_bound
 from .pooling import maxpool, maxpool_backward
 from .runtime import Falcon

@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from .compare import relu
+from .comparison import relu
 from .runtime import Falcon
 
 __all__ = ["unit_compute_costs"]

@@ -25,7 +25,7 @@ import numpy as np
 
 from ppnn.nn import BatchNorm, Conv2d, Dense, Flatten, MaxPool, MeanPool, Network, ReLU, ops
 
-from .compare import relu
+from .comparison import relu
 from .numeric import batchnorm_backward, batchnorm_forward
 from .pooling import maxpool
 from .runtime import RSS, Falcon

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .compare import drelu
+from .comparison import drelu
 from .runtime import RSS, Falcon
 
 __all__ = ["pow2_bound", "divide", "inverse_sqrt", "batchnorm_forward", "batchnorm_backward",

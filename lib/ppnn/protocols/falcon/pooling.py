@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .compare import bit_inject, drelu
+from .comparison import bit_inject, drelu
 from .runtime import RSS, Falcon
 
 __all__ = ["maxpool", "maxpool_backward"]
