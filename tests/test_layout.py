@@ -44,3 +44,18 @@ def test_the_import_check_sees_relative_imports():
     mods = _imports("from ... import report\nimport matplotlib.pyplot as plt\n"
                     "from ..api import Plan\n", "ppnn.protocols.swann.probe")
     assert {"ppnn.report", "matplotlib.pyplot", "ppnn.protocols.api.Plan"} <= mods
+
+
+BASE_FORBIDDEN = ("ppnn.protocols", "ppnn.experiments", "ppnn.report", "ppnn.plotting",
+                  "ppnn.reproduce", "matplotlib")
+
+
+@pytest.mark.parametrize("path", sorted(p for d in ("core", "nn", "he")
+                                        for p in (LIB / d).rglob("*.py")),
+                         ids=lambda p: str(p.relative_to(LIB)))
+def test_foundations_import_no_protocol_or_experiment(path):
+    """core, nn and he sit below every protocol: they import none, nor the report layer."""
+    module = ".".join(path.relative_to(LIB.parent).with_suffix("").parts)
+    bad = sorted(m for m in _imports(path.read_text(encoding="utf-8"), module)
+                 for f in BASE_FORBIDDEN if m == f or m.startswith(f + "."))
+    assert not bad, f"{path.relative_to(LIB)} imports {bad}"
