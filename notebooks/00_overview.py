@@ -39,6 +39,7 @@ import pandas as pd
 from IPython.display import display
 
 import ppnn
+from ppnn import paths
 from ppnn.core import (
     LAN,
     WAN,
@@ -53,8 +54,12 @@ from ppnn.core import (
     share_replicated,
 )
 
+OUTPUTS = paths.notebook_outputs(QUICK)  # build/quick|full/figures unless the pipeline runs us
+print("this run writes its tables and figures to", OUTPUTS)
+
 rng = np.random.default_rng(SEED)
 print("ppnn", ppnn.__version__)
+
 
 # %% [markdown]
 # ## 1. Sharing a secret

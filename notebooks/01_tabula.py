@@ -59,6 +59,9 @@ from ppnn.experiments.tabula import measure, paper as ex
 from ppnn.protocols.tabula import costs, network as tn, online
 from ppnn.protocols.tabula import preprocessing as pp
 
+OUTPUTS = paths.notebook_outputs(QUICK)  # build/quick|full/figures unless the pipeline runs us
+print("this run writes its tables and figures to", OUTPUTS)
+
 rng = np.random.default_rng(SEED)
 pd.set_option("display.width", 160)
 pd.set_option("display.max_colwidth", 60)
@@ -74,6 +77,7 @@ if not QUICK:
 BITS = [2, 3, 4, 6, 8] if QUICK else [2, 3, 4, 5, 6, 8, 10, 12]
 print("ppnn", ppnn.__version__, "| quick" if QUICK else "| full", "| test images per point:",
       n_test)
+
 
 # %% [markdown]
 # ## 1. The online phase (§3.2, Fig. 2)

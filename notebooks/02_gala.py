@@ -61,10 +61,14 @@ from ppnn.protocols.gala import network as gala_net
 from ppnn.protocols.gazelle import GazelleConv, GazelleMatVec, NaiveMatVec
 from ppnn.widgets import interactive_table
 
+OUTPUTS = paths.notebook_outputs(QUICK)  # build/quick|full/figures unless the pipeline runs us
+print("this run writes its tables and figures to", OUTPUTS)
+
 rng = np.random.default_rng(SEED)
 timings: dict[str, float] = {}
 T0 = time.perf_counter()
 print("ppnn", ppnn.__version__, "| quick" if QUICK else "| full")
+
 
 # %% [markdown]
 # ## 1. The packed-HE backend: real BFV on SEAL (§II-C)

@@ -65,11 +65,15 @@ from ppnn.protocols.swann.switching import (KeyHolderDecryption, Masking, Roles,
                                             secure_square)
 from ppnn.protocols.swann.twopc import TwoPC
 
+OUTPUTS = paths.notebook_outputs(QUICK)  # build/quick|full/figures unless the pipeline runs us
+print("this run writes its tables and figures to", OUTPUTS)
+
 rng = np.random.default_rng(SEED)
 pd.set_option("display.width", 160)
 pd.set_option("display.max_colwidth", 70)
 n_test = N_TEST if QUICK else 10_000
 print("ppnn", ppnn.__version__, "| quick" if QUICK else "| full", "| test images:", n_test)
+
 
 # %% [markdown]
 # ## 1. Paillier by hand (§2)

@@ -59,6 +59,9 @@ from ppnn.protocols.she import circuits as C
 from ppnn.experiments.she import figures, paper as tables, runs as ex
 from ppnn.protocols.she import costs, network
 
+OUTPUTS = paths.notebook_outputs(QUICK)  # build/quick|full/figures unless the pipeline runs us
+print("this run writes its tables and figures to", OUTPUTS)
+
 N_TEST = 500 if QUICK else None  # MNIST test images for accuracies (None: all 10,000)
 N_SIM = 1 if QUICK else 8  # images run gate by gate through the simulator
 SWEEP_BITS = [3, 5] if QUICK else [3, 4, 5, 6, 7]
@@ -66,6 +69,7 @@ timings: dict[str, float] = {}
 T0 = time.perf_counter()
 rng = np.random.default_rng(SEED)
 print("ppnn", ppnn.__version__, "| quick" if QUICK else "| full")
+
 
 # %% [markdown]
 # ## 1. Parties, keys and one gate (§2 "TFHE", §4 "TFHE setting")

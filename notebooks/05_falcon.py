@@ -73,6 +73,9 @@ from ppnn.protocols.falcon.numeric import batchnorm_forward, divide, inverse_sqr
 from ppnn.protocols.falcon.pooling import maxpool
 from ppnn.protocols.falcon.tamper import compare_threat_models, default_step, run_all, scenarios
 
+OUTPUTS = paths.notebook_outputs(QUICK)  # build/quick|full/figures unless the pipeline runs us
+print("this run writes its tables and figures to", OUTPUTS)
+
 N_TEST = {"falcon_network_a": 16, "falcon_network_b": 16, "falcon_network_c": 4,
           "falcon_lenet": 4} if QUICK else {"falcon_network_a": 1000, "falcon_network_b": 500,
                                             "falcon_network_c": 100, "falcon_lenet": 100}

@@ -28,3 +28,33 @@ def test_notebook_runs_in_quick_mode(nb, tmp_path):
     n_ran = sum(1 for c in executed.cells if c.cell_type == "code" and c.get("execution_count"))
     assert n_ran == n_code, f"{n_code - n_ran} code cells did not run"
     json.dumps(executed)  # serialisable
+
+
+@pytest.mark.notebook
+def test_a_notebook_run_as_jupyterlab_does_leaves_figures_untouched(tmp_path):
+    """Run All on the .ipynb as JupyterLab would -- no PPNN_* variables, working directory
+    notebooks/, the notebook's own QUICK = True -- and the committed figures/ are unchanged:
+    the outputs land under build/quick/figures instead."""
+    import os
+    import subprocess
+    import sys
+
+    def status():
+        return subprocess.run(["git", "status", "--porcelain", "--", "figures"], cwd=ROOT,
+                              capture_output=True, text=True, check=True).stdout
+
+    before = status()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PPNN_")}
+    env["MPLBACKEND"] = "Agg"
+    out = tmp_path / "run.ipynb"
+    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook",
+                    "--execute", "--ExecutePreprocessor.timeout=600", "--output", str(out),
+                    str(ROOT / "notebooks" / "00_overview.ipynb")],
+                   cwd=ROOT / "notebooks", env=env, check=True, capture_output=True)
+    assert status() == before, "a notebook run changed the committed figures/"
+    executed = nbformat.read(out, as_version=4)
+    said = "".join(o.get("text", "") for c in executed.cells if c.cell_type == "code"
+                   for o in c.get("outputs", []))
+    quick_figures = ROOT / "build" / "quick" / "figures"
+    assert f"writes its tables and figures to {quick_figures}" in said
+    assert (quick_figures / "tables" / "overview_comparison.csv").exists()

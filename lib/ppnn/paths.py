@@ -14,8 +14,8 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["root", "paper_dir", "cache_dir", "figures_root", "figures_dir", "tables_dir",
-           "results_dir", "build_dir", "atomic_write", "atomic_path"]
+__all__ = ["root", "paper_dir", "cache_dir", "figures_root", "notebook_outputs", "figures_dir",
+           "tables_dir", "results_dir", "build_dir", "atomic_write", "atomic_path"]
 
 
 def root() -> Path:
@@ -54,6 +54,22 @@ def figures_root() -> Path:
     they never overwrite the full pipeline's committed outputs)."""
     env = os.environ.get("PPNN_FIGURES")
     return _mk(Path(env).resolve() if env else root() / "figures")
+
+
+def notebook_outputs(quick: bool) -> Path:
+    """Where a notebook run writes its tables and figures, decided once at its top.
+
+    The full pipeline (``make reproduce`` / ``python -m ppnn.reproduce``) and the test suite
+    set ``$PPNN_FIGURES``, and that is kept. Any other run -- JupyterLab, Binder, nbconvert,
+    papermill by hand -- writes under ``build/quick/figures`` or ``build/full/figures``, never
+    into the committed ``figures/``: exploring a notebook cannot overwrite the published
+    reproduction. (To regenerate ``figures/``, run the pipeline.)"""
+    if not isinstance(quick, bool):
+        raise TypeError(f"quick must be True or False, got {quick!r}")
+    if not os.environ.get("PPNN_FIGURES"):
+        target = build_dir() / ("quick" if quick else "full") / "figures"
+        os.environ["PPNN_FIGURES"] = str(target.resolve())
+    return figures_root()
 
 
 def figures_dir(paper: str) -> Path:
