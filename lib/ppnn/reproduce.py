@@ -69,6 +69,19 @@ def _env(**kv):
                 os.environ[k] = v
 
 
+def _ipc_kernel_manager():
+    """A kernel manager on local IPC sockets: the pipeline's kernels listen on no TCP port
+    (and print no "Kernel is running over TCP without encryption" warning)."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class IPCKernelManager(AsyncKernelManager):
+        def __init__(self, **kw):
+            kw.setdefault("transport", "ipc")
+            super().__init__(**kw)
+
+    return IPCKernelManager
+
+
 def run_notebook(nb: Path | str, quick: bool, seed: int = 0, figures: Path | None = None,
                  out_dir: Path | None = None, progress: bool = True,
                  timeout: int | None = None) -> Path:
@@ -95,7 +108,8 @@ def run_notebook(nb: Path | str, quick: bool, seed: int = 0, figures: Path | Non
     with _env(PPNN_ROOT=root, PPNN_FIGURES=Path(figures).resolve(), MPLBACKEND="Agg"):
         pm.execute_notebook(str(src), str(target), parameters={"QUICK": quick, "SEED": seed},
                             kernel_name="python3", cwd=str(root / "notebooks"),
-                            progress_bar=progress, execution_timeout=timeout)
+                            progress_bar=progress, execution_timeout=timeout,
+                            kernel_manager_class=_ipc_kernel_manager())
     src.unlink()
     return target
 
