@@ -79,8 +79,10 @@ test: setup lint
 bench: setup
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
+# JupyterLab on the notebooks, 00_overview open first; jupytext keeps each .py / .ipynb pair in
+# sync when a notebook is saved (formats: ipynb,py:percent in every notebook's metadata).
 lab: setup
-	$(BIN)/jupyter lab notebooks/
+	cd notebooks && $(abspath $(BIN))/jupyter lab 00_overview.ipynb
 
 clean:
 	rm -rf build .pytest_cache .ruff_cache
