@@ -105,10 +105,17 @@ def render(text: str, sections: dict[str, str]) -> str:
     return text
 
 
+def binder_badge() -> str:
+    """The README's Binder badge, for the repository set once in pyproject's [tool.ppnn]."""
+    return ("[![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/"
+            f"{_repo_slug()}/HEAD?urlpath=lab/tree/notebooks/00_overview.ipynb)\n")
+
+
 def generated_readme() -> str:
     readme = paths.root() / "README.md"
     return render(readme.read_text(encoding="utf-8"),
-                  {"notebooks": notebook_table(), "summary": summary_table()})
+                  {"badge": binder_badge(), "notebooks": notebook_table(),
+                   "summary": summary_table()})
 
 
 def update_readme() -> Path:
