@@ -63,6 +63,12 @@ def test_dependencies_pinned_and_environment_consistent():
     env_pins = dict(d.split("==") for d in pip)
     for name, ver in env_pins.items():
         assert pins.get(name) == ver, f"environment.yml pins {name}=={ver}, pyproject differs"
+    # Binder installs the package with --no-deps: every runtime and lab dependency must be
+    # in the conda environment, at the Makefile's pin
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    needed = data["project"]["dependencies"] + data["project"]["optional-dependencies"]["lab"]
+    missing = sorted(set(needed) - set(pip))
+    assert not missing, f"environment.yml lacks {missing} (binder/postBuild uses --no-deps)"
     assert (ROOT / "binder" / "environment.yml").read_text() == (
         ROOT / "environment.yml").read_text()
     assert (ROOT / "binder" / "postBuild").read_text().count("pip install") >= 2
