@@ -634,7 +634,7 @@ kinds_row = {"Inference communication smaller networks": "counted",
 ref_claims = report.load_paper("falcon", "text_claims")
 keys = set(zip(ref_claims["row"], ref_claims["metric"]))
 ours_c = [c for c in claims if (c[0], c[1]) in keys]
-kinds = {"Datatype": "formula", "LAN": "quoted", "WAN": "quoted", **kinds_row}
+kinds = {"Datatype": "input", "LAN": "input", "WAN": "input", **kinds_row}
 frame_c = report.reproduced_frame(ours_c)
 frame_c["kind"] = [kinds.get(r, "counted") if not (r in labels.values() and m != "accuracy")
                    else "counted" for r, m in zip(frame_c["row"], frame_c["metric"])]

@@ -98,3 +98,38 @@ def test_save_errata_from_the_data_file(tmp_path, monkeypatch):
     assert len(saved) == len(report.load_errata("falcon")) and set(saved["paper"]) == {"falcon"}
     with pytest.raises(ValueError, match="exactly the keys"):
         report.save_errata("falcon", [{"where": "x"}])
+
+
+@pytest.mark.parametrize("paper,ours", [("1", 1.43), ("2", 2.49), ("0", 0.4)])
+def test_exact_is_never_looser_than_within_tolerance(paper, ours):
+    status, _ = report._status(paper, ours, 0.05)
+    assert status != "exact"
+    assert report._status("1", 1.0, 0.05)[0] == "exact"
+    assert report._status("0.55", 0.551, 0.05)[0] == "exact"
+
+
+def test_quoted_and_input_rows_are_context_not_matches(paper_table):
+    df = pd.DataFrame({"row": ["net-a", "net-b", "net-c"], "metric": ["rounds", "comm", "comm"],
+                       "value": [7, 1.0, 1.0], "kind": ["quoted", "input", "counted"]})
+    st = report.compare("demo", "table9", df).set_index(["row", "metric"])["status"]
+    assert st[("net-a", "rounds")] == "quoted" and st[("net-b", "comm")] == "input"
+    assert "exact" not in set(st[[("net-a", "rounds"), ("net-b", "comm")]])
+
+
+def test_absolute_times_are_machine_dependent_checked_rows_verified():
+    f = report._final_status
+    assert f("within tolerance", "measured", "ms", None) == "machine-dependent"
+    assert f("differs", "projected", "s (x1e3)", None) == "machine-dependent"
+    assert f("within tolerance", "measured", "x", None) == "within tolerance"  # a speed-up
+    assert f("exact", "counted", "ms", None) == "exact"  # a count is not a timing
+    assert f("differs", "formula", "formula", True) == "verified"
+    assert f("exact", "formula", "formula", False) == "differs"
+
+
+def test_accuracies_compare_error_rates():
+    assert report._accuracy_status("99.54", 98.42) == "differs"      # 1.58 % vs 0.46 % errors
+    assert report._accuracy_status("99.00", 98.9) == "within tolerance"  # 1.1 % vs 1.0 %
+    assert report._accuracy_status("97.4", 97.42) == "exact"
+    assert report._accuracy_status("90", 95.0) == "within tolerance"  # better than the paper
+    assert report._is_accuracy("falcon_inference_accuracy", "%")
+    assert not report._is_accuracy("accuracy_tolerance_min", "%")

@@ -30,9 +30,58 @@ from . import paths
 __all__ = ["load_paper", "compare", "save", "build_report", "save_errata", "STATUSES",
            "reproduced_frame"]
 
-STATUSES = ("exact", "within tolerance", "differs", "not reproducible here", "ours only",
-            "paper value missing")
-KINDS = ("measured", "counted", "projected", "formula", "quoted")
+STATUSES = ("exact", "within tolerance", "differs", "verified", "machine-dependent", "quoted",
+            "input", "not reproducible here", "ours only", "paper value missing")
+KINDS = ("measured", "counted", "projected", "formula", "quoted", "input")
+#: statuses that say our computed value agrees with the paper's
+AGREE = ("exact", "within tolerance", "verified")
+#: units of absolute times: measured here vs measured on the paper's machine
+TIME_UNITS = {"ns", "us", "ms", "s", "min", "h", "weeks", "days"}
+
+
+def _base_unit(unit) -> str:
+    return str(unit or "").split("(x1e")[0].strip()
+
+
+#: an accuracy is within tolerance when our error rate is at most this multiple of the paper's
+ACCURACY_ERROR_RATIO = 1.25
+
+
+def _accuracy_status(paper_s: str, ours) -> str | None:
+    """Accuracies (percent) compare error rates: exact at the printed precision, within
+    tolerance when our error rate (100 - acc) is at most 1.25x the paper's, else differs."""
+    p, o = _to_float(paper_s), _to_float(ours)
+    if math.isnan(p) or math.isnan(o):
+        return None
+    d = _decimals(paper_s)
+    if d is not None and round(o, d) == round(p, d):
+        return "exact"
+    return "within tolerance" if 100 - o <= ACCURACY_ERROR_RATIO * (100 - p) else "differs"
+
+
+def _is_accuracy(metric: str, unit) -> bool:
+    m = str(metric).lower()
+    return _base_unit(unit) == "%" and "acc" in m and "tolerance" not in m
+
+
+def _final_status(status: str, kind: str, unit, check) -> str:
+    """What a row's status means, beyond the numbers (issue: statuses that mean something).
+
+    * a value we did not compute -- quoted from the paper or another publication (``quoted``),
+      or a setting we chose to match the paper (``input``) -- is context, never a match;
+    * a row the builder checked (``check``: the paper's formula holds for what we ran) is
+      ``verified`` or ``differs``;
+    * an absolute time measured or projected here vs one measured on the paper's machine is
+      ``machine-dependent``: the ratio is shown, no pass/fail (relative claims -- speed-ups,
+      ratios -- keep their statuses)."""
+    if kind in ("quoted", "input") and status not in ("paper value missing",):
+        return kind
+    if check is not None and not (isinstance(check, float) and math.isnan(check)):
+        return "verified" if bool(check) else "differs"
+    if (kind in ("measured", "projected") and _base_unit(unit) in TIME_UNITS
+            and status in ("exact", "within tolerance", "differs")):
+        return "machine-dependent"
+    return status
 COLUMNS = ["table", "row", "metric", "unit", "paper", "ours", "ratio", "kind", "status", "reason"]
 
 
@@ -95,12 +144,15 @@ def _status(paper_s: str, ours, rtol: float) -> tuple[str, float]:
     if not paper_s.strip() or math.isnan(p):
         return "paper value missing", math.nan
     ratio = o / p if p != 0 else (1.0 if o == 0 else math.inf)
-    d = _decimals(paper_s)
-    if d is not None and round(o, d) == round(p, d):
-        return "exact", ratio
     if p == 0:
         return ("exact" if o == 0 else "differs"), ratio
-    return ("within tolerance" if abs(ratio - 1) <= rtol else "differs"), ratio
+    within = abs(ratio - 1) <= rtol
+    d = _decimals(paper_s)
+    # exact: equal to the precision the paper prints AND within the tolerance -- never looser
+    # than "within tolerance" (so paper "1" vs ours 1.43 is not exact)
+    if d is not None and round(o, d) == round(p, d) and within:
+        return "exact", ratio
+    return ("within tolerance" if within else "differs"), ratio
 
 
 def compare(paper: str, table: str, reproduced: pd.DataFrame, rtol: float = 0.05,
@@ -111,8 +163,13 @@ def compare(paper: str, table: str, reproduced: pd.DataFrame, rtol: float = 0.05
     Parameters
     ----------
     reproduced : DataFrame with columns ``row``, ``metric``, ``value`` (and optionally ``kind``,
-        ``note``). ``value`` may be NaN/None: the row is then "not reproducible here" and
-        ``note`` should say why. String values are compared as text (formulas).
+        ``note``, ``check``). ``value`` may be NaN/None: the row is then "not reproducible
+        here" and ``note`` should say why. String values are compared as text (formulas).
+        ``check`` (True/False) marks a row whose agreement the builder established itself (a
+        sympy identity, the paper's formula evaluated against what ran): "verified" or
+        "differs"; ``value`` is then what we computed, never the paper's text. Kinds
+        ``quoted`` (a value from the paper or another publication) and ``input`` (a setting
+        chosen to match the paper) get those statuses: context, not matches.
     rtol : relative tolerance for "within tolerance".
     kind : default provenance for rows without a ``kind`` (measured/counted/projected/formula).
     reasons : ``{(row, metric): text}`` explanations added to the ``reason`` column.
@@ -147,10 +204,15 @@ def compare(paper: str, table: str, reproduced: pd.DataFrame, rtol: float = 0.05
         o = ours_by.get((r.row, r.metric))
         value = o.value if o is not None else None
         status, ratio = _status(r.value, value, rtol)
+        if _is_accuracy(r.metric, r.unit) and status in ("exact", "within tolerance",
+                                                         "differs"):
+            status = _accuracy_status(r.value, value) or status
+        if o is not None:
+            status = _final_status(status, o.kind, r.unit, getattr(o, "check", None))
         reason = "; ".join(x for x in (
             (o.note if o is not None else "not computed by this notebook"),
             reasons.get((r.row, r.metric), ""),
-            (r.note if status != "exact" else ""),
+            (r.note if status not in ("exact", "verified") else ""),
         ) if isinstance(x, str) and x)
         out.append({"table": r.table, "row": r.row, "metric": r.metric, "unit": r.unit,
                     "paper": r.value, "ours": value, "ratio": ratio,
@@ -235,6 +297,24 @@ def save_errata(paper: str, rows: list[dict] | None = None) -> Path:
 
 PAPERS = ("overview", "tabula", "gala", "swann", "she", "falcon")
 
+STATUS_LEGEND = [
+    "What a status means:",
+    "",
+    "- **exact**: equal to the precision the paper prints *and* within the table's tolerance "
+    "(5 % unless the table's notebook states another); **within tolerance**: within it; "
+    "**differs**: outside it (the reason column says why where we know). Accuracies compare "
+    "error rates: within tolerance when our error rate (100 - accuracy) is at most "
+    f"{ACCURACY_ERROR_RATIO}x the paper's.",
+    "- **verified**: the paper's formula or identity checked against what we ran (sympy "
+    "identity, or evaluated at random points); the value shown is ours.",
+    "- **machine-dependent**: an absolute time measured or projected here beside one measured "
+    "on the paper's machine; the ratio is shown, no pass/fail. Relative claims (speed-ups, "
+    "ratios) keep their statuses.",
+    "- **quoted** / **input**: a value quoted from a publication, or a setting chosen to match "
+    "the paper: context, not a reproduced value.",
+    "- **not reproducible here**, **paper value missing**, **ours only**: no comparison.",
+]
+
 
 def build_report(out: str | Path | None = None) -> Path:
     """Assemble ``figures/REPORT.md`` from every saved table (generated; never hand-edited)."""
@@ -250,8 +330,8 @@ def build_report(out: str | Path | None = None) -> Path:
     lines = ["# PPNN Lab — reproduction report", "",
              "Generated by `make reproduce` (`python -m ppnn.reproduce`); do not edit by hand.",
              "Each row: the paper's value, ours, their ratio, where ours came from "
-             "(measured / counted / projected / formula / quoted) and a status.", "",
-             "## Summary", ""]
+             "(measured / counted / projected / formula / quoted / input) and a status.", "",
+             *STATUS_LEGEND, "", "## Summary", ""]
     summary = []
     for paper in PAPERS:
         stems = [s for s in frames if s.split("_", 1)[0] == paper]

@@ -8,7 +8,7 @@ A refactor must not move a counted value; a change that moves results on purpose
 show exactly which rows moved. Compared (everything that is identical between two runs with one
 seed, nothing measured on the clock):
 
-* every row of ``figures/tables/<paper>_<table>.csv`` whose ``kind`` is ``counted``,
+* every row of ``figures/tables/<paper>_<table>.csv`` whose ``kind`` is ``counted``, ``input``,
   ``formula`` or ``quoted`` -- its ``ours`` value, keyed by ``(file, row, metric)``;
 * every ``figures/**/*_counted.csv`` (e.g. the cross-paper comparison's counted columns) --
   every cell, keyed by ``(file, first column, column)``.
@@ -32,7 +32,7 @@ from . import paths
 
 __all__ = ["DETERMINISTIC_KINDS", "counted_values", "diff", "main"]
 
-DETERMINISTIC_KINDS = ("counted", "formula", "quoted")
+DETERMINISTIC_KINDS = ("counted", "formula", "quoted", "input")
 _REPORT_COLUMNS = ["table", "row", "metric", "unit", "paper", "ours", "ratio", "kind", "status",
                    "reason"]
 

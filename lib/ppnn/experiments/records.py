@@ -30,12 +30,15 @@ def record(row: str, metric: str, value, kind: str, note: str = "") -> dict:
 
 
 def frame(records) -> pd.DataFrame:
-    """Records (dicts, or tuples in the order ``row, metric, value, note, kind``) -> the frame
-    :func:`ppnn.report.compare` takes."""
+    """Records (dicts, or tuples in the order ``row, metric, value, note, kind[, check]``) ->
+    the frame :func:`ppnn.report.compare` takes. ``check`` (True/False, on rows whose
+    agreement with the paper a builder established itself) is kept when any record has it."""
     records = list(records)
     if records and not isinstance(records[0], dict):
-        records = [dict(zip(COLUMNS, r, strict=True)) for r in records]
-    return pd.DataFrame(records, columns=COLUMNS)
+        records = [dict(zip(COLUMNS + ["check"], r, strict=False)) if len(r) == 6
+                   else dict(zip(COLUMNS, r, strict=True)) for r in records]
+    cols = COLUMNS + (["check"] if any("check" in r for r in records) else [])
+    return pd.DataFrame(records, columns=cols)
 
 
 def unit_scale(unit: str, decimal_bytes: bool = False) -> float:
