@@ -133,3 +133,11 @@ def test_accuracies_compare_error_rates():
     assert report._accuracy_status("90", 95.0) == "within tolerance"  # better than the paper
     assert report._is_accuracy("falcon_inference_accuracy", "%")
     assert not report._is_accuracy("accuracy_tolerance_min", "%")
+
+
+def test_garbled_paper_cells_are_not_compared():
+    df = pd.DataFrame({"row": ["Total"], "metric": ["opt_hybrid_server2"], "value": [1200.0],
+                       "kind": ["counted"]})
+    out = report.compare("swann", "table1", df, keep_extra=True)
+    row = out[(out.row == "Total") & (out.metric == "opt_hybrid_server2")].iloc[0]
+    assert row["status"] == "paper value garbled" and pd.isna(row["ratio"])

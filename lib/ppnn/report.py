@@ -31,7 +31,8 @@ __all__ = ["load_paper", "compare", "save", "build_report", "save_errata", "STAT
            "reproduced_frame"]
 
 STATUSES = ("exact", "within tolerance", "differs", "verified", "machine-dependent", "quoted",
-            "input", "not reproducible here", "ours only", "paper value missing")
+            "input", "not reproducible here", "ours only", "paper value missing",
+            "paper value garbled")
 KINDS = ("measured", "counted", "projected", "formula", "quoted", "input")
 #: statuses that say our computed value agrees with the paper's
 AGREE = ("exact", "within tolerance", "verified")
@@ -209,6 +210,8 @@ def compare(paper: str, table: str, reproduced: pd.DataFrame, rtol: float = 0.05
             status = _accuracy_status(r.value, value) or status
         if o is not None:
             status = _final_status(status, o.kind, r.unit, getattr(o, "check", None))
+        if "garbled in this copy" in str(r.note) and status not in ("not reproducible here",):
+            status, ratio = "paper value garbled", math.nan  # its note says what was printed
         reason = "; ".join(x for x in (
             (o.note if o is not None else "not computed by this notebook"),
             reasons.get((r.row, r.metric), ""),
@@ -312,7 +315,9 @@ STATUS_LEGEND = [
     "ratios) keep their statuses.",
     "- **quoted** / **input**: a value quoted from a publication, or a setting chosen to match "
     "the paper: context, not a reproduced value.",
-    "- **not reproducible here**, **paper value missing**, **ours only**: no comparison.",
+    "- **not reproducible here**, **paper value missing**, **paper value garbled** (the cell is "
+    "unreadable in this copy of the paper; its note gives what was printed), **ours only**: "
+    "no comparison.",
 ]
 
 
