@@ -143,3 +143,19 @@ def test_int64_and_float_evaluation_modes(kind, setting):
         assert (model.forward_int(x, exact="int64").astype(object) == exact).all()
     approx = np.asarray(model.forward_int(x, exact=False), dtype=float)
     assert np.allclose(approx, exact.astype(float), rtol=1e-9)
+
+
+@pytest.mark.parametrize("setting", ["phe", "hybrid"])
+def test_an_input_outside_the_calibrated_range_raises_instead_of_overflowing(keys, setting):
+    """Calibrated on images in [0, 1); an image 10^6 x brighter makes the first activation
+    exceed ℓ bits: the (simulated) protocol refuses to mask it rather than let a packed slot
+    overflow into its neighbour."""
+    kind = "square" if setting == "phe" else "relu"
+    model, rng = _model(kind, setting, seed=4)
+    x = rng.random((1, 1, 6, 6))
+    ok = run_inference(model, x, "client-server", True, keys, np.random.default_rng(1),
+                       simulated=True)
+    assert (ok.logits[0] == model.forward_int(model.encode(x[0]))).all()
+    with pytest.raises(ValueError, match="outside ℓ = .* signed bits"):
+        run_inference(model, 1e6 * x, "client-server", True, keys,
+                      np.random.default_rng(1), simulated=True)

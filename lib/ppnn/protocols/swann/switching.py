@@ -43,7 +43,7 @@ import numpy as np
 
 from ...core import Ring
 from ...core.sharing import AdditiveShares, XorShares, share_additive
-from ...he.paillier import CipherArray, KeyShare, Paillier, PrivateKey
+from ...he.paillier import CipherArray, KeyShare, Paillier, PrivateKey, decode_int
 from .twopc import TwoPC, bits_to_ints
 
 __all__ = ["Masking", "Roles", "KeyHolderDecryption", "SplitKeyDecryption", "random_ints",
@@ -168,8 +168,15 @@ def _timed(be: Paillier, party: str, op: str):
 
 def _mask_and_send(be: Paillier, x: CipherArray, r_off, roles: Roles, masking: Masking,
                    pack: bool):
-    """Server side of Protocols 1 and 2: ``[x + 2^{ℓ−1} + r]``, packed or not, sent."""
+    """Server side of Protocols 1 and 2: ``[x + 2^{ℓ−1} + r]``, packed or not, sent.
+
+    The masks hide ``x`` statistically and the packed slots do not overflow only while ``x``
+    fits ``ℓ`` signed bits. No party can check that under encryption; the simulated backend
+    holds the plaintexts, so there the contract is enforced (``Masking.check`` raises,
+    naming the range), instead of a slot silently overflowing into its neighbour."""
     ev = roles.evaluator
+    if be.simulated:
+        masking.check(decode_int(x.data, be.pk))
     if pack:
         layout = be.layout(masking.slot_bits)
         masked = be.add_plain(x, r_off, ev)
