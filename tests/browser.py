@@ -34,7 +34,6 @@ import nbformat
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-DIALOGS: list[str] = []  # dialogs met (and accepted) by the last run_notebook
 
 
 def browser_missing() -> str | None:
@@ -184,7 +183,6 @@ def run_notebook(url: str, token: str, root_dir: Path, name: str, shots: Path,
     from selenium.webdriver.support.ui import WebDriverWait
 
     rep = RunReport(name)
-    DIALOGS.clear()
     driver = _driver()
     t0 = time.monotonic()
     try:
@@ -232,13 +230,12 @@ def run_notebook(url: str, token: str, root_dir: Path, name: str, shots: Path,
         shots.mkdir(parents=True, exist_ok=True)
         rep.screenshot = shots / f"{Path(name).stem}.png"
         driver.save_screenshot(str(rep.screenshot))
-        DIALOGS.extend(_dialogs(driver))
+        rep.dialogs += _dialogs(driver)
         driver.execute_async_script(_COMMAND_JS, "docmanager:save", True)
         time.sleep(2)
-        DIALOGS.extend(_dialogs(driver))
+        rep.dialogs += _dialogs(driver)
     finally:
         driver.quit()
-    rep.dialogs = list(DIALOGS)
     nb = nbformat.read(root_dir / name, as_version=4)
     for c in nb.cells:
         if c.cell_type == "code":

@@ -30,12 +30,17 @@ def _imports(source: str, module: str) -> set[str]:
     return out
 
 
+def _forbidden(path: Path, forbidden) -> list[str]:
+    """The modules ``path`` imports that are (or live under) one of ``forbidden``."""
+    module = ".".join(path.relative_to(LIB.parent).with_suffix("").parts)
+    return sorted(m for m in _imports(path.read_text(encoding="utf-8"), module)
+                  for f in forbidden if m == f or m.startswith(f + "."))
+
+
 @pytest.mark.parametrize("path", sorted((LIB / "protocols").rglob("*.py")),
                          ids=lambda p: str(p.relative_to(LIB)))
 def test_protocol_code_imports_no_report_plotting_or_experiments(path):
-    module = ".".join(path.relative_to(LIB.parent).with_suffix("").parts)
-    bad = sorted(m for m in _imports(path.read_text(encoding="utf-8"), module) for f in FORBIDDEN
-                 if m == f or m.startswith(f + "."))
+    bad = _forbidden(path, FORBIDDEN)
     assert not bad, f"{path.relative_to(LIB)} imports {bad}"
 
 
@@ -55,7 +60,5 @@ BASE_FORBIDDEN = ("ppnn.protocols", "ppnn.experiments", "ppnn.report", "ppnn.plo
                          ids=lambda p: str(p.relative_to(LIB)))
 def test_foundations_import_no_protocol_or_experiment(path):
     """core, nn and he sit below every protocol: they import none, nor the report layer."""
-    module = ".".join(path.relative_to(LIB.parent).with_suffix("").parts)
-    bad = sorted(m for m in _imports(path.read_text(encoding="utf-8"), module)
-                 for f in BASE_FORBIDDEN if m == f or m.startswith(f + "."))
+    bad = _forbidden(path, BASE_FORBIDDEN)
     assert not bad, f"{path.relative_to(LIB)} imports {bad}"

@@ -34,8 +34,6 @@ STATUSES = ("exact", "within tolerance", "differs", "verified", "machine-depende
             "input", "not reproducible here", "ours only", "paper value missing",
             "paper value garbled")
 KINDS = ("measured", "counted", "projected", "formula", "quoted", "input")
-#: statuses that say our computed value agrees with the paper's
-AGREE = ("exact", "within tolerance", "verified")
 #: units of absolute times: measured here vs measured on the paper's machine
 TIME_UNITS = {"ns", "us", "ms", "s", "min", "h", "weeks", "days"}
 
@@ -49,15 +47,9 @@ ACCURACY_ERROR_RATIO = 1.25
 
 
 def _accuracy_status(paper_s: str, ours) -> str | None:
-    """Accuracies (percent) compare error rates: exact at the printed precision, within
-    tolerance when our error rate (100 - acc) is at most 1.25x the paper's, else differs."""
-    p, o = _to_float(paper_s), _to_float(ours)
-    if math.isnan(p) or math.isnan(o):
-        return None
-    d = _decimals(paper_s)
-    if d is not None and round(o, d) == round(p, d):
-        return "exact"
-    return "within tolerance" if 100 - o <= ACCURACY_ERROR_RATIO * (100 - p) else "differs"
+    """The status of an accuracy row (see :func:`_status`), None when either is missing."""
+    status, _ = _status(paper_s, ours, 0.0, accuracy=True)
+    return status if status in ("exact", "within tolerance", "differs") else None
 
 
 def _is_accuracy(metric: str, unit) -> bool:
@@ -102,14 +94,27 @@ def load_paper(paper: str, table: str) -> pd.DataFrame:
     return df
 
 
+#: the columns of a reproduced-values frame (``check`` is added when a record has it)
+REPRODUCED_COLUMNS = ["row", "metric", "value", "note", "kind"]
+
+
+def records_frame(records) -> pd.DataFrame:
+    """Records (dicts, or tuples ``row, metric, value, note, kind[, check]``) -> the frame
+    :func:`compare` takes. ``check`` (True/False, on rows whose agreement with the paper a
+    builder established itself) is kept when any record has it."""
+    cols = REPRODUCED_COLUMNS
+    records = [r if isinstance(r, dict) else
+               dict(zip(cols + ["check"] if len(r) == 6 else cols, r, strict=True))
+               for r in records]
+    return pd.DataFrame(records, columns=cols + (["check"] if any("check" in r for r in records)
+                                                 else []))
+
+
 def reproduced_frame(records, kind: str | None = None) -> pd.DataFrame:
-    """Build a reproduced-values frame from ``[(row, metric, value[, note]), ...]``."""
-    rows = []
-    for rec in records:
-        row, metric, value, *rest = rec
-        rows.append({"row": row, "metric": metric, "value": value,
-                     "note": rest[0] if rest else "", "kind": kind or ""})
-    return pd.DataFrame(rows, columns=["row", "metric", "value", "note", "kind"])
+    """Build a reproduced-values frame from ``[(row, metric, value[, note]), ...]``, all of
+    one ``kind``."""
+    return records_frame([(row, metric, value, rest[0] if rest else "", kind or "")
+                          for row, metric, value, *rest in records])
 
 
 def _decimals(s: str) -> int | None:
@@ -131,7 +136,11 @@ def _to_float(v) -> float:
         return math.nan
 
 
-def _status(paper_s: str, ours, rtol: float) -> tuple[str, float]:
+def _status(paper_s: str, ours, rtol: float, accuracy: bool = False) -> tuple[str, float]:
+    """Status and ratio of one numeric or textual value. "Within" the tolerance means a
+    relative difference up to ``rtol``; for an ``accuracy`` (percent) it compares error
+    rates: our error (100 - acc) at most ``ACCURACY_ERROR_RATIO`` x the paper's. "Exact" is
+    equal to the paper's printed precision and within -- never looser than within."""
     p = _to_float(paper_s)
     o = _to_float(ours)
     if isinstance(ours, str) and math.isnan(o):
@@ -145,12 +154,12 @@ def _status(paper_s: str, ours, rtol: float) -> tuple[str, float]:
     if not paper_s.strip() or math.isnan(p):
         return "paper value missing", math.nan
     ratio = o / p if p != 0 else (1.0 if o == 0 else math.inf)
-    if p == 0:
+    if p == 0 and not accuracy:
         return ("exact" if o == 0 else "differs"), ratio
-    within = abs(ratio - 1) <= rtol
+    within = (100 - o <= ACCURACY_ERROR_RATIO * (100 - p)) if accuracy \
+        else abs(ratio - 1) <= rtol
     d = _decimals(paper_s)
-    # exact: equal to the precision the paper prints AND within the tolerance -- never looser
-    # than "within tolerance" (so paper "1" vs ours 1.43 is not exact)
+    # (so paper "1" vs ours 1.43 is not exact)
     if d is not None and round(o, d) == round(p, d) and within:
         return "exact", ratio
     return ("within tolerance" if within else "differs"), ratio
@@ -204,10 +213,7 @@ def compare(paper: str, table: str, reproduced: pd.DataFrame, rtol: float = 0.05
     for r in ref.itertuples(index=False):
         o = ours_by.get((r.row, r.metric))
         value = o.value if o is not None else None
-        status, ratio = _status(r.value, value, rtol)
-        if _is_accuracy(r.metric, r.unit) and status in ("exact", "within tolerance",
-                                                         "differs"):
-            status = _accuracy_status(r.value, value) or status
+        status, ratio = _status(r.value, value, rtol, accuracy=_is_accuracy(r.metric, r.unit))
         if o is not None:
             status = _final_status(status, o.kind, r.unit, getattr(o, "check", None))
         if "garbled in this copy" in str(r.note) and status not in ("not reproducible here",):

@@ -16,6 +16,7 @@ is missing. Wall-clock times go to ``build/pipeline_timings.csv``.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
@@ -69,6 +70,7 @@ def _env(**kv):
                 os.environ[k] = v
 
 
+@functools.cache
 def _ipc_kernel_manager():
     """A kernel manager on local IPC sockets: the pipeline's kernels listen on no TCP port
     (and print no "Kernel is running over TCP without encryption" warning)."""

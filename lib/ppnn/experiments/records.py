@@ -16,7 +16,7 @@ import pandas as pd
 
 from ppnn import report
 
-COLUMNS = ["row", "metric", "value", "note", "kind"]
+COLUMNS = report.REPRODUCED_COLUMNS
 
 #: bytes per unit; papers print binary kilo/mega/giga bytes unless stated (SwaNN: decimal)
 BYTE_UNITS = {"b": 1 / 8, "bits": 1 / 8, "B": 1, "KB": 2**10, "MB": 2**20, "GB": 2**30}
@@ -29,16 +29,8 @@ def record(row: str, metric: str, value, kind: str, note: str = "") -> dict:
     return {"row": row, "metric": metric, "value": value, "note": note, "kind": kind}
 
 
-def frame(records) -> pd.DataFrame:
-    """Records (dicts, or tuples in the order ``row, metric, value, note, kind[, check]``) ->
-    the frame :func:`ppnn.report.compare` takes. ``check`` (True/False, on rows whose
-    agreement with the paper a builder established itself) is kept when any record has it."""
-    records = list(records)
-    if records and not isinstance(records[0], dict):
-        records = [dict(zip(COLUMNS + ["check"], r, strict=False)) if len(r) == 6
-                   else dict(zip(COLUMNS, r, strict=True)) for r in records]
-    cols = COLUMNS + (["check"] if any("check" in r for r in records) else [])
-    return pd.DataFrame(records, columns=cols)
+#: the one frame builder lives in the report layer (its notebooks' tuples use it too)
+frame = report.records_frame
 
 
 def unit_scale(unit: str, decimal_bytes: bool = False) -> float:

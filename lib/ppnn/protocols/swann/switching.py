@@ -84,12 +84,14 @@ class Masking:
 
     def check(self, values) -> None:
         """Raise if plaintext values do not fit ``ℓ`` signed bits (oracle side)."""
-        flat = [int(v) for v in np.asarray(values, dtype=object).ravel()]
+        arr = np.asarray(values, dtype=object)
+        if arr.size == 0:
+            return
         lim = 1 << (self.ell - 1)
-        if flat and (max(flat) >= lim or min(flat) < -lim):
+        lo, hi = int(arr.min()), int(arr.max())
+        if hi >= lim or lo < -lim:
             raise ValueError(f"values outside ℓ = {self.ell} signed bits: allowed "
-                             f"[-2^{self.ell - 1}, 2^{self.ell - 1}), got "
-                             f"[{min(flat)}, {max(flat)}]")
+                             f"[-2^{self.ell - 1}, 2^{self.ell - 1}), got [{lo}, {hi}]")
 
 
 def random_ints(rng: np.random.Generator, shape, bits: int) -> np.ndarray:
