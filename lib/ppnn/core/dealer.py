@@ -175,9 +175,9 @@ class ReplicatedDealer(Dealer):
         if stream not in self.rngs:
             raise ValueError(f"unknown dealer stream {stream!r}; one of {sorted(self.rngs)}")
         x = np.asarray(x)
-        r = alg.random(self.rngs[stream], (2, *x.shape)).astype(np.uint64)
+        r = alg.random(self.rngs[stream], (2, *x.shape))
         last = alg.sub(x, alg.add(r[0], r[1]))
-        return ReplicatedShares(np.concatenate([r, np.asarray(last, dtype=np.uint64)[None]]),
+        return ReplicatedShares(np.concatenate([r, np.asarray(last, dtype=r.dtype)[None]]),
                                 alg)
 
     def book(self, bits_per_party: int, what: str) -> None:

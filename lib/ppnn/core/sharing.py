@@ -154,7 +154,9 @@ class ReplicatedShares:
     ring: Ring
 
     def __post_init__(self) -> None:
-        self.components = np.asarray(self.components, dtype=np.uint64)
+        # held in the algebra's own dtype (uint64 for Ring; Falcon's Z_p and Z_2 are smaller)
+        self.components = np.asarray(self.components,
+                                     dtype=getattr(self.ring, "dtype", np.uint64))
         if self.components.ndim < 1 or self.components.shape[0] != 3:
             raise ValueError(
                 f"replicated shares need exactly 3 components (party axis), got "

@@ -79,16 +79,17 @@ def private_compare(fal: Falcon, r_bits: RSS, x, beta2: RSS, betap: RSS, m: RSS)
         x = np.asarray(x, dtype=np.uint64)
         t_bits = bits_of(fal.ring, x).astype(np.int64)                        # (n, k)
         T = np.concatenate([np.ones((n, 1), np.int64), t_bits], axis=1)        # bits of 2x+1
-        S_comps = np.concatenate([np.zeros((3, n, 1), np.uint64), r_bits.components], axis=2)
+        S_comps = np.concatenate([np.zeros((3, n, 1), F.dtype), r_bits.components], axis=2)
         S = RSS(S_comps, F)                                                   # bits of 2r
         w = S.mul_public(F.reduce(1 - 2 * T)).add_public(F.reduce(T))          # S xor T
         # suffix sums sum_{k > i} w[k]: reverse cumulative sum, shifted by one position
-        cs = np.cumsum(w.components[..., ::-1].astype(np.int64), axis=-1)[..., ::-1] % F.p
-        suffix = np.concatenate([cs[..., 1:], np.zeros((3, n, 1), np.int64)], axis=-1)
+        cs = np.cumsum(w.components[:, :, :0:-1], axis=-1, dtype=np.uint32)[..., ::-1]
+        suffix = np.concatenate([cs % np.uint32(F.p), np.zeros((3, n, 1), np.uint32)],
+                                axis=-1).astype(F.dtype)
         sign = betap.mul_public(F.reduce(-2)).add_public(1)                    # 1 - 2 beta
         u = fal.mul(sign.reshape(n, 1), S.add_public(F.reduce(-T)),
                     "pc step 5: u = (-1)^beta (S - T)")
-        c = RSS(F.add(u.components, suffix).astype(np.uint64), F).add_public(1)
+        c = RSS(F.add(u.components, suffix), F).add_public(1)
         factors = RSS(np.concatenate([c.components, m.components[..., None]], axis=-1), F)
         d_sh = product_tree(fal, factors, "pc step 9: m * prod c")
         d = fal.open(d_sh, "pc step 9: open d")
@@ -126,7 +127,7 @@ def wrap3_protocol(fal: Falcon, a: RSS) -> RSS:
         g = fal.dealer.rngs["wrap"]
         r = ring.random(g, n)
         r_sh = fal.dealer.share(r, ring, "wrap")
-        r_bits = fal.dealer.share(bits_of(ring, r), fal.field, "wrap")
+        r_bits = fal.dealer.share(bits_of(ring, r, dtype=fal.field.dtype), fal.field, "wrap")
         alpha = fal.dealer.share(wrap3(ring, *r_sh.components), fal.bit, "wrap")
         size = int(np.prod(n, dtype=np.int64))
         fal.dealer.book(2 * size * (ring.bits + ring.k * fal.field.bits + 1),
@@ -146,7 +147,7 @@ def drelu(fal: Falcon, a: RSS) -> RSS:
     """Algorithm 3 (first half): ``DReLU(a) = 1 XOR MSB(a)`` as shares in Z_2, via Eq. 11."""
     ring = fal.ring
     with fal.protocol("drelu"):
-        msb_comps = RSS(ring.msb(a.components).astype(np.uint64), fal.bit)
+        msb_comps = RSS(ring.msb(a.components), fal.bit)
         doubled = a.mul_public(2)
         theta = wrap3_protocol(fal, doubled)
         return (msb_comps + theta).add_public(1)

@@ -46,7 +46,7 @@ import numpy as np
 from ppnn.core import FixedPoint, Ledger, ReplicatedShares, Ring
 from ppnn.core.dealer import ReplicatedDealer
 
-from .algebra import Zp, ring_matmul, wrap3
+from .algebra import Z2, Zp, ring_matmul, wrap3
 
 __all__ = ["Falcon", "MaliciousAbort", "Deviation", "PARTIES", "ACTIONS", "RSS"]
 
@@ -135,7 +135,7 @@ class Falcon:
         if deviation is not None and not isinstance(deviation, Deviation):
             raise TypeError("deviation must be a Deviation or None")
         self.malicious = bool(malicious)
-        self.ring, self.bit, self.field = Ring(k), Ring(1), Zp(p)
+        self.ring, self.bit, self.field = Ring(k), Z2(), Zp(p)
         self.fp = FixedPoint(self.ring, frac_bits)
         self.f = frac_bits
         self.k = k
@@ -171,9 +171,9 @@ class Falcon:
         x = np.asarray(x)
         if isinstance(alg, Ring):
             x = alg.check(x, "secret")
-        r = alg.random(self._input_rng, (2, *x.shape)).astype(np.uint64)
+        r = alg.random(self._input_rng, (2, *x.shape))
         last = alg.sub(x, alg.add(r[0], r[1]))
-        return RSS(np.concatenate([r, np.asarray(last, dtype=np.uint64)[None]]), alg)
+        return RSS(np.concatenate([r, np.asarray(last, dtype=r.dtype)[None]]), alg)
 
     def share_fixed(self, x) -> RSS:
         """Encode reals in fixed point (``frac_bits``) and share them."""
@@ -182,8 +182,8 @@ class Falcon:
     def public(self, x, alg=None) -> RSS:
         """A public value as a (trivial) sharing: component 0 = x, others 0."""
         alg = alg or self.ring
-        x = np.asarray(alg.reduce(np.asarray(x)), dtype=np.uint64)
-        comps = np.zeros((3, *x.shape), dtype=np.uint64)
+        x = np.asarray(alg.reduce(np.asarray(x)), dtype=alg.dtype)
+        comps = np.zeros((3, *x.shape), dtype=alg.dtype)
         comps[0] = x
         return RSS(comps, alg)
 
@@ -197,13 +197,12 @@ class Falcon:
     # ------------------------------------------------------------------ randomness
     def zero3(self, alg, shape) -> np.ndarray:
         """3-out-of-3 randomness: ``alpha_i = F(k_i) - F(k_{i+1})``, ``sum alpha_i = 0``."""
-        f = np.stack([np.asarray(alg.random(g, shape), dtype=np.uint64) for g in self._keys])
-        return np.asarray(alg.sub(f, np.roll(f, -1, axis=0)), dtype=np.uint64)
+        f = np.stack([alg.random(g, shape) for g in self._keys])
+        return alg.sub(f, f[[1, 2, 0]])
 
     def rand2of3(self, alg, shape) -> RSS:
         """2-out-of-3 randomness: ``r_i = F(k_i)``, known to ``Pi`` and ``P_{i-1}``."""
-        return RSS(np.stack([np.asarray(alg.random(g, shape), dtype=np.uint64)
-                             for g in self._keys]), alg)
+        return RSS(np.stack([alg.random(g, shape) for g in self._keys]), alg)
 
     # ------------------------------------------------------------------ messages
     def _step(self, what: str) -> str:
@@ -212,7 +211,7 @@ class Falcon:
     def _transmit(self, sender: int, receiver: int, value: np.ndarray, alg, what: str
                   ) -> np.ndarray:
         """Book one message and deliver it (possibly changed by the corrupt sender)."""
-        value = np.asarray(value, dtype=np.uint64)
+        value = np.asarray(value, dtype=alg.dtype)
         self.ledger.send(PARTIES[sender], PARTIES[receiver], value.size * alg.bits, what)
         dev = self.deviation
         if (dev is None or dev.fired or PARTIES[sender] != dev.party
@@ -227,15 +226,14 @@ class Falcon:
         if flat.size == 0:
             return out
         if dev.action == "flip_share":
-            flat[0] = np.uint64(alg.reduce(flat[0:1] ^ np.uint64(1))[0])
+            flat[0:1] = alg.reduce(flat[0:1].astype(np.uint64) ^ np.uint64(1))
         elif dev.action == "bad_triple":  # x_i - (a_i + delta) instead of x_i - a_i
-            flat[0] = np.uint64(alg.sub(flat[0:1], np.array([1], dtype=np.uint64))[0])
+            flat[0:1] = alg.sub(flat[0:1], np.ones(1, dtype=flat.dtype))
         else:
             g = np.random.default_rng(len(dev.step))
-            delta = np.asarray(alg.reduce(g.integers(1, 1 << 16, size=flat.shape)),
-                               dtype=np.uint64)
+            delta = alg.reduce(g.integers(1, 1 << 16, size=flat.shape))
             delta[delta == 0] = 1
-            flat[:] = np.asarray(alg.add(flat, delta), dtype=np.uint64)
+            flat[:] = alg.add(flat, delta)
         return out
 
     def open(self, x: RSS, what: str = "open") -> np.ndarray:
@@ -317,13 +315,13 @@ class Falcon:
             raise ValueError(f"share shape mismatch: {x.shape} vs {y.shape}") from None
         alg = x.ring
         X, Y = x.components, y.components
-        X1, Y1 = np.roll(X, -1, axis=0), np.roll(Y, -1, axis=0)
         # z_i = x_i y_i + x_i y_{i+1} + x_{i+1} y_i = x_i (y_i + y_{i+1}) + x_{i+1} y_i
-        if isinstance(alg, Zp):  # lazy reduction: every term < p^2, one modulo at the end
-            z = (X * (Y + Y1) + X1 * Y + self.zero3(alg, shape)) % np.uint64(alg.p)
+        if isinstance(alg, Zp):
+            z = self._mul_local_zp(alg, X, Y, shape)
         else:
+            X1, Y1 = X[[1, 2, 0]], Y[[1, 2, 0]]
             z = alg.add(alg.mul(X, alg.add(Y, Y1)), alg.mul(X1, Y))
-            z = np.asarray(alg.add(z, self.zero3(alg, shape)), dtype=np.uint64)
+            z = alg.add(z, self.zero3(alg, shape))
         triple = self._triple(alg, x.shape, y.shape) if self.malicious else None
         with self.ledger.round():
             out = self._reshare(z, alg, what)
@@ -332,6 +330,22 @@ class Falcon:
         if self._depth == 0:  # a product outside any protocol is verified at once
             self.verify()
         return out
+
+    def _mul_local_zp(self, F: Zp, X: np.ndarray, Y: np.ndarray, shape) -> np.ndarray:
+        """Every party's local product share over Z_p plus its 3-out-of-3 zero share, formed
+        in ``F.wide`` and reduced once: ``x_i (y_i + y_{i+1}) + x_{i+1} y_i + F(k_i) + p -
+        F(k_{i+1})`` (below ``3 (p-1)^2 + 2p``)."""
+        wide, p = F.wide, F.wide.type(F.p)
+        f = [F.random(g, shape) for g in self._keys]
+        z = np.empty((3, *shape), dtype=wide)
+        for i in range(3):
+            j, zi = (i + 1) % 3, z[i]
+            np.add(Y[i], Y[j], out=zi)
+            np.multiply(zi, X[i], out=zi)
+            zi += np.multiply(X[j], Y[i], dtype=wide)
+            zi += f[i]
+            zi += p - f[j]
+        return F.mod(z).astype(F.dtype)
 
     def _triple(self, alg, shape_a, shape_b) -> tuple[RSS, RSS, RSS]:
         """A (broadcasting) triple: ``a`` of ``x``'s shape, ``b`` of ``y``'s, ``c = a * b``."""
@@ -351,7 +365,7 @@ class Falcon:
         # v = z - c - rho b - sigma a - rho sigma (broadcasting like the product)
         comps = alg.sub(alg.sub(z.components, tc.components), alg.mul(tb.components, rho))
         comps = alg.sub(comps, alg.mul(ta.components, sigma))
-        v = RSS(np.asarray(comps, dtype=np.uint64), alg).add_public(alg.neg(alg.mul(rho, sigma)))
+        v = RSS(comps, alg).add_public(alg.neg(alg.mul(rho, sigma)))
         self._pending.append((v, what))
 
     def matmul(self, x: RSS, w: RSS, what: str = "matmul") -> RSS:
