@@ -15,6 +15,7 @@ exact) multiplies matrices in ``Z_2^k`` (``k <= 32``) with BLAS in float64 on 16
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -42,16 +43,16 @@ class Zp(PrimeField):
     ``min(s, s - p)`` is ``s mod p`` in unsigned arithmetic (``s - p`` wraps above ``s`` when
     ``s < p``)."""
 
-    @property
+    @cached_property
     def dtype(self) -> np.dtype:
         return _uint_for(self.p - 1)
 
-    @property
+    @cached_property
     def wide(self) -> np.dtype:
         """Holds ``3 (p - 1)^2 + 2 p``: a resharing sum before its one reduction."""
         return _uint_for(3 * (self.p - 1) ** 2 + 2 * self.p)
 
-    @property
+    @cached_property
     def _sum_dtype(self) -> np.dtype:
         """Holds ``2 (p - 1)``: the sum of two reduced elements."""
         return _uint_for(2 * (self.p - 1))

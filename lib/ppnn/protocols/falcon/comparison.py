@@ -77,18 +77,21 @@ def private_compare(fal: Falcon, r_bits: RSS, x, beta2: RSS, betap: RSS, m: RSS)
     with fal.protocol("private_compare"):
         n, k = r_bits.shape
         x = np.asarray(x, dtype=np.uint64)
-        t_bits = bits_of(fal.ring, x).astype(np.int64)                        # (n, k)
-        T = np.concatenate([np.ones((n, 1), np.int64), t_bits], axis=1)        # bits of 2x+1
-        S_comps = np.concatenate([np.zeros((3, n, 1), F.dtype), r_bits.components], axis=2)
-        S = RSS(S_comps, F)                                                   # bits of 2r
-        w = S.mul_public(F.reduce(1 - 2 * T)).add_public(F.reduce(T))          # S xor T
+        t_bits = bits_of(fal.ring, x, dtype=F.dtype)                          # (n, k)
+        T = np.concatenate([np.ones((n, 1), F.dtype), t_bits], axis=1)        # bits of 2x+1
+        S = np.concatenate([np.zeros((3, n, 1), F.dtype), r_bits.components], axis=2)  # 2r
+        # w = S xor T = S + T - 2 T S: where T = 1 negate S, then add T to component 0
+        w = np.where(T.astype(bool), F.neg(S), S)
+        w[0] = F.add(w[0], T)
         # suffix sums sum_{k > i} w[k]: reverse cumulative sum, shifted by one position
-        cs = np.cumsum(w.components[:, :, :0:-1], axis=-1, dtype=np.uint32)[..., ::-1]
-        suffix = np.concatenate([cs % np.uint32(F.p), np.zeros((3, n, 1), np.uint32)],
-                                axis=-1).astype(F.dtype)
+        # (at most (k + 1)(p - 1) < 3 (p - 1)^2, so F.wide holds it)
+        cs = F.mod(np.cumsum(w[:, :, :0:-1], axis=-1, dtype=F.wide))
+        suffix = np.zeros_like(S)
+        suffix[..., :-1] = cs[..., ::-1]
         sign = betap.mul_public(F.reduce(-2)).add_public(1)                    # 1 - 2 beta
-        u = fal.mul(sign.reshape(n, 1), S.add_public(F.reduce(-T)),
-                    "pc step 5: u = (-1)^beta (S - T)")
+        s_minus_t = S.copy()
+        s_minus_t[0] = F.sub(S[0], T)
+        u = fal.mul(sign.reshape(n, 1), RSS(s_minus_t, F), "pc step 5: u = (-1)^beta (S - T)")
         c = RSS(F.add(u.components, suffix), F).add_public(1)
         factors = RSS(np.concatenate([c.components, m.components[..., None]], axis=-1), F)
         d_sh = product_tree(fal, factors, "pc step 9: m * prod c")
