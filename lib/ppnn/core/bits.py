@@ -28,6 +28,13 @@ def bits_of(values, k: int, axis: int = 0, dtype=np.uint8) -> np.ndarray:
     if axis not in (0, -1):
         raise ValueError(f"axis must be 0 or -1, got {axis}")
     v = np.asarray(values, dtype=np.uint64)
+    if axis == -1 and np.dtype(dtype).itemsize == 1:
+        # bytes of the little-endian words, unpacked least significant bit first: one pass
+        nbytes = -(-k // 8)
+        raw = np.ascontiguousarray(v.astype("<u8", copy=False)).view(np.uint8)
+        raw = raw.reshape(*v.shape, 8)[..., :nbytes]
+        out = np.unpackbits(raw, axis=-1, count=k, bitorder="little")
+        return out if np.dtype(dtype) == np.uint8 else out.view(dtype)
     shifts = np.arange(k, dtype=np.uint64)
     if axis == 0:
         out = (v[None] >> shifts.reshape((k,) + (1,) * v.ndim)) & np.uint64(1)

@@ -80,14 +80,19 @@ def private_compare(fal: Falcon, r_bits: RSS, x, beta2: RSS, betap: RSS, m: RSS)
         t_bits = bits_of(fal.ring, x, dtype=F.dtype)                          # (n, k)
         T = np.concatenate([np.ones((n, 1), F.dtype), t_bits], axis=1)        # bits of 2x+1
         S = np.concatenate([np.zeros((3, n, 1), F.dtype), r_bits.components], axis=2)  # 2r
-        # w = S xor T = S + T - 2 T S: where T = 1 negate S, then add T to component 0
-        w = np.where(T.astype(bool), F.neg(S), S)
+        # w = S xor T = S + T - 2 T S: where T = 1 negate S, then add T to component 0.
+        # S + T (-S - S) selects -S where T = 1 (exact in the storage dtype's wrap-around)
+        w = F.neg(S) - S
+        w *= T
+        w += S
         w[0] = F.add(w[0], T)
-        # suffix sums sum_{k > i} w[k]: reverse cumulative sum, shifted by one position
-        # (at most (k + 1)(p - 1) < 3 (p - 1)^2, so F.wide holds it)
-        cs = F.mod(np.cumsum(w[:, :, :0:-1], axis=-1, dtype=F.wide))
+        # suffix sums sum_{k > i} w[k], one bit position at a time (vectorized over the
+        # elements and components; at most (k + 1)(p - 1) < 3 (p - 1)^2 fits F.wide)
         suffix = np.zeros_like(S)
-        suffix[..., :-1] = cs[..., ::-1]
+        acc = np.zeros((3, n), dtype=F.wide)
+        for i in range(k - 1, -1, -1):
+            acc += w[:, :, i + 1]
+            suffix[:, :, i] = F.mod(acc.copy())
         sign = betap.mul_public(F.reduce(-2)).add_public(1)                    # 1 - 2 beta
         s_minus_t = S.copy()
         s_minus_t[0] = F.sub(S[0], T)

@@ -363,8 +363,16 @@ class Falcon:
         rho = self.open(x - ta, f"mult-check rho: {what}")
         sigma = self.open(y - tb, f"mult-check sigma: {what}")
         # v = z - c - rho b - sigma a - rho sigma (broadcasting like the product)
-        comps = alg.sub(alg.sub(z.components, tc.components), alg.mul(tb.components, rho))
-        comps = alg.sub(comps, alg.mul(ta.components, sigma))
+        if isinstance(alg, Zp):  # one reduction: z + (p - c) + (p^2 - rho b) + (p^2 - sigma a)
+            wide = alg.wide
+            p, pp = wide.type(alg.p), wide.type(alg.p * alg.p)  # sum < 2p^2 + 2p fits wide
+            acc = np.add(z.components, p - tc.components, dtype=wide)
+            acc += pp - np.multiply(tb.components, alg.reduce(rho), dtype=wide)
+            acc += pp - np.multiply(ta.components, alg.reduce(sigma), dtype=wide)
+            comps = alg.mod(acc).astype(alg.dtype)
+        else:
+            comps = alg.sub(alg.sub(z.components, tc.components), alg.mul(tb.components, rho))
+            comps = alg.sub(comps, alg.mul(ta.components, sigma))
         v = RSS(comps, alg).add_public(alg.neg(alg.mul(rho, sigma)))
         self._pending.append((v, what))
 
@@ -378,10 +386,14 @@ class Falcon:
             raise ValueError(f"matmul shapes do not chain: {x.shape} @ {w.shape}")
         ring = x.ring
         X, W = x.components, w.components
-        X1, W1 = np.roll(X, -1, axis=0), np.roll(W, -1, axis=0)
-        z = np.stack([ring.add(ring_matmul(ring, X[i], ring.add(W[i], W1[i])),
-                               ring_matmul(ring, X1[i], W[i])) for i in range(3)])
-        z = ring.add(z, self.zero3(ring, (x.shape[0], w.shape[1])))
+        p = w.shape[1]
+        # z_i = x_i (w_i + w_{i+1}) + x_{i+1} w_i; x_i meets w_i + w_{i+1} (for z_i) and
+        # w_{i-1} (for z_{i-1}): one product per component against both, side by side
+        ws = ring.add(W, W[[1, 2, 0]])
+        prods = [ring_matmul(ring, X[i], np.concatenate([ws[i], W[(i - 1) % 3]], axis=1))
+                 for i in range(3)]
+        z = np.stack([ring.add(prods[i][:, :p], prods[(i + 1) % 3][:, p:]) for i in range(3)])
+        z = ring.add(z, self.zero3(ring, (x.shape[0], p)))
         triple = self._matrix_triple(x.shape, w.shape) if self.malicious else None
         with self.ledger.round():
             out = self._reshare(z, ring, what)
@@ -406,8 +418,12 @@ class Falcon:
         ta, tb, tc = triple
         rho = self.open(x - ta, f"mult-check rho: {what}")
         sigma = self.open(w - tb, f"mult-check sigma: {what}")
-        rb = np.stack([ring_matmul(ring, rho, tb.components[i]) for i in range(3)])
-        asg = np.stack([ring_matmul(ring, ta.components[i], sigma) for i in range(3)])
+        m, n = x.shape
+        p = w.shape[1]
+        # rho b_i and a_i sigma for the three components, each as one product
+        rb = ring_matmul(ring, rho, np.concatenate(list(tb.components), axis=1))
+        rb = rb.reshape(m, 3, p).transpose(1, 0, 2)
+        asg = ring_matmul(ring, ta.components.reshape(3 * m, n), sigma).reshape(3, m, p)
         v = RSS(ring.sub(ring.sub(ring.sub(z.components, tc.components), rb), asg), ring)
         v = v.add_public(ring.neg(ring_matmul(ring, rho, sigma)))
         self._pending.append((v, what))
