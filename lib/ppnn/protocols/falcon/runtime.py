@@ -11,7 +11,8 @@ Basic operations (paper §3.2)
 * **Correlated randomness** from pairwise PRF keys: key ``k_i`` is known to ``Pi`` and
   ``P_{i-1}`` (exchanged once in a booked setup round). 3-out-of-3 randomness (a sharing of
   zero) is ``alpha_i = F(k_i) - F(k_{i+1})``; 2-out-of-3 randomness is ``r_i = F(k_i)``.
-  numpy's Philox counter-based generator stands in for AES as the PRF.
+  A seeded numpy generator per key (SFC64, the fastest of numpy's) stands in for AES as the
+  PRF: this is a simulation, the keys are not secret from anyone.
 * **Linear operations** are local (``ReplicatedShares`` arithmetic).
 * **Multiplication** (:meth:`Falcon.mul`, :meth:`Falcon.matmul`): ``Pi`` computes
   ``z_i = x_i y_i + x_i y_{i+1} + x_{i+1} y_i + alpha_i`` and sends ``z_i`` to ``P_{i-1}``
@@ -144,7 +145,7 @@ class Falcon:
             raise ValueError(f"the ledger's parties must be {PARTIES}, got {self.ledger.parties}")
         self.deviation = deviation
         keys, inputs, *dealer = rng.spawn(8)
-        self._keys = [np.random.Generator(np.random.Philox(int(s.integers(1 << 62))))
+        self._keys = [np.random.Generator(np.random.SFC64(int(s.integers(1 << 62))))
                       for s in keys.spawn(3)]
         self._input_rng = inputs
         streams = ("triple", "trunc", "bits", "wrap", "pc", "misc")
