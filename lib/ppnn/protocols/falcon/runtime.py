@@ -149,7 +149,12 @@ class Falcon:
                       for s in keys.spawn(3)]
         self._input_rng = inputs
         streams = ("triple", "trunc", "bits", "wrap", "pc", "misc")
-        self.dealer = ReplicatedDealer(dict(zip(streams, dealer)), self.ledger, PARTIES)
+        # Only the truncation mask r reaches an output (as the one-ulp rounding of a
+        # truncation); every other stream is re-seeded on numpy's fastest generator
+        rngs = {name: g if name == "trunc" else
+                np.random.Generator(np.random.SFC64(g.bit_generator.seed_seq))
+                for name, g in zip(streams, dealer)}
+        self.dealer = ReplicatedDealer(rngs, self.ledger, PARTIES)
         self._pending: list[tuple[RSS, str]] = []
         self._depth = 0
         with self.ledger.offline(), self.ledger.label("setup"), self.ledger.round():
