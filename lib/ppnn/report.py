@@ -85,8 +85,9 @@ def load_paper(paper: str, table: str) -> pd.DataFrame:
         raise FileNotFoundError(f"no transcribed paper table {path.name} in data/paper/")
     df = pd.read_csv(path, dtype=str, keep_default_na=False)
     need = {"table", "row", "metric", "value", "unit", "note"}
-    if set(df.columns) != need:
-        raise ValueError(f"{path.name}: header must be {sorted(need)}, got {list(df.columns)}")
+    if set(df.columns) - {"source"} != need:
+        raise ValueError(f"{path.name}: header must be {sorted(need)} (and source), got "
+                         f"{list(df.columns)}")
     dup = df.duplicated(["row", "metric"])
     if dup.any():
         raise ValueError(f"{path.name}: duplicate (row, metric) pairs: "
