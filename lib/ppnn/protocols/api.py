@@ -300,16 +300,26 @@ def compile(family_key, net: Network, params, calib=None, **options) -> Plan:  #
     return family(family_key).compile(net, params, calib, **options)
 
 
-def run(plan: Plan, x, seed=0, backend: str = "sim", client=None) -> Result:
+def run(plan: Plan, x, seed=0, backend: str = "sim", client=None,
+        chunks: int | None = None) -> Result:
     """Run the family's protocol on images ``x`` (N, *input_shape) or one image.
 
     ``seed``: an int or a ``numpy.random.Generator`` (the simulation's randomness);
-    ``backend``: "sim" or "real" (see the family's ``spec.backends``); ``client``: reserved for
-    a Dask client (not used yet: runs are in-process)."""
+    ``backend``: "sim" or "real" (see the family's ``spec.backends``).
+    ``chunks``: split the images into that many blocks, each run with its own seed and merged
+    as one batched run books them (see :mod:`ppnn.distributed`); ``client``: a Dask client
+    that runs the blocks as tasks (default: one block per worker). The same ``chunks`` give
+    the same logits and ledger with or without a client."""
     if not isinstance(plan, Plan):
         raise TypeError(f"plan must be a Plan from ppnn.compile, got {type(plan).__name__}")
-    if client is not None:
-        raise NotImplementedError("distributed runs (a Dask client) are not implemented yet")
+    if client is not None or chunks is not None:
+        from ppnn.distributed import run_blocks
+
+        fam = family(plan.family)
+        if backend not in fam.spec.backends:
+            raise ValueError(f"{fam.spec.name} runs on backend(s) {fam.spec.backends}, "
+                             f"got {backend!r}: {fam.spec.simulated}")
+        return run_blocks(plan, x, seed, backend, chunks, client)
     return family(plan.family).run(plan, x, seed, backend)
 
 

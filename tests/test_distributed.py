@@ -1,0 +1,150 @@
+"""Runs on a Dask cluster: a LocalCluster of 2 worker processes gives every family the same
+logits and the same ledger as the in-process run split the same way, and a worker killed
+mid-run loses nothing."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import ppnn
+from ppnn import data, distributed, nn
+from ppnn.core import Ledger
+from ppnn.protocols import api
+
+pytest.importorskip("dask.distributed")
+
+KEYS = list(api._REGISTRY)
+
+
+def _ledger_key(led):
+    msgs = sorted((m.sender, m.receiver, m.bits, m.round, m.phase, m.label, m.what)
+                  for m in led.messages)
+    return msgs, led.op_counts(), dict(led.depths)
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.cluster(workers=2, dashboard=False) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def setup():
+    x, _, xt, _ = data.load_mnist()
+    net = nn.zoo.get("minionn_mnist")
+    params = nn.pretrained("minionn_mnist", quick=True, seed=0)
+    return net, params, np.asarray(x[:300]), np.asarray(xt[:4])
+
+
+def test_block_bounds_cover_the_batch_in_whole_runs():
+    assert distributed.block_bounds(7, 3) == [(0, 3), (3, 5), (5, 7)]
+    assert distributed.block_bounds(8, 3, unit=2) == [(0, 4), (4, 6), (6, 8)]
+    with pytest.raises(ValueError, match="runs of 2"):
+        distributed.block_bounds(7, 2, unit=2)
+    with pytest.raises(ValueError, match="cannot split 4 images into 5"):
+        distributed.block_bounds(4, 5)
+    with pytest.raises(ValueError, match="positive int"):
+        distributed.block_bounds(4, 0)
+
+
+def test_block_seeds_are_independent_and_reproducible():
+    a = [np.random.default_rng(s).integers(1 << 62) for s in distributed.block_seeds(5, 3)]
+    b = [np.random.default_rng(s).integers(1 << 62) for s in distributed.block_seeds(5, 3)]
+    assert a == b and len(set(a)) == 3
+
+
+def test_merge_ledgers_aligns_rounds_adds_bits_and_books_keys_once():
+    def one(bits):
+        led = Ledger(["a", "b"])
+        with led.label("setup"), led.offline():
+            led.send("a", "b", 100, "key")
+        with led.label("layer"):
+            led.send("a", "b", bits, "x")
+            led.send("b", "a", bits, "y")
+            led.count("op", 3, party="a")
+        return led
+
+    merged = distributed.merge_ledgers([one(8), one(16)])
+    assert merged.total_bits("online") == 2 * (8 + 16)
+    assert merged.rounds("online") == 2  # side by side, not one after the other
+    assert merged.total_bits("offline") == 100  # the key once
+    assert merged.op_count("op") == 6
+    with pytest.raises(ValueError, match="parties"):
+        distributed.merge_ledgers([one(8), Ledger(["a", "c"])])
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_distributed_run_equals_in_process_run(client, setup, key):
+    net, params, calib, x = setup
+    plan = ppnn.compile(key, net, params, calib=calib)
+    local = ppnn.run(plan, x, seed=3, chunks=2)
+    remote = ppnn.run(plan, x, seed=3, client=client, chunks=2)
+    assert np.array_equal(local.logits, remote.logits)
+    assert np.array_equal(local.predictions, remote.predictions)
+    assert _ledger_key(local.ledger) == _ledger_key(remote.ledger)
+    assert remote.extra["blocks"] == 2 and len(remote.timings["block"].unique()) == 2
+    # the blocks compute what the family's own run computes on them
+    block = ppnn.run(plan, x[:2], seed=distributed.block_seeds(3, 2)[0])
+    assert np.array_equal(block.logits, local.logits[:2])
+
+
+def test_default_split_is_one_block_per_worker(client, setup):
+    net, params, calib, x = setup
+    plan = ppnn.compile("falcon_sh", net, params, calib=calib)
+    res = ppnn.run(plan, x, seed=0, client=client)
+    assert res.extra["blocks"] == distributed.n_workers(client) == 2
+    assert np.array_equal(res.logits, ppnn.run(plan, x, seed=0, chunks=2).logits)
+
+
+def test_bad_arguments_name_the_problem(setup):
+    net, params, calib, x = setup
+    plan = ppnn.compile("falcon_sh", net, params, calib=calib)
+    with pytest.raises(ValueError, match="cannot split 4 images into 9"):
+        ppnn.run(plan, x, chunks=9)
+    with pytest.raises(ValueError, match="backend"):
+        ppnn.run(plan, x, chunks=2, backend="real")
+    with pytest.raises(ValueError, match="tcp://"):
+        distributed.connect("localhost")
+    with pytest.raises(ValueError, match="workers"):
+        with distributed.cluster(workers=0):
+            pass
+
+
+def test_a_worker_killed_mid_run_loses_nothing(client, setup):
+    """Kill the worker process that is running a block; Dask reschedules the block on the
+    other worker (the nanny restarts the dead one) and the result is identical."""
+    net, params, calib, _ = setup
+    x = np.asarray(data.load_mnist()[2][:8])
+    plan = ppnn.compile("gazelle_gc", net, params, calib=calib)
+    expected = ppnn.run(plan, x, seed=1, chunks=4)
+
+    out: dict = {}
+
+    def go():
+        out["res"] = ppnn.run(plan, x, seed=1, client=client, chunks=4)
+
+    t = threading.Thread(target=go)
+    t.start()
+    victim, deadline = None, time.time() + 60
+    while victim is None and time.time() < deadline:
+        busy = {w: ts for w, ts in client.processing().items() if ts}
+        victim = next(iter(busy), None)
+        time.sleep(0.05)
+    assert victim is not None, "no block ever started"
+    try:
+        client.run(os._exit, 1, workers=[victim])
+    except Exception:  # noqa: BLE001 - the worker dies while answering
+        pass
+    t.join(timeout=300)
+    assert "res" in out, "the run did not finish after a worker died"
+    res = out["res"]
+    assert np.array_equal(res.logits, expected.logits)
+    assert _ledger_key(res.ledger) == _ledger_key(expected.ledger)
+    client.wait_for_workers(2, timeout=60)
+    # the victim really died: its nanny started a new worker process at a new address
+    assert victim not in client.scheduler_info()["workers"]
