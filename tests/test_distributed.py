@@ -148,3 +148,51 @@ def test_a_worker_killed_mid_run_loses_nothing(client, setup):
     client.wait_for_workers(2, timeout=60)
     # the victim really died: its nanny started a new worker process at a new address
     assert victim not in client.scheduler_info()["workers"]
+
+
+def _tiny_she_plan():
+    from ppnn.nn import Dense, Flatten, Network, ReLU
+    from ppnn.nn.forward import init_params
+
+    net = Network("she_tiny_test", (1, 2, 2), (Flatten(), Dense(2), ReLU(), Dense(2)))
+    params = init_params(net, np.random.default_rng(0), dtype=np.float64)
+    calib = np.random.default_rng(1).random((64, 1, 2, 2))
+    return ppnn.compile("she", net, params, calib=calib), calib
+
+
+def test_she_on_real_tfhe_splits_gate_levels_across_workers(client):
+    """One encrypted image on real tfhe-rs, every bootstrapped gate level split over the two
+    workers (the server key shipped once): logits equal the integer oracle, and the binding's
+    own counters (summed over the workers' blocks) equal the simulator's count."""
+    pytest.importorskip("ppnn_tfhe", reason="build the binding with `make setup`")
+    from ppnn.he.tfhe import DaskTfheBackend
+
+    plan, calib = _tiny_she_plan()
+    x = calib[:1]
+    res = ppnn.run(plan, x, backend="real", client=client)
+    assert np.array_equal(res.logits, plan.oracle(x))
+    sim = ppnn.run(plan, x, backend="sim")
+    assert res.ledger.op_counts() == sim.ledger.op_counts()
+    assert res.ledger.total_bits() == sim.ledger.total_bits()
+    # the blocks really ran on the workers, and their counters add up to the circuit's
+    be = DaskTfheBackend(client, min_block=4)
+    a, b = be.encrypt(np.array([0, 1, 1, 0, 1, 0, 1, 1] * 2)), be.encrypt(np.ones(16, np.uint8))
+    out = be.and_(a, b)
+    assert list(be.decrypt(out)) == [0, 1, 1, 0, 1, 0, 1, 1] * 2
+    assert be._remote["and"] == 16 and be.key.gate_count["and"] == 0
+    assert be.native_counts() == be.counts()
+
+
+def test_tfhe_arrays_and_server_key_pickle():
+    import pickle
+
+    tfhe = pytest.importorskip("ppnn_tfhe", reason="build the binding with `make setup`")
+    key = tfhe.BooleanKey.generate()
+    a = key.encrypt(np.array([[1, 0], [0, 1]], np.uint8))
+    a2 = pickle.loads(pickle.dumps(a))
+    assert a2.shape == (2, 2) and a2.key_id == key.key_id
+    sk = pickle.loads(pickle.dumps(key.server_key()))
+    assert not hasattr(sk, "decrypt") and not hasattr(sk, "encrypt")
+    assert key.decrypt(sk.xor(a2, a)).tolist() == [[0, 0], [0, 0]]
+    with pytest.raises(ValueError, match="not a serialized BooleanServerKey"):
+        tfhe.BooleanServerKey.from_bytes(a.to_bytes())

@@ -20,7 +20,8 @@ import numpy as np
 
 from .bitsim import GATES, GateBackend
 
-__all__ = ["load_binding", "binding_available", "TfheBackend", "PbsLookup", "SimulatedLookup",
+__all__ = ["load_binding", "binding_available", "TfheBackend", "DaskTfheBackend", "PbsLookup",
+           "SimulatedLookup",
            "relu_table"]
 
 _BUILD_HINT = ("the tfhe-rs binding `ppnn_tfhe` is not installed. Build it from source with "
@@ -206,3 +207,84 @@ class SimulatedLookup(_LookupBase):
         if self.ledger is not None:
             self.ledger.count("pbs_lookup", int(np.asarray(ct).size), self.party)
         return out
+
+
+def _remote_gate(server_key, gate: str, *arrays):
+    """One block of one gate level on a Dask worker: ``(result, bootstrapped evaluations,
+    bootstraps)`` read from the worker's server-key counters around the call (workers are
+    single-threaded, so no other gate interleaves)."""
+    before, boots = dict(server_key.gate_count), server_key.bootstrap_count
+    fn = {"and": server_key.and_, "or": server_key.or_, "xor": server_key.xor,
+          "nand": server_key.nand, "nor": server_key.nor, "xnor": server_key.xnor,
+          "mux": server_key.mux}[gate]
+    out = fn(*arrays)
+    after = dict(server_key.gate_count)
+    return out, {k: after[k] - before.get(k, 0) for k in after}, (
+        server_key.bootstrap_count - boots)
+
+
+class DaskTfheBackend(TfheBackend):
+    """:class:`TfheBackend` whose bootstrapped gates run on the workers of a Dask cluster.
+
+    The server key (``BooleanKey.server_key()``: no secret key) is scattered to every worker
+    once; each gate call of a circuit -- one level of gates over a whole array -- is split
+    into contiguous blocks of at least ``min_block`` ciphertexts, ``blocks_per_worker``
+    blocks per worker, and every block is one call of the binding's batched gate on a worker.
+    The ciphertexts travel as bytes (``BitArray`` pickles through tfhe-rs's bincode
+    serialization). Encryption and decryption stay with the client (this process); NOT and
+    routing are free and stay here too. Outputs and counts equal :class:`TfheBackend`'s.
+    """
+
+    name = "tfhe-rs on dask"
+
+    def __init__(self, client, key=None, public_constants: bool = True, ledger=None,
+                 party: str = "server", min_block: int = 16, blocks_per_worker: int = 2):
+        super().__init__(key, public_constants, ledger, party)
+        if client is None:
+            raise ValueError("DaskTfheBackend needs a dask.distributed Client")
+        if isinstance(min_block, bool) or not isinstance(min_block, int) or min_block < 1:
+            raise ValueError(f"min_block must be a positive int, got {min_block!r}")
+        self.client = client
+        self.min_block, self.blocks_per_worker = min_block, int(blocks_per_worker)
+        [self._server] = client.scatter([self.key.server_key()], broadcast=True, hash=False)
+        self._remote: dict[str, int] = dict.fromkeys(GATES, 0)
+        self._remote_boots = 0
+
+    def reset_counts(self) -> None:
+        super().reset_counts()
+        self._remote = dict.fromkeys(GATES, 0)
+        self._remote_boots = 0
+
+    def native_counts(self) -> dict[str, int]:
+        """The binding's counters: this process's key plus every worker block's."""
+        local = super().native_counts()
+        out = {k: local[k] + self._remote.get(k, 0) for k in GATES}
+        return {**out, "hgops": int(sum(out.values())),
+                "bootstraps": local["bootstraps"] + self._remote_boots}
+
+    def _dispatch(self, gate: str, *arrays):
+        from ppnn.distributed import block_bounds, n_workers
+
+        n = arrays[0].size
+        blocks = min(n // self.min_block, self.blocks_per_worker * max(1, n_workers(self.client)))
+        if blocks < 2:  # too small to be worth a round trip: evaluate here
+            return None
+        shape = list(arrays[0].shape)
+        flat = [a.reshape([-1]) for a in arrays]
+        futures = [self.client.submit(_remote_gate, self._server, gate,
+                                      *[f.take(np.arange(lo, hi)) for f in flat], pure=False)
+                   for lo, hi in block_bounds(n, blocks)]
+        parts = self.client.gather(futures)
+        for _, counts, boots in parts:
+            for k, v in counts.items():
+                self._remote[k] = self._remote.get(k, 0) + v
+            self._remote_boots += boots
+        return self.binding.BitArray.concat([p[0] for p in parts]).reshape(shape)
+
+    def _binary(self, gate, a, b):
+        out = self._dispatch(gate, a, b)
+        return super()._binary(gate, a, b) if out is None else out
+
+    def _mux(self, c, a, b):
+        out = self._dispatch("mux", c, a, b)
+        return super()._mux(c, a, b) if out is None else out

@@ -164,6 +164,9 @@ class Family:
     #: the protocol's logits equal the oracle's bit for bit (False: probabilistic truncation,
     #: logits within a few ulps, predictions compared)
     exact: bool = True
+    #: on the real backend with a Dask client, the family splits the gates of each circuit
+    #: level across the workers (``_run`` takes ``client=``) instead of splitting the images
+    distributes_gates: bool = False
 
     # -- to implement ---------------------------------------------------------------------
     def _compile(self, net: Network, params, calib, **options) -> tuple[Any, dict]:
@@ -216,7 +219,7 @@ class Family:
             raise type(e)(f"{self.spec.name} cannot compile {net.name}: {e}") from e
         return Plan(self.spec.key, net, dict(options), impl, info)
 
-    def run(self, plan: Plan, x, seed=0, backend: str = "sim") -> Result:
+    def run(self, plan: Plan, x, seed=0, backend: str = "sim", client=None) -> Result:
         if backend not in self.spec.backends:
             raise ValueError(f"{self.spec.name} runs on backend(s) {self.spec.backends}, "
                              f"got {backend!r}: {self.spec.simulated}")
@@ -226,7 +229,13 @@ class Family:
                              f"per run; got a batch of {len(x)}")
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         t0 = time.perf_counter()
-        logits, ledger, times, prov = self._run(plan, x, rng, backend)
+        if client is not None:
+            if not self.distributes_gates:
+                raise ValueError(f"{self.spec.name} splits images, not gates: use "
+                                 "ppnn.run(plan, x, client=...)")
+            logits, ledger, times, prov = self._run(plan, x, rng, backend, client=client)
+        else:
+            logits, ledger, times, prov = self._run(plan, x, rng, backend)
         wall = time.perf_counter() - t0
         timings = pd.DataFrame(times, columns=["phase", "layer", "seconds"])
         extra = {"wall_s": wall}
@@ -309,13 +318,17 @@ def run(plan: Plan, x, seed=0, backend: str = "sim", client=None,
     ``chunks``: split the images into that many blocks, each run with its own seed and merged
     as one batched run books them (see :mod:`ppnn.distributed`); ``client``: a Dask client
     that runs the blocks as tasks (default: one block per worker). The same ``chunks`` give
-    the same logits and ledger with or without a client."""
+    the same logits and ledger with or without a client. A family whose one image is a huge
+    circuit (SHE on real tfhe-rs) splits each level of gates across the workers instead
+    when ``backend="real"`` and no ``chunks`` are given."""
     if not isinstance(plan, Plan):
         raise TypeError(f"plan must be a Plan from ppnn.compile, got {type(plan).__name__}")
+    fam = family(plan.family)
+    if client is not None and chunks is None and backend == "real" and fam.distributes_gates:
+        return fam.run(plan, x, seed, backend, client=client)  # one image's gates split
     if client is not None or chunks is not None:
         from ppnn.distributed import run_blocks
 
-        fam = family(plan.family)
         if backend not in fam.spec.backends:
             raise ValueError(f"{fam.spec.name} runs on backend(s) {fam.spec.backends}, "
                              f"got {backend!r}: {fam.spec.simulated}")

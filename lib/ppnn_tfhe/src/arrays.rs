@@ -377,6 +377,17 @@ macro_rules! batch_methods {
                     inner: $crate::arrays::Batch::from_bytes(data, $name)?,
                 })
             }
+
+            /// Pickle support (Dask ships arrays between processes): rebuilt by
+            /// `from_bytes(to_bytes())`.
+            fn __reduce__<'py>(
+                slf: &Bound<'py, Self>,
+                py: Python<'py>,
+            ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, pyo3::types::PyBytes>,))> {
+                let f = slf.get_type().getattr("from_bytes")?;
+                let data = slf.get().inner.to_bytes($name)?;
+                Ok((f, (pyo3::types::PyBytes::new(py, &data),)))
+            }
         }
     };
 }

@@ -54,6 +54,7 @@ fn num_threads() -> usize {
 #[pymodule]
 fn ppnn_tfhe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<boolean::BooleanKey>()?;
+    m.add_class::<boolean::BooleanServerKey>()?;
     m.add_class::<boolean::BitArray>()?;
     m.add_class::<shortint::ShortintKey>()?;
     m.add_class::<shortint::IntArray>()?;

@@ -57,19 +57,23 @@ class SHE(Family):
                                act_bits=act_bits, in_bits=in_bits, guard_bits=guard_bits)
         return qnet, {"scheme": scheme, "rewrites": rewrites}
 
-    def _backend(self, backend):
-        if backend == "real":
-            from ppnn.he.tfhe import TfheBackend
+    distributes_gates = True
 
+    def _backend(self, backend, client=None):
+        if backend == "real":
+            from ppnn.he.tfhe import DaskTfheBackend, TfheBackend
+
+            if client is not None:
+                return DaskTfheBackend(client, public_constants=False)
             return TfheBackend(public_constants=False)
         return BitSimulator(public_constants=False)
 
-    def _run(self, plan: Plan, x, rng, backend):
+    def _run(self, plan: Plan, x, rng, backend, client=None):
         qnet = plan.impl
         ledger, logits, times = Ledger(PARTIES), [], []
         for i in range(len(x)):
             led = Ledger(PARTIES)
-            res = network.encrypted_inference(qnet, self._backend(backend),
+            res = network.encrypted_inference(qnet, self._backend(backend, client),
                                               qnet.encode_input(x[i:i + 1]), ledger=led)
             ledger.merge(led)
             logits.append(res.logits[0])
