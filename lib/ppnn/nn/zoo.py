@@ -355,6 +355,18 @@ def _she_mnist() -> Network:
                 "activations (CC_Mult = 945)", 0.0)])
 
 
+@register("she_mnist_reduced", ("she",))
+def _she_mnist_reduced() -> Network:
+    return _net(
+        "she_mnist_reduced", MNIST,
+        [Conv2d(2, 7, 7, 0), ReLU(), Flatten(), Dense(10)],
+        "Not a paper network: a reduced SHE-style MNIST network small enough to run end to "
+        "end on real tfhe-rs on two cores (one 7x7 stride-7 convolution with 2 maps, ReLU, "
+        "FC 10), so that a real encrypted inference is measured, not projected, and the "
+        "paper's networks can be projected from its measured seconds per gate.",
+        "mnist", ("she",))
+
+
 @register("dshe_mnist", ("she",))
 def _dshe_mnist() -> Network:
     return _net(
