@@ -109,7 +109,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
-    n = 64 if args.quick else 512
+    n = 64 if args.quick else 1024
     rows = bench_gates(n, 1 if args.quick else args.repeats)
     rows += bench_falcon_sweep(4 if args.quick else 8, 4 if args.quick else 32,
                                1 if args.quick else args.repeats)
