@@ -120,7 +120,10 @@ def test_absolute_times_are_machine_dependent_checked_rows_verified():
     f = report._final_status
     assert f("within tolerance", "measured", "ms", None) == "machine-dependent"
     assert f("differs", "projected", "s (x1e3)", None) == "machine-dependent"
-    assert f("within tolerance", "measured", "x", None) == "within tolerance"  # a speed-up
+    assert f("within tolerance", "measured", "x", None) == "machine-dependent"  # a speed-up
+    assert f("differs", "projected", "%", None, "linear_pct") == "machine-dependent"
+    assert f("differs", "measured", "%", None, "accuracy") == "differs"  # not a timing
+    assert f("differs", "measured", "bits", None) == "differs"
     assert f("exact", "counted", "ms", None) == "exact"  # a count is not a timing
     assert f("differs", "formula", "formula", True) == "verified"
     assert f("exact", "formula", "formula", False) == "differs"
@@ -141,3 +144,37 @@ def test_garbled_paper_cells_are_not_compared():
     out = report.compare("swann", "table1", df, keep_extra=True)
     row = out[(out.row == "Total") & (out.metric == "opt_hybrid_server2")].iloc[0]
     assert row["status"] == "paper value garbled" and pd.isna(row["ratio"])
+
+
+def test_two_runs_under_different_load_give_identical_status_counts(paper_table):
+    """The same reproduced tables with every measured/projected timing perturbed as a loaded
+    machine would (x0.3 .. x3): counted rows and accuracies are untouched and every status
+    count is identical."""
+    import numpy as np
+
+    csv = ("table,row,metric,value,unit,note\n"
+           "Table 3,a,latency,12,ms,\n"
+           "Table 3,a,speedup,3.0,x,\n"
+           "Table 3,a,linear_share,97.7,%,\n"
+           "Table 3,a,accuracy,99.0,%,\n"
+           "Table 3,a,comm,2.0,MB,\n"
+           "Table 3,b,latency,4,s,\n"
+           "Table 3,b,speedup,1.0,x,\n")
+    (paper_table / "data" / "paper" / "demo_table3.csv").write_text(csv)
+    base = pd.DataFrame({
+        "row": ["a", "a", "a", "a", "a", "b", "b"],
+        "metric": ["latency", "speedup", "linear_share", "accuracy", "comm", "latency",
+                   "speedup"],
+        "value": [11.0, 2.9, 97.0, 98.9, 2.0, 4.1, 1.01],
+        "kind": ["measured", "measured", "projected", "measured", "counted", "projected",
+                 "measured"]})
+    timing = base["kind"].isin(["measured", "projected"]) & (base["metric"] != "accuracy")
+    counts = []
+    for seed in range(20):
+        run = base.copy()
+        f = np.random.default_rng(seed).uniform(0.3, 3.0, len(run))
+        run.loc[timing, "value"] = run.loc[timing, "value"] * f[timing.to_numpy()]
+        st = report.compare("demo", "table3", run).set_index(["row", "metric"])["status"]
+        counts.append(st.value_counts().to_dict())
+    assert all(c == counts[0] for c in counts)
+    assert counts[0]["machine-dependent"] == 5

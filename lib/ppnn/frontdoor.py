@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import paths
-from .report import STATUSES, to_markdown
+from .report import status_counts, to_markdown
 
 __all__ = ["notebook_rows", "notebook_table", "summary_table", "render", "update_readme"]
 
@@ -86,9 +86,7 @@ def summary_table(figures: Path | None = None) -> str:
     all_rows = pd.concat(frames)
     out = []
     for paper, g in all_rows.groupby("paper", sort=False):
-        counts = g["status"].value_counts()
-        out.append({"paper": paper, "tables": g["stem"].nunique(), "rows": len(g),
-                    **{s: int(counts.get(s, 0)) for s in STATUSES}})
+        out.append({"paper": paper, "tables": g["stem"].nunique(), **status_counts(g)})
     return (to_markdown(pd.DataFrame(out))
             + "\nDetails, reasons for every difference and the errata found: "
               "[`figures/REPORT.md`](figures/REPORT.md).\n")

@@ -28,7 +28,7 @@ import pandas as pd
 from . import paths
 
 __all__ = ["load_paper", "compare", "save", "build_report", "save_errata", "STATUSES",
-           "reproduced_frame"]
+           "reproduced_frame", "status_counts"]
 
 STATUSES = ("exact", "within tolerance", "differs", "verified", "machine-dependent", "quoted",
             "input", "not reproducible here", "ours only", "paper value missing",
@@ -57,7 +57,21 @@ def _is_accuracy(metric: str, unit) -> bool:
     return _base_unit(unit) == "%" and "acc" in m and "tolerance" not in m
 
 
-def _final_status(status: str, kind: str, unit, check) -> str:
+#: units of values derived from timings measured here (speed-ups, shares of the run time)
+TIMING_RATIO_UNITS = {"x", "%"}
+
+
+def _timing_derived(kind: str, unit, metric: str = "") -> bool:
+    """A value computed from wall-clock times measured on this machine: an absolute time, or
+    a speed-up / share of time measured or projected from measured unit costs. Accuracies
+    (``%`` with ``acc`` in the metric) are not timings."""
+    if kind not in ("measured", "projected"):
+        return False
+    base = _base_unit(unit)
+    return base in TIME_UNITS or (base in TIMING_RATIO_UNITS and not _is_accuracy(metric, unit))
+
+
+def _final_status(status: str, kind: str, unit, check, metric: str = "") -> str:
     """What a row's status means, beyond the numbers (issue: statuses that mean something).
 
     * a value we did not compute -- quoted from the paper or another publication (``quoted``),
@@ -65,14 +79,17 @@ def _final_status(status: str, kind: str, unit, check) -> str:
     * a row the builder checked (``check``: the paper's formula holds for what we ran) is
       ``verified`` or ``differs``;
     * an absolute time measured or projected here vs one measured on the paper's machine is
-      ``machine-dependent``: the ratio is shown, no pass/fail (relative claims -- speed-ups,
-      ratios -- keep their statuses)."""
+      ``machine-dependent``: the ratio is shown, no pass/fail; so is a speed-up or a share of
+      the run time measured here (or projected from unit costs measured here): its value
+      moves with the machine's load, and a status that two runs can disagree on says nothing.
+      Deterministic rows (counted, formula, accuracies for a seed) keep their statuses, so
+      two runs give identical status counts."""
     if kind in ("quoted", "input") and status not in ("paper value missing",):
         return kind
     if check is not None and not (isinstance(check, float) and math.isnan(check)):
         return "verified" if bool(check) else "differs"
-    if (kind in ("measured", "projected") and _base_unit(unit) in TIME_UNITS
-            and status in ("exact", "within tolerance", "differs")):
+    if _timing_derived(kind, unit, metric) and status in ("exact", "within tolerance",
+                                                          "differs"):
         return "machine-dependent"
     return status
 COLUMNS = ["table", "row", "metric", "unit", "paper", "ours", "ratio", "kind", "status", "reason"]
@@ -216,7 +233,8 @@ def compare(paper: str, table: str, reproduced: pd.DataFrame, rtol: float = 0.05
         value = o.value if o is not None else None
         status, ratio = _status(r.value, value, rtol, accuracy=_is_accuracy(r.metric, r.unit))
         if o is not None:
-            status = _final_status(status, o.kind, r.unit, getattr(o, "check", None))
+            status = _final_status(status, o.kind, r.unit, getattr(o, "check", None),
+                                   r.metric)
         if "garbled in this copy" in str(r.note) and status not in ("not reproducible here",):
             status, ratio = "paper value garbled", math.nan  # its note says what was printed
         reason = "; ".join(x for x in (
@@ -318,14 +336,26 @@ STATUS_LEGEND = [
     "- **verified**: the paper's formula or identity checked against what we ran (sympy "
     "identity, or evaluated at random points); the value shown is ours.",
     "- **machine-dependent**: an absolute time measured or projected here beside one measured "
-    "on the paper's machine; the ratio is shown, no pass/fail. Relative claims (speed-ups, "
-    "ratios) keep their statuses.",
+    "on the paper's machine, or a speed-up / share of run time measured here (or projected "
+    "from unit costs measured here): the ratio is shown, no pass/fail -- such values move with "
+    "the machine's load, so two runs could disagree on any status given to them. Every other "
+    "row is deterministic for a seed: two runs give identical statuses.",
     "- **quoted** / **input**: a value quoted from a publication, or a setting chosen to match "
     "the paper: context, not a reproduced value.",
     "- **not reproducible here**, **paper value missing**, **paper value garbled** (the cell is "
     "unreadable in this copy of the paper; its note gives what was printed), **ours only**: "
     "no comparison.",
 ]
+
+
+def status_counts(rows: pd.DataFrame) -> dict:
+    """Rows, deterministic vs machine-dependent, and the count of every other status (the
+    summary line of a paper in REPORT.md and the README)."""
+    counts = rows["status"].value_counts()
+    n_md = int(counts.get("machine-dependent", 0))
+    return {"rows": len(rows), "deterministic rows": len(rows) - n_md,
+            "machine-dependent rows": n_md,
+            **{s: int(counts.get(s, 0)) for s in STATUSES if s != "machine-dependent"}}
 
 
 def build_report(out: str | Path | None = None) -> Path:
@@ -350,9 +380,7 @@ def build_report(out: str | Path | None = None) -> Path:
         if not stems:
             continue
         allrows = pd.concat([frames[s] for s in stems])
-        counts = allrows["status"].value_counts()
-        summary.append({"paper": paper, "tables": len(stems), "rows": len(allrows),
-                        **{s: int(counts.get(s, 0)) for s in STATUSES}})
+        summary.append({"paper": paper, "tables": len(stems), **status_counts(allrows)})
     if summary:
         lines.append(to_markdown(pd.DataFrame(summary)))
     else:
