@@ -14,7 +14,8 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["root", "paper_dir", "cache_dir", "figures_root", "notebook_outputs", "figures_dir",
+__all__ = ["root", "paper_dir", "cache_dir", "cache_lock", "figures_root", "notebook_outputs",
+           "figures_dir",
            "tables_dir", "results_dir", "build_dir", "atomic_write", "atomic_path"]
 
 
@@ -47,6 +48,26 @@ def paper_dir() -> Path:
 def cache_dir() -> Path:
     """Fetched datasets and trained models (git-ignored)."""
     return _mk(root() / "data" / "cache")
+
+
+@contextmanager
+def cache_lock(entry: Path):
+    """Hold an exclusive lock named after a cache entry (``<entry>.lock``) while it is checked
+    and, if missing, built: notebooks running in parallel that need the same trained model
+    train it once -- the second waits, then loads it. (No-op where ``fcntl`` is missing.)"""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    lock = Path(str(entry) + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def figures_root() -> Path:

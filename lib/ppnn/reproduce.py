@@ -2,20 +2,38 @@
 
     python -m ppnn.reproduce               # full pipeline (QUICK=False), only stale notebooks
     python -m ppnn.reproduce --quick       # quick mode, outputs under build/quick/figures
+    python -m ppnn.reproduce --jobs 2      # independent notebooks side by side (default: cores)
+    python -m ppnn.reproduce --workers 4   # ... as tasks of a local Dask cluster
+    python -m ppnn.reproduce --scheduler tcp://HOST:8786   # ... on a Dask cluster
     python -m ppnn.reproduce --only 01_tabula --force
     python -m ppnn.reproduce --list
 
 The reviewed source of each notebook is ``notebooks/NN_name.py`` (jupytext py:percent). It is
 converted in memory, executed with papermill (parameters ``QUICK``, ``SEED``) with the working
-directory ``notebooks/``, and the executed copy is written to ``build/notebooks/`` (git-ignored).
-A notebook is *stale* when the hash of its source, its parameters, the library sources and the
-transcribed paper tables differs from the stamp of its last successful run, or when its stamp
-is missing. Wall-clock times go to ``build/pipeline_timings.csv``.
+directory ``notebooks/``, and the executed copy is written to ``build/<mode>/notebooks/``.
+
+**Staleness.** A notebook's stamp (``build/<mode>/stamps/<name>.json``) records the hash of its
+source and parameters and the hash of every file it actually used: the library modules the
+kernel had imported when the notebook finished (read from ``sys.modules`` by a cell appended
+for the run and removed from the executed copy), the compiled tfhe-rs binding if it was
+loaded, and the transcribed paper tables and errata. The notebook is stale when its source or
+parameters changed, when one of those files changed or vanished, or when it has no stamp: a
+change to a module no notebook imports re-runs nothing. A notebook that fails leaves no stamp.
+
+**Parallel runs.** The notebooks read nothing another notebook writes (each writes under its
+own paper's folder; the report is assembled once at the end), so stale notebooks run side by
+side: ``--jobs N`` kernels at once in this machine (BLAS threads per kernel = cores / N), or
+as Dask tasks (``--workers N`` starts a LocalCluster, ``--scheduler`` uses a running one; the
+workers must see this checkout at the same path, e.g. a shared file system). Models that two
+notebooks need are trained once: the model cache is locked per entry
+(:func:`ppnn.paths.cache_lock`). Wall-clock times go to ``build/<mode>/pipeline_timings.csv``
+(and ``figures/pipeline_timings.csv`` in full mode, beside the figures they produced).
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures as cf
 import functools
 import hashlib
 import json
@@ -27,7 +45,10 @@ from pathlib import Path
 
 from . import paths
 
-__all__ = ["notebooks", "run_notebook", "run", "main", "input_hash"]
+__all__ = ["notebooks", "run_notebook", "run", "main", "input_hash", "stale", "STAMP_VERSION"]
+
+STAMP_VERSION = 2
+_CLOSURE_TAG = "ppnn-import-closure"
 
 
 def notebooks() -> list[Path]:
@@ -42,18 +63,59 @@ def _resolve(name: str) -> Path:
     raise ValueError(f"no notebook {name!r}; known: {[n.stem for n in notebooks()]}")
 
 
+def _sha(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
 def input_hash(nb: Path, params: dict) -> str:
-    """Hash of everything a notebook's outputs depend on."""
+    """Hash of the notebook's source and parameters (the files it uses are stamped apart)."""
     h = hashlib.sha256()
-    h.update(nb.read_bytes())
+    h.update(Path(nb).read_bytes())
     h.update(json.dumps(params, sort_keys=True).encode())
-    root = paths.root()
-    lib = Path(__file__).resolve().parent
-    deps = sorted(lib.rglob("*.py")) + sorted((root / "data" / "paper").glob("*.csv"))
-    for p in deps:
-        h.update(p.name.encode())
-        h.update(p.read_bytes())
     return h.hexdigest()
+
+
+def _data_files() -> list[Path]:
+    root = paths.root()
+    return sorted((root / "data" / "paper").glob("*.csv")) + [root / "data" / "errata.csv"]
+
+
+def _rel(p: Path) -> str:
+    p = Path(p).resolve()
+    root = paths.root()
+    try:
+        return p.relative_to(root).as_posix()
+    except ValueError:  # the compiled binding in site-packages
+        return p.as_posix()
+
+
+def _file_hashes(files) -> dict[str, str]:
+    return {_rel(f): _sha(f) for f in files if Path(f).exists()}
+
+
+def stale(nb: Path, params: dict, stamp: Path) -> str | None:
+    """Why ``nb`` must run (a short reason), or None when its stamp is up to date."""
+    if not stamp.exists():
+        return "never run"
+    try:
+        st = json.loads(stamp.read_text())
+    except (OSError, ValueError):
+        return "unreadable stamp"
+    if st.get("version") != STAMP_VERSION:
+        return "stamp of an older pipeline"
+    if st.get("hash") != input_hash(nb, params):
+        return "notebook or parameters changed"
+    root = paths.root()
+    data_now = _file_hashes(_data_files())
+    if st.get("data") != data_now:
+        return "paper tables or errata changed"
+    for rel, digest in st.get("files", {}).items():
+        p = Path(rel) if Path(rel).is_absolute() else root / rel
+        if not p.exists():
+            return f"{rel} vanished"
+        if _sha(p) != digest:
+            return f"{rel} changed"
+    return None
 
 
 @contextmanager
@@ -73,26 +135,43 @@ def _env(**kv):
 @functools.cache
 def _ipc_kernel_manager():
     """A kernel manager on local IPC sockets: the pipeline's kernels listen on no TCP port
-    (and print no "Kernel is running over TCP without encryption" warning)."""
+    (and print no "Kernel is running over TCP without encryption" warning). Each kernel's
+    sockets live in a private temporary folder: kernels started side by side would otherwise
+    pick the same socket file names in one working directory and read each other's messages."""
+    import tempfile
+
     from jupyter_client.manager import AsyncKernelManager
 
     class IPCKernelManager(AsyncKernelManager):
         def __init__(self, **kw):
             kw.setdefault("transport", "ipc")
+            kw.setdefault("ip", os.path.join(tempfile.mkdtemp(prefix="ppnn-kernel-"), "k"))
             super().__init__(**kw)
 
     return IPCKernelManager
 
 
+def _closure_source(out: Path, root: Path) -> str:
+    """The appended cell: which files under lib/ (and the binding) the kernel imported."""
+    return (
+        "import json as _j, sys as _s\n"
+        f"_root = {str(Path(root).resolve() / 'lib')!r}\n"
+        "_fs = sorted({getattr(_m, '__file__', None) or '' for _m in list(_s.modules.values())})\n"
+        "_fs = [_f for _f in _fs if _f.startswith(_root) or 'ppnn_tfhe' in _f.rsplit('/', 1)[-1]]\n"
+        f"open({str(out)!r}, 'w').write(_j.dumps(_fs))\n")
+
+
 def run_notebook(nb: Path | str, quick: bool, seed: int = 0, figures: Path | None = None,
                  out_dir: Path | None = None, progress: bool = True,
-                 timeout: int | None = None) -> Path:
+                 timeout: int | None = None, imports_out: Path | None = None) -> Path:
     """Execute one notebook with papermill; returns the executed copy's path.
 
     ``figures`` redirects every output of the notebook (``$PPNN_FIGURES``); quick runs default
     to ``build/quick/figures`` so they never overwrite the full pipeline's results.
+    ``imports_out``: where to write the list of files the kernel imported (for the stamp).
     """
     import jupytext
+    import nbformat
     import papermill as pm
 
     nb = _resolve(nb) if isinstance(nb, str) else nb
@@ -104,6 +183,10 @@ def run_notebook(nb: Path | str, quick: bool, seed: int = 0, figures: Path | Non
     notebook = jupytext.read(nb)
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                        "language": "python"}
+    if imports_out is not None:
+        cell = nbformat.v4.new_code_cell(_closure_source(Path(imports_out), root))
+        cell.metadata["tags"] = [_CLOSURE_TAG]
+        notebook.cells.append(cell)
     src = out_dir / f"{nb.stem}.input.ipynb"
     jupytext.write(notebook, src, fmt="ipynb")
     target = out_dir / f"{nb.stem}.ipynb"
@@ -113,35 +196,90 @@ def run_notebook(nb: Path | str, quick: bool, seed: int = 0, figures: Path | Non
                             progress_bar=progress, execution_timeout=timeout,
                             kernel_manager_class=_ipc_kernel_manager())
     src.unlink()
+    if imports_out is not None:  # the executed copy shows the notebook, not the bookkeeping
+        executed = nbformat.read(target, as_version=4)
+        executed.cells = [c for c in executed.cells
+                          if _CLOSURE_TAG not in c.get("metadata", {}).get("tags", [])]
+        with paths.atomic_path(target) as tmp:
+            nbformat.write(executed, str(tmp))
     return target
 
 
+def _execute(nb: str, quick: bool, seed: int, figures: str, stamp: str, progress: bool,
+             root: str, blas_threads: int) -> dict:
+    """Run one notebook and write its stamp (in this process, a thread or a Dask worker)."""
+    nbp, stamp_p = Path(nb), Path(stamp)
+    params = {"QUICK": quick, "SEED": seed}
+    imports = stamp_p.with_suffix(".imports.json")
+    t0 = time.perf_counter()
+    threads = str(max(1, int(blas_threads)))
+    with _env(PPNN_ROOT=root, OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads,
+              MKL_NUM_THREADS=threads):
+        run_notebook(nbp, quick=quick, seed=seed, figures=Path(figures), progress=progress,
+                     imports_out=imports)
+        files = [Path(f) for f in json.loads(imports.read_text())]
+        stamp_data = {"version": STAMP_VERSION, "hash": input_hash(nbp, params),
+                      "files": _file_hashes(files), "data": _file_hashes(_data_files()),
+                      "seconds": round(time.perf_counter() - t0, 1)}
+        paths.atomic_write(stamp_p, json.dumps(stamp_data, indent=1, sort_keys=True))
+    imports.unlink()
+    return {"notebook": nbp.stem, "status": "ran", "seconds": stamp_data["seconds"],
+            "modules": len(stamp_data["files"])}
+
+
+def _default_jobs(n: int) -> int:
+    return max(1, min(os.cpu_count() or 1, n))
+
+
 def run(names: list[str] | None = None, quick: bool = False, seed: int = 0,
-        force: bool = False, progress: bool = True) -> list[dict]:
-    """Run the stale notebooks (or ``names``) and rebuild the report. Returns a run log."""
+        force: bool = False, progress: bool = True, jobs: int | None = None,
+        workers: int | None = None, scheduler: str | None = None) -> list[dict]:
+    """Run the stale notebooks (or ``names``) and rebuild the report. Returns a run log.
+
+    ``jobs``: notebooks at once in this machine (default: the number of cores, at most the
+    number of stale notebooks; 1 = one after the other). ``workers`` / ``scheduler``: run them
+    as tasks of a local Dask cluster of that many workers / of the cluster at that address.
+    """
     from . import report
 
+    t_start = time.perf_counter()
     selected = [_resolve(n) for n in names] if names else notebooks()
-    stamps = paths.build_dir() / ("quick" if quick else "full") / "stamps"
+    mode = "quick" if quick else "full"
+    stamps = paths.build_dir() / mode / "stamps"
     stamps.mkdir(parents=True, exist_ok=True)
     figures = (paths.build_dir() / "quick" / "figures") if quick else paths.root() / "figures"
-    log = []
-    for i, nb in enumerate(selected, 1):
-        params = {"QUICK": quick, "SEED": seed}
-        digest = input_hash(nb, params)
-        stamp = stamps / f"{nb.stem}.json"
-        if not force and stamp.exists() and json.loads(stamp.read_text())["hash"] == digest:
-            print(f"[{i}/{len(selected)}] {nb.stem}: up to date, skipped", flush=True)
+    params = {"QUICK": quick, "SEED": seed}
+    log, todo = [], []
+    for nb in selected:
+        why = "forced" if force else stale(nb, params, stamps / f"{nb.stem}.json")
+        if why is None:
+            print(f"{nb.stem}: up to date, skipped", flush=True)
             log.append({"notebook": nb.stem, "status": "skipped", "seconds": 0.0})
-            continue
-        print(f"[{i}/{len(selected)}] {nb.stem}: running (QUICK={quick}, SEED={seed})",
-              flush=True)
-        t0 = time.perf_counter()
-        run_notebook(nb, quick=quick, seed=seed, figures=figures, progress=progress)
-        dt = time.perf_counter() - t0
-        paths.atomic_write(stamp, json.dumps({"hash": digest, "seconds": round(dt, 1)}))
-        print(f"[{i}/{len(selected)}] {nb.stem}: done in {dt:.0f} s", flush=True)
-        log.append({"notebook": nb.stem, "status": "ran", "seconds": round(dt, 1)})
+        else:
+            todo.append((nb, why))
+    # longest first (from the last stamps), so parallel runs end together
+    def last_seconds(nb: Path) -> float:
+        try:
+            return float(json.loads((stamps / f"{nb.stem}.json").read_text())["seconds"])
+        except (OSError, ValueError, KeyError):
+            return 0.0
+
+    todo.sort(key=lambda t: -last_seconds(t[0]))
+    n_par = workers or (None if scheduler else (jobs or _default_jobs(len(todo))))
+    if jobs is not None and (isinstance(jobs, bool) or jobs < 1):
+        raise ValueError(f"jobs must be >= 1, got {jobs!r}")
+    cores = os.cpu_count() or 1
+    root = str(paths.root())
+    args = [(str(nb), quick, seed, str(Path(figures).resolve()), str(stamps / f"{nb.stem}.json"),
+             progress and (n_par or 2) == 1 and not scheduler, root,
+             cores // (n_par or cores) if n_par else 1) for nb, _ in todo]
+    for nb, why in todo:
+        print(f"{nb.stem}: running (QUICK={quick}, SEED={seed}; {why})", flush=True)
+    # the kernels' environment is set once for the whole run (threads share os.environ)
+    blas = str(args[0][-1]) if args else "1"
+    with _env(PPNN_ROOT=root, PPNN_FIGURES=Path(figures).resolve(), MPLBACKEND="Agg",
+              OMP_NUM_THREADS=blas, OPENBLAS_NUM_THREADS=blas, MKL_NUM_THREADS=blas):
+        _dispatch(args, log, workers, scheduler, n_par)
     with _env(PPNN_FIGURES=Path(figures).resolve()):
         out = report.build_report()
     print(f"report written to {out}", flush=True)
@@ -149,11 +287,60 @@ def run(names: list[str] | None = None, quick: bool = False, seed: int = 0,
         from . import frontdoor
 
         print(f"README sections regenerated: {frontdoor.update_readme()}", flush=True)
-    timings = paths.build_dir() / ("quick" if quick else "full") / "pipeline_timings.csv"
+    order = {nb.stem: i for i, nb in enumerate(selected)}
+    log.sort(key=lambda r: order.get(r["notebook"], 99))
+    wall = time.perf_counter() - t_start
+    how = (f"dask {scheduler}" if scheduler else f"dask LocalCluster x{workers}" if workers
+           else f"{n_par} job(s)")
     lines = ["notebook,status,seconds"] + [f"{r['notebook']},{r['status']},{r['seconds']}"
                                            for r in log]
-    paths.atomic_write(timings, "\n".join(lines) + "\n")
+    lines.append(f"pipeline ({how}; {cores} cores),wall,{wall:.1f}")
+    text = "\n".join(lines) + "\n"
+    paths.atomic_write(paths.build_dir() / mode / "pipeline_timings.csv", text)
+    if not quick:
+        paths.atomic_write(Path(figures) / "pipeline_timings.csv", text)
+    print(f"pipeline wall time {wall:.0f} s ({how})", flush=True)
     return log
+
+
+def _done(r: dict, log: list) -> None:
+    print(f"{r['notebook']}: done in {r['seconds']:.0f} s ({r['modules']} library files "
+          "stamped)", flush=True)
+    log.append(r)
+
+
+def _dispatch(args: list, log: list, workers, scheduler, n_par) -> None:
+    """Run the notebooks: Dask tasks, a thread per kernel, or one after the other."""
+    if not args:
+        return
+    if workers or scheduler:
+        from dask.distributed import as_completed
+
+        from . import distributed
+
+        ctx = (distributed.cluster(workers=workers, dashboard=False) if workers
+               else _client_of(distributed.connect(scheduler)))
+        with ctx as client:
+            futures = [client.submit(_execute, *a, pure=False,
+                                     key=f"notebook-{Path(a[0]).stem}-{os.urandom(3).hex()}")
+                       for a in args]
+            for fut in as_completed(futures):
+                _done(fut.result(), log)
+    elif (n_par or 1) > 1:
+        with cf.ThreadPoolExecutor(max_workers=n_par) as pool:
+            for fut in cf.as_completed([pool.submit(_execute, *a) for a in args]):
+                _done(fut.result(), log)
+    else:
+        for a in args:
+            _done(_execute(*a), log)
+
+
+@contextmanager
+def _client_of(client):
+    try:
+        yield client
+    finally:
+        client.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -163,6 +350,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--force", action="store_true", help="re-run even if up to date")
     ap.add_argument("--only", nargs="+", metavar="NOTEBOOK", help="e.g. 01_tabula or tabula")
+    ap.add_argument("--jobs", type=int, help="notebooks at once (default: cores)")
+    ap.add_argument("--workers", type=int, help="run on a local Dask cluster of N workers")
+    ap.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on a Dask cluster")
     ap.add_argument("--list", action="store_true", help="list notebooks and exit")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
@@ -170,8 +360,11 @@ def main(argv: list[str] | None = None) -> int:
         for nb in notebooks():
             print(nb.stem)
         return 0
+    if args.workers is not None and args.workers < 1:
+        ap.error("--workers must be >= 1")
     run(args.only, quick=args.quick, seed=args.seed, force=args.force,
-        progress=not args.no_progress)
+        progress=not args.no_progress, jobs=args.jobs, workers=args.workers,
+        scheduler=args.scheduler)
     return 0
 
 

@@ -247,37 +247,38 @@ def pretrained(name: str, quick: bool = True, seed: int = 0, dataset: str = "mni
     net = zoo.get(name)
     r = recipe_for(name)
     path = _model_path(name, dataset, bool(quick), int(seed))
-    cached = _load_cached(net, path, r)
-    if cached is not None:
-        return cached if with_info else cached[0]
-    x, y, xt, yt = _load_dataset(dataset)
-    if x.shape[1:] != net.input_shape:
-        raise ValueError(f"{name} takes inputs {net.input_shape}; {dataset} has {x.shape[1:]}")
-    rng = np.random.default_rng([int(seed), 0x5EED])
-    params = init_params(net, rng)
-    if r.init_gain != 1.0:
-        for key, w in flatten_params(params).items():
-            if key.endswith("W"):
-                w *= np.float32(r.init_gain)
-    if quick:
-        x, y = x[: r.quick_subset], y[: r.quick_subset]
-    tail = r.drop_final_relu and isinstance(net.layers[-1], ReLU)
-    train_net = replace(net, layers=net.layers[:-1], stated=()) if tail else net
-    params, hist = train(train_net, params[:-1] if tail else params, x, y,
-                         r.quick_epochs if quick else r.epochs, r.batch_size, r.lr, r.optimizer,
-                         rng, lr_decay=r.lr_decay, weight_decay=r.weight_decay)
-    if tail:
-        params = [*params, {}]
-    info = {"name": name, "dataset": dataset, "quick": bool(quick), "seed": int(seed),
-            "test_accuracy": accuracy(net, params, xt, yt), "train_samples": int(len(x)),
-            "recipe": asdict(r),
-            "history": hist.drop(columns=["seconds", "test_acc"]).to_dict("list"),
-            "train_seconds": float(hist["seconds"].sum())}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with paths.atomic_path(path) as tmp:
-        with open(tmp, "wb") as f:
-            np.savez(f, **flatten_params(params), __info__=np.array(json.dumps(info)))
-    return (params, info) if with_info else params
+    with paths.cache_lock(path):  # one process trains, the others wait and load
+        cached = _load_cached(net, path, r)
+        if cached is not None:
+            return cached if with_info else cached[0]
+        x, y, xt, yt = _load_dataset(dataset)
+        if x.shape[1:] != net.input_shape:
+            raise ValueError(f"{name} takes inputs {net.input_shape}; {dataset} has {x.shape[1:]}")
+        rng = np.random.default_rng([int(seed), 0x5EED])
+        params = init_params(net, rng)
+        if r.init_gain != 1.0:
+            for key, w in flatten_params(params).items():
+                if key.endswith("W"):
+                    w *= np.float32(r.init_gain)
+        if quick:
+            x, y = x[: r.quick_subset], y[: r.quick_subset]
+        tail = r.drop_final_relu and isinstance(net.layers[-1], ReLU)
+        train_net = replace(net, layers=net.layers[:-1], stated=()) if tail else net
+        params, hist = train(train_net, params[:-1] if tail else params, x, y,
+                             r.quick_epochs if quick else r.epochs, r.batch_size, r.lr, r.optimizer,
+                             rng, lr_decay=r.lr_decay, weight_decay=r.weight_decay)
+        if tail:
+            params = [*params, {}]
+        info = {"name": name, "dataset": dataset, "quick": bool(quick), "seed": int(seed),
+                "test_accuracy": accuracy(net, params, xt, yt), "train_samples": int(len(x)),
+                "recipe": asdict(r),
+                "history": hist.drop(columns=["seconds", "test_acc"]).to_dict("list"),
+                "train_seconds": float(hist["seconds"].sum())}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with paths.atomic_path(path) as tmp:
+            with open(tmp, "wb") as f:
+                np.savez(f, **flatten_params(params), __info__=np.array(json.dumps(info)))
+        return (params, info) if with_info else params
 
 
 def pretrained_info(name: str, quick: bool = True, seed: int = 0, dataset: str = "mnist"):

@@ -86,32 +86,33 @@ def trained(name: str, scheme: str = "she", weight_bits: int = 5, quick: bool = 
 
     net = nn.zoo.get(name)
     path = _path(name, scheme, weight_bits, bool(quick), int(seed))
-    fnet, _ = nn.fold_batchnorm(net, nn.init_params(net, np.random.default_rng(0)))
-    ep = 1 if epochs is None else epochs
-    lr = (2e-4 if quick else 5e-5) if lr is None else float(lr)
-    recipe = {"arch": repr(net.layers), "epochs": ep, "lr": lr}
-    if path.exists():
-        with np.load(path, allow_pickle=False) as z:
-            flat = {k: z[k] for k in z.files if not k.startswith("__")}
-            info = json.loads(str(z["__info__"]))
-        if info.get("recipe") == recipe:  # retrain when the network or the recipe changed
-            try:
-                return fnet, nn.unflatten_params(fnet, flat), info
-            except ValueError:
-                pass
-    params, pinfo = nn.pretrained(name, quick=quick, seed=seed, with_info=True)
-    x, y, xt, yt = data.load_mnist()
-    n = pinfo["train_samples"]
-    rng = np.random.default_rng([int(seed), 0x5E, weight_bits])
-    fnet, shadow, hist = finetune_quantized(net, params, x[:n], y[:n], scheme, weight_bits,
-                                            ep, lr=lr, rng=rng)
-    info = {"name": name, "scheme": scheme, "weight_bits": weight_bits, "quick": bool(quick),
-            "seed": int(seed), "recipe": recipe, "float_test_accuracy": pinfo["test_accuracy"],
-            "finetune_epochs": ep, "finetune_history": hist,
-            "train_seconds": pinfo.get("train_seconds", 0.0)
-            + float(sum(r["seconds"] for r in hist))}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with paths.atomic_path(path) as tmp:
-        with open(tmp, "wb") as f:
-            np.savez(f, **nn.flatten_params(shadow), __info__=np.array(json.dumps(info)))
-    return fnet, shadow, info
+    with paths.cache_lock(path):  # one process trains, the others wait and load
+        fnet, _ = nn.fold_batchnorm(net, nn.init_params(net, np.random.default_rng(0)))
+        ep = 1 if epochs is None else epochs
+        lr = (2e-4 if quick else 5e-5) if lr is None else float(lr)
+        recipe = {"arch": repr(net.layers), "epochs": ep, "lr": lr}
+        if path.exists():
+            with np.load(path, allow_pickle=False) as z:
+                flat = {k: z[k] for k in z.files if not k.startswith("__")}
+                info = json.loads(str(z["__info__"]))
+            if info.get("recipe") == recipe:  # retrain when the network or the recipe changed
+                try:
+                    return fnet, nn.unflatten_params(fnet, flat), info
+                except ValueError:
+                    pass
+        params, pinfo = nn.pretrained(name, quick=quick, seed=seed, with_info=True)
+        x, y, xt, yt = data.load_mnist()
+        n = pinfo["train_samples"]
+        rng = np.random.default_rng([int(seed), 0x5E, weight_bits])
+        fnet, shadow, hist = finetune_quantized(net, params, x[:n], y[:n], scheme, weight_bits,
+                                                ep, lr=lr, rng=rng)
+        info = {"name": name, "scheme": scheme, "weight_bits": weight_bits, "quick": bool(quick),
+                "seed": int(seed), "recipe": recipe, "float_test_accuracy": pinfo["test_accuracy"],
+                "finetune_epochs": ep, "finetune_history": hist,
+                "train_seconds": pinfo.get("train_seconds", 0.0)
+                + float(sum(r["seconds"] for r in hist))}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with paths.atomic_path(path) as tmp:
+            with open(tmp, "wb") as f:
+                np.savez(f, **nn.flatten_params(shadow), __info__=np.array(json.dumps(info)))
+        return fnet, shadow, info

@@ -496,22 +496,23 @@ def trained_params(name: str, dataset: str = "mnist", quick: bool = True, seed: 
         return nn.pretrained(name, quick=True, seed=seed, dataset=dataset, with_info=True)
     net = zoo.get(name)
     path = paths.cache_dir() / "models" / f"{name}-{dataset}-tabula-{n_train}x{epochs}-{seed}.npz"
-    if path.exists():
-        with np.load(path, allow_pickle=False) as z:
-            flat = {k: z[k] for k in z.files if not k.startswith("__")}
-            return nn.unflatten_params(net, flat), json.loads(str(z["__info__"]))
-    from ppnn import data
+    with paths.cache_lock(path):  # one process trains, the others wait and load
+        if path.exists():
+            with np.load(path, allow_pickle=False) as z:
+                flat = {k: z[k] for k in z.files if not k.startswith("__")}
+                return nn.unflatten_params(net, flat), json.loads(str(z["__info__"]))
+        from ppnn import data
 
-    x, y, xt, yt = data.load_mnist() if dataset == "mnist" else data.load_fashion_mnist()
-    rng = np.random.default_rng([seed, 0x7AB])
-    params, hist = nn.train(net, nn.init_params(net, rng), x[:n_train], y[:n_train], epochs,
-                            64, 1e-3, "adam", rng)
-    info = {"name": name, "dataset": dataset, "n_train": n_train, "epochs": epochs,
-            "test_accuracy": nn.accuracy(net, params, xt, yt),
-            "train_seconds": float(hist["seconds"].sum())}
-    with paths.atomic_path(path) as tmp, open(tmp, "wb") as f:
-        np.savez(f, **nn.flatten_params(params), __info__=np.array(json.dumps(info)))
-    return params, info
+        x, y, xt, yt = data.load_mnist() if dataset == "mnist" else data.load_fashion_mnist()
+        rng = np.random.default_rng([seed, 0x7AB])
+        params, hist = nn.train(net, nn.init_params(net, rng), x[:n_train], y[:n_train], epochs,
+                                64, 1e-3, "adam", rng)
+        info = {"name": name, "dataset": dataset, "n_train": n_train, "epochs": epochs,
+                "test_accuracy": nn.accuracy(net, params, xt, yt),
+                "train_seconds": float(hist["seconds"].sum())}
+        with paths.atomic_path(path) as tmp, open(tmp, "wb") as f:
+            np.savez(f, **nn.flatten_params(params), __info__=np.array(json.dumps(info)))
+        return params, info
 
 
 def accuracy_sweep(models, bits_list, n_test: int, n_calib: int, quick: bool, seed: int = 0,

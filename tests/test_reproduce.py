@@ -1,0 +1,123 @@
+"""The pipeline: a notebook's stamp covers the library files it imported (a change elsewhere
+re-runs nothing), notebooks run side by side, and a model two processes need is trained once.
+Runs on a tiny project of its own (two notebooks, a two-module package), not the real one."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import time
+from pathlib import Path
+
+import pytest
+
+from ppnn import paths, reproduce
+
+pytestmark = pytest.mark.notebook  # starts Jupyter kernels
+
+NB = '''# %% tags=["parameters"]
+QUICK = True
+SEED = 0
+
+# %%
+{body}
+'''
+
+
+@pytest.fixture()
+def project(tmp_path, monkeypatch):
+    (tmp_path / "data" / "paper").mkdir(parents=True)
+    (tmp_path / "data" / "paper" / "demo_table1.csv").write_text(
+        "table,row,metric,value,unit,note\nTable 1,a,x,1,count,\n")
+    (tmp_path / "data" / "errata.csv").write_text("paper,where,finding,evidence\n")
+    pkg = tmp_path / "lib" / "toypkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "used.py").write_text("VALUE = 1\n")
+    (pkg / "unused.py").write_text("OTHER = 2\n")
+    nbs = tmp_path / "notebooks"
+    nbs.mkdir()
+    (nbs / "01_uses.py").write_text(NB.format(body="import toypkg.used\nprint(toypkg.used.VALUE)"))
+    (nbs / "02_plain.py").write_text(NB.format(body="print(QUICK, SEED)"))
+    monkeypatch.setenv("PPNN_ROOT", str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "lib"))
+    return tmp_path
+
+
+def _stamp(root: Path, name: str) -> dict:
+    return json.loads((root / "build" / "quick" / "stamps" / f"{name}.json").read_text())
+
+
+def test_stamps_cover_what_a_notebook_imported(project):
+    log = reproduce.run(quick=True, jobs=2, progress=False)
+    assert sorted((r["notebook"], r["status"]) for r in log) == [("01_uses", "ran"),
+                                                                 ("02_plain", "ran")]
+    files = _stamp(project, "01_uses")["files"]
+    assert "lib/toypkg/used.py" in files and "lib/toypkg/unused.py" not in files
+    assert not any(f.startswith("lib/") for f in _stamp(project, "02_plain")["files"])
+    timings = (project / "build" / "quick" / "pipeline_timings.csv").read_text().splitlines()
+    assert timings[0] == "notebook,status,seconds" and len(timings) == 4
+    assert "2 job(s)" in timings[-1]
+    # the executed copy shows the notebook, not the bookkeeping cell
+    executed = json.loads((project / "build" / "quick" / "notebooks" / "01_uses.ipynb")
+                          .read_text())
+    assert not any("_j.dumps" in "".join(c["source"]) for c in executed["cells"])
+
+    # nothing changed: nothing runs
+    assert {r["status"] for r in reproduce.run(quick=True, progress=False)} == {"skipped"}
+    # a module no notebook imports changed: nothing runs
+    (project / "lib" / "toypkg" / "unused.py").write_text("OTHER = 3\n")
+    assert {r["status"] for r in reproduce.run(quick=True, progress=False)} == {"skipped"}
+    # the imported module changed: only its notebook runs
+    (project / "lib" / "toypkg" / "used.py").write_text("VALUE = 2\n")
+    nb1 = project / "notebooks" / "01_uses.py"
+    assert reproduce.stale(nb1, {"QUICK": True, "SEED": 0},
+                           project / "build" / "quick" / "stamps" / "01_uses.json") \
+        == "lib/toypkg/used.py changed"
+    log = {r["notebook"]: r["status"] for r in reproduce.run(quick=True, jobs=1,
+                                                             progress=False)}
+    assert log == {"01_uses": "ran", "02_plain": "skipped"}
+    # a paper table changed: every notebook runs (they compare against them)
+    (project / "data" / "paper" / "demo_table1.csv").write_text(
+        "table,row,metric,value,unit,note\nTable 1,a,x,2,count,\n")
+    stamp2 = project / "build" / "quick" / "stamps" / "02_plain.json"
+    assert reproduce.stale(project / "notebooks" / "02_plain.py", {"QUICK": True, "SEED": 0},
+                           stamp2) == "paper tables or errata changed"
+
+
+def test_stale_reasons(project, tmp_path):
+    nb = project / "notebooks" / "01_uses.py"
+    params = {"QUICK": True, "SEED": 0}
+    stamp = tmp_path / "s.json"
+    assert reproduce.stale(nb, params, stamp) == "never run"
+    stamp.write_text(json.dumps({"hash": "x"}))
+    assert reproduce.stale(nb, params, stamp) == "stamp of an older pipeline"
+    ok = {"version": reproduce.STAMP_VERSION, "hash": reproduce.input_hash(nb, params),
+          "data": reproduce._file_hashes(reproduce._data_files()),
+          "files": {"lib/toypkg/gone.py": "0" * 64}}
+    stamp.write_text(json.dumps(ok))
+    assert reproduce.stale(nb, params, stamp) == "lib/toypkg/gone.py vanished"
+    assert reproduce.stale(nb, {"QUICK": False, "SEED": 0}, stamp) == \
+        "notebook or parameters changed"
+
+
+def _train_once(entry: str, log: str) -> None:
+    path = Path(entry)
+    with paths.cache_lock(path):
+        if not path.exists():
+            with open(log, "a") as f:
+                f.write("trained\n")
+            time.sleep(0.5)
+            paths.atomic_write(path, "weights")
+
+
+def test_a_model_two_processes_need_is_trained_once(tmp_path):
+    entry, log = tmp_path / "models" / "m.npz", tmp_path / "log.txt"
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_train_once, args=(str(entry), str(log))) for _ in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    assert all(p.exitcode == 0 for p in procs)
+    assert log.read_text() == "trained\n" and entry.read_text() == "weights"
