@@ -22,7 +22,8 @@ change to a module no notebook imports re-runs nothing. A notebook that fails le
 
 **Parallel runs.** The notebooks read nothing another notebook writes (each writes under its
 own paper's folder; the report is assembled once at the end), so stale notebooks run side by
-side: ``--jobs N`` kernels at once in this machine (BLAS threads per kernel = cores / N), or
+side: ``--jobs N`` kernels at once in this machine, each driven from a process of its own
+(BLAS threads per kernel = cores / N), or
 as Dask tasks (``--workers N`` starts a LocalCluster, ``--scheduler`` uses a running one; the
 workers must see this checkout at the same path, e.g. a shared file system). Models that two
 notebooks need are trained once: the model cache is locked per entry
@@ -275,7 +276,7 @@ def run(names: list[str] | None = None, quick: bool = False, seed: int = 0,
              cores // (n_par or cores) if n_par else 1) for nb, _ in todo]
     for nb, why in todo:
         print(f"{nb.stem}: running (QUICK={quick}, SEED={seed}; {why})", flush=True)
-    # the kernels' environment is set once for the whole run (threads share os.environ)
+    # the kernels' environment is set once for the whole run
     blas = str(args[0][-1]) if args else "1"
     with _env(PPNN_ROOT=root, PPNN_FIGURES=Path(figures).resolve(), MPLBACKEND="Agg",
               OMP_NUM_THREADS=blas, OPENBLAS_NUM_THREADS=blas, MKL_NUM_THREADS=blas):
@@ -327,7 +328,13 @@ def _dispatch(args: list, log: list, workers, scheduler, n_par) -> None:
             for fut in as_completed(futures):
                 _done(fut.result(), log)
     elif (n_par or 1) > 1:
-        with cf.ThreadPoolExecutor(max_workers=n_par) as pool:
+        # one process per notebook: papermill/nbclient clients in threads of one process
+        # share jupyter_core's event-loop runner, and a run lost a kernel reply that way
+        # (the notebook waited forever on an idle kernel)
+        import multiprocessing as mp
+
+        with cf.ProcessPoolExecutor(max_workers=n_par, mp_context=mp.get_context("spawn"),
+                                    max_tasks_per_child=1) as pool:
             for fut in cf.as_completed([pool.submit(_execute, *a) for a in args]):
                 _done(fut.result(), log)
     else:
