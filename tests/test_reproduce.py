@@ -14,6 +14,7 @@ import pytest
 from ppnn import paths, reproduce
 
 pytestmark = pytest.mark.notebook  # starts Jupyter kernels
+SKIPPED = "skipped (last run)"
 
 NB = '''# %% tags=["parameters"]
 QUICK = True
@@ -64,10 +65,10 @@ def test_stamps_cover_what_a_notebook_imported(project):
     assert not any("_j.dumps" in "".join(c["source"]) for c in executed["cells"])
 
     # nothing changed: nothing runs
-    assert {r["status"] for r in reproduce.run(quick=True, progress=False)} == {"skipped"}
+    assert {r["status"] for r in reproduce.run(quick=True, progress=False)} == {SKIPPED}
     # a module no notebook imports changed: nothing runs
     (project / "lib" / "toypkg" / "unused.py").write_text("OTHER = 3\n")
-    assert {r["status"] for r in reproduce.run(quick=True, progress=False)} == {"skipped"}
+    assert {r["status"] for r in reproduce.run(quick=True, progress=False)} == {SKIPPED}
     # the imported module changed: only its notebook runs
     (project / "lib" / "toypkg" / "used.py").write_text("VALUE = 2\n")
     nb1 = project / "notebooks" / "01_uses.py"
@@ -76,7 +77,7 @@ def test_stamps_cover_what_a_notebook_imported(project):
         == "lib/toypkg/used.py changed"
     log = {r["notebook"]: r["status"] for r in reproduce.run(quick=True, jobs=1,
                                                              progress=False)}
-    assert log == {"01_uses": "ran", "02_plain": "skipped"}
+    assert log == {"01_uses": "ran", "02_plain": SKIPPED}
     # a paper table changed: every notebook runs (they compare against them)
     (project / "data" / "paper" / "demo_table1.csv").write_text(
         "table,row,metric,value,unit,note\nTable 1,a,x,2,count,\n")

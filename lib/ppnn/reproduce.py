@@ -255,15 +255,30 @@ def run(names: list[str] | None = None, quick: bool = False, seed: int = 0,
         why = "forced" if force else stale(nb, params, stamps / f"{nb.stem}.json")
         if why is None:
             print(f"{nb.stem}: up to date, skipped", flush=True)
-            log.append({"notebook": nb.stem, "status": "skipped", "seconds": 0.0})
+            try:  # the seconds its last run took (from its stamp)
+                last = float(json.loads((stamps / f"{nb.stem}.json").read_text())["seconds"])
+            except (OSError, ValueError, KeyError):
+                last = 0.0
+            log.append({"notebook": nb.stem, "status": "skipped (last run)", "seconds": last})
         else:
             todo.append((nb, why))
-    # longest first (from the last stamps), so parallel runs end together
+    # longest first, so parallel runs end together: from the last stamps, else from the
+    # timings committed beside the figures (a fresh clone has those)
+    committed = {}
+    try:
+        text = (paths.root() / "figures" / "pipeline_timings.csv").read_text()
+        for line in text.splitlines()[1:]:
+            name, status, sec = line.rsplit(",", 2)
+            if status != "wall":
+                committed[name] = float(sec)
+    except (OSError, ValueError):
+        pass
+
     def last_seconds(nb: Path) -> float:
         try:
             return float(json.loads((stamps / f"{nb.stem}.json").read_text())["seconds"])
         except (OSError, ValueError, KeyError):
-            return 0.0
+            return committed.get(nb.stem, 0.0)
 
     todo.sort(key=lambda t: -last_seconds(t[0]))
     n_par = workers or (None if scheduler else (jobs or _default_jobs(len(todo))))
