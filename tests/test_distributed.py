@@ -196,3 +196,17 @@ def test_tfhe_arrays_and_server_key_pickle():
     assert key.decrypt(sk.xor(a2, a)).tolist() == [[0, 0], [0, 0]]
     with pytest.raises(ValueError, match="not a serialized BooleanServerKey"):
         tfhe.BooleanServerKey.from_bytes(a.to_bytes())
+
+
+def test_the_comparison_runs_its_families_as_dask_tasks(client):
+    """The cross-paper comparison with a client: the families run side by side on the
+    workers and the counted columns equal the in-process comparison's."""
+    from ppnn.experiments import compare
+
+    fams = ["falcon_sh", "delphi_tabula"]
+    local = compare.run_comparison(quick=True, seed=0, n_run=1, n_acc=50, families=fams)
+    remote = compare.run_comparison(quick=True, seed=0, n_run=1, n_acc=50, families=fams,
+                                    client=client, workload=local.workload)
+    cols = [c for c in compare.COUNTED_COLUMNS if c in local.frame.columns]
+    assert cols and local.frame[cols].equals(remote.frame[cols])
+    assert list(remote.seconds) == fams

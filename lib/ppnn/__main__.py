@@ -16,6 +16,7 @@ cannot run the network is reported with the layer and the reason, and the others
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -33,6 +34,26 @@ def _families(args) -> int:
         print(f"{'':14s} simulated: {r['simulated / counted']}")
         print(f"{'':14s} layers: {r['layers']}; backends: {r['backends']}; count: {r['count']}")
     return 0
+
+
+@contextlib.contextmanager
+def _client(args):
+    """A Dask client from ``--workers`` (a LocalCluster) or ``--scheduler``, else None."""
+    if getattr(args, "workers", None):
+        from ppnn import distributed
+
+        with distributed.cluster(workers=args.workers) as client:
+            yield client
+    elif getattr(args, "scheduler", None):
+        from ppnn import distributed
+
+        client = distributed.connect(args.scheduler)
+        try:
+            yield client
+        finally:
+            client.close()
+    else:
+        yield None
 
 
 def _compare(args) -> int:
@@ -60,16 +81,28 @@ def _compare(args) -> int:
           f"{args.images} {args.dataset} test images: {w.float_accuracy:.4f}", flush=True)
     units = compare.Units(not args.full, args.seed)
     results, secs, skipped = [], {}, []
-    for k in keys:
-        t0 = time.perf_counter()
-        try:
-            results.append(compare.run_family(k, w, units))
-        except (api.UnsupportedNetwork, ValueError) as e:
-            skipped.append((k, str(e)))
-            print(f"  {registry[k].name}: cannot run this network -- {e}", flush=True)
-            continue
-        secs[k] = time.perf_counter() - t0
-        print(f"  {registry[k].name}: {secs[k]:.1f} s", flush=True)
+    with _client(args) as client:
+        if client is not None:  # every family a Dask task, side by side
+            from ppnn import distributed
+
+            print(f"Dask: {distributed.n_workers(client)} workers, dashboard "
+                  f"{distributed.dashboard_link(client)}", flush=True)
+            futures = {k: client.submit(compare.timed_family, k, w, units, False,
+                                        pure=False) for k in keys}
+        for k in keys:
+            t0 = time.perf_counter()
+            try:
+                if client is None:
+                    results.append(compare.run_family(k, w, units))
+                    secs[k] = time.perf_counter() - t0
+                else:
+                    res, secs[k] = futures[k].result()
+                    results.append(res)
+            except (api.UnsupportedNetwork, ValueError) as e:
+                skipped.append((k, str(e)))
+                print(f"  {registry[k].name}: cannot run this network -- {e}", flush=True)
+                continue
+            print(f"  {registry[k].name}: {secs[k]:.1f} s", flush=True)
     if not results:
         print("error: no family could run this network", file=sys.stderr)
         return 1
@@ -111,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--full", action="store_true",
                    help="measure unit costs with more repetitions (slower, steadier)")
     c.add_argument("--out", help="output folder (default build/compare/<model name>)")
+    c.add_argument("--workers", type=int, help="run the families on a local Dask cluster")
+    c.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="run the families on a running Dask cluster")
     args = ap.parse_args(argv)
     if args.command == "families":
         return _families(args)

@@ -11,7 +11,7 @@ Modules: :mod:`.workload` (workload, unit costs, per-family result), :mod:`.run`
 outputs), :mod:`.table` (table, breakdown, decision guide, figures).
 """
 
-from .run import PREPARE, SIZES, Comparison, run_comparison, run_family, save
+from .run import PREPARE, SIZES, Comparison, run_comparison, run_family, save, timed_family
 from .table import (
     COLUMNS,
     COUNTED_COLUMNS,
@@ -27,4 +27,4 @@ from .workload import CLASSES, NETWORK, FamilyResult, Units, Workload, make_work
 __all__ = ["CLASSES", "COLUMNS", "COUNTED_COLUMNS", "Comparison", "FamilyResult", "NETWORK",
            "PREPARE", "SIZES", "Units", "Workload", "breakdown_frame", "comparison_frame",
            "decision_guide", "latency_frame", "make_workload", "network_time_by_class",
-           "run_comparison", "run_family", "save", "to_markdown"]
+           "run_comparison", "run_family", "save", "timed_family", "to_markdown"]

@@ -104,15 +104,25 @@ def run_family(key: str, w: Workload, units: Units, real: bool = False,
         api.layer_kinds(w.net), c.extra)
 
 
+def timed_family(key: str, w: Workload, units: Units, real: bool) -> tuple[FamilyResult, float]:
+    """:func:`run_family` and its wall-clock seconds (a Dask task of the comparison)."""
+    t0 = time.perf_counter()
+    res = run_family(key, w, units, real=real)
+    return res, time.perf_counter() - t0
+
+
 def run_comparison(quick: bool = True, seed: int = 0, n_run: int | None = None,
                    n_acc: int | None = None, families=None, real_swann: bool | None = None,
-                   progress=None, workload: Workload | None = None) -> Comparison:
+                   progress=None, workload: Workload | None = None,
+                   client=None) -> Comparison:
     """Run every family (or ``families``) on the same network and images.
 
     Defaults per mode in :data:`SIZES`; ``real_swann`` (default: full mode only) measures
     SwaNN's compute on one real 2048-bit Paillier run per setting instead of projecting it.
     ``workload`` replaces the default MiniONN workload (e.g. a network from an ONNX file).
-    ``progress`` (callable) receives one line per family."""
+    ``progress`` (callable) receives one line per family. ``client``: a Dask client; the
+    families then run side by side as tasks (each family's runs are seeded from the workload,
+    so the table is the same; its compute columns are measured on the workers)."""
     registry = api.families()
     keys = list(registry) if families is None else list(families)
     bad = [k for k in keys if k not in registry]
@@ -123,10 +133,17 @@ def run_comparison(quick: bool = True, seed: int = 0, n_run: int | None = None,
     units = Units(quick, seed)
     real = (not quick) if real_swann is None else bool(real_swann)
     results, secs = [], {}
-    for k in keys:
-        t0 = time.perf_counter()
-        results.append(run_family(k, w, units, real=real and k.startswith("swann")))
-        secs[k] = time.perf_counter() - t0
+    if client is not None:
+        futures = [client.submit(timed_family, k, w, units, real and k.startswith("swann"),
+                                 pure=False) for k in keys]
+        for k, fut in zip(keys, futures):
+            res, secs[k] = fut.result()
+            results.append(res)
+            if progress is not None:
+                progress(f"{registry[k].name}: {secs[k]:.1f} s (on a Dask worker)")
+    for k in keys if client is None else ():
+        res, secs[k] = timed_family(k, w, units, real and k.startswith("swann"))
+        results.append(res)
         if progress is not None:
             progress(f"{registry[k].name}: {secs[k]:.1f} s")
     df = table.comparison_frame(results, w)
