@@ -122,3 +122,18 @@ def test_a_model_two_processes_need_is_trained_once(tmp_path):
         p.join(60)
     assert all(p.exitcode == 0 for p in procs)
     assert log.read_text() == "trained\n" and entry.read_text() == "weights"
+
+
+def test_a_cell_that_hangs_is_retried_once_in_a_new_kernel(project, monkeypatch, capsys):
+    marker = project / "hung-once"
+    (project / "notebooks" / "01_uses.py").write_text(NB.format(body=(
+        "import pathlib, time\n"
+        f"m = pathlib.Path({str(marker)!r})\n"
+        "if not m.exists():\n"
+        "    m.write_text('x')\n"
+        "    time.sleep(60)\n")))
+    (project / "notebooks" / "02_plain.py").unlink()
+    monkeypatch.setattr(reproduce, "CELL_TIMEOUT", 5)
+    log = reproduce.run(quick=True, jobs=1, progress=False)
+    assert [(r["notebook"], r["status"]) for r in log] == [("01_uses", "ran")]
+    assert "running the notebook again" in capsys.readouterr().out
