@@ -25,7 +25,7 @@ from ppnn.protocols.gala.protocol import run_linear
 from .runs import CONV_DIMS, MATVEC_DIMS, conv_kernel, conv_label, matvec_kernel, mv_label
 
 __all__ = ["ks_2samp", "ks_critical", "leakage_curve", "flooding_runs", "flooded_counts",
-           "FLOOD_BITS"]
+           "count_flooded", "FLOOD_BITS"]
 
 #: statistical security parameter of the flooding (bits)
 FLOOD_BITS = 40
@@ -99,6 +99,22 @@ def flooded_counts(kernel, n: int = 2048, flood_bits: int = FLOOD_BITS,
     c = led.op_counts()
     return {op: int(c.get(op, 0)) for op in ("Perm", "DecPerm", "HstPerm", "ScMult", "Add",
                                               "Flood")}
+
+
+def count_flooded(matvec_dims=MATVEC_DIMS, conv_dims=CONV_DIMS,
+                  mv_methods=("Naive", "Diagonal", "GAZELLE", "GALA"),
+                  conv_methods=("GAZELLE", "GALA"), n: int = 2048) -> pd.DataFrame:
+    """:func:`flooded_counts` for every Table V / VII dimension and method."""
+    rows = []
+    for n_o, n_i in matvec_dims:
+        for m in mv_methods:
+            rows.append({"dims": mv_label(n_o, n_i), "method": m,
+                         **flooded_counts(matvec_kernel(m, n_o, n_i, n), n)})
+    for d in conv_dims:
+        for m in conv_methods:
+            rows.append({"dims": conv_label(*d), "method": m,
+                         **flooded_counts(conv_kernel(m, *d, n), n)})
+    return pd.DataFrame(rows)
 
 
 def flooding_runs(he, matvec_dims=MATVEC_DIMS, conv_dims=CONV_DIMS,
