@@ -55,7 +55,7 @@ import ppnn
 from ppnn import paths, plotting, report
 from ppnn.core import Ledger
 from ppnn.he.bfv import BFVSim, SealBFV
-from ppnn.experiments.gala import figures, paper as paper_tables, runs as ex
+from ppnn.experiments.gala import figures, flooding, paper as paper_tables, runs as ex
 from ppnn.protocols.gala import GalaConv, GalaMatVec, costs, run_linear, runtime
 from ppnn.protocols.gala import network as gala_net
 from ppnn.protocols.gazelle import GazelleConv, GazelleMatVec, NaiveMatVec
@@ -295,6 +295,81 @@ timings["noise_runs_s"] = time.perf_counter() - t
 display(noise)
 
 # %% [markdown]
+# ## 5b. What the client reads in the noise, and noise flooding (circuit privacy)
+#
+# GALA (§II-A, §III-D) inherits GAZELLE's claim that the client learns nothing about the
+# model. But the ciphertext $[y - r]_C$ the server returns is a *deterministic* function of the
+# weights and of the client's own ciphertexts: its noise is $w \cdot e_x$ (+ small rotation
+# terms) and its $c_1$ is $w \cdot c_{1,x}$, with $w$ the batch-encoded weights, and the client
+# holds the secret key. Below, the client measures the noise of what it receives
+# (`SealBFV.phase_noise`: $c_0 + c_1 s$ minus the message, with its secret key) for constant
+# weight matrices $W = c$ (the encoded plaintext is the constant polynomial $c$) and for random
+# weights: without flooding the noise *is* $c$ times its own input noise.
+#
+# The fix GAZELLE's argument needs is **noise flooding**: before returning a ciphertext the
+# server adds a fresh encryption of zero (re-randomizes $c_1$) and $(E, 0)$ with $E$ uniform in
+# $[-B, B)$, $B = 2^{\lambda_s}\times$ a bound on the existing noise that depends only on the
+# public shapes ($\lambda_s = 40$ statistical bits, +8 bits of margin over the calibrated
+# model). That costs $\lambda_s$ + margin bits of noise budget: SEAL's $N = 4096$ (at most 109
+# modulus bits at 128-bit security, 45 bits of fresh budget) cannot do it, so flooding runs on
+# $N = 8192$ with SEAL's default 174-bit $q$ (218 bits with the special prime = the 128-bit
+# maximum), i.e. larger ciphertexts.
+
+# %%
+import tenseal.sealapi as sealapi
+
+FLOOD_BITS = flooding.FLOOD_BITS
+he_flood = SealBFV(poly_degree=8192, n=N_SLOTS, flood_bits=FLOOD_BITS)
+param_rows = []
+for N, b in ((4096, he), (8192, he_flood), (16384, None)):
+    cm = [m.bit_count() for m in sealapi.CoeffModulus.BFVDefault(N, sealapi.SEC_LEVEL_TYPE.TC128)]
+    param_rows.append({
+        "N": N, "128-bit max modulus bits": sealapi.CoeffModulus.MaxBitCount(
+            N, sealapi.SEC_LEVEL_TYPE.TC128), "BFVDefault primes": str(cm),
+        "log2 q (data)": sum(cm[:-1]),
+        "fresh budget (bits)": b.noise_model.fresh_bits if b is not None else None,
+        "ciphertext (KB)": 2 * N * sum(cm[:-1]) / 8 / 1e3})
+param_rows = pd.DataFrame(param_rows)
+param_rows["left for the layer after flooding (bits)"] = (
+    param_rows["fresh budget (bits)"] - FLOOD_BITS - he_flood.flood_margin_bits)
+display(param_rows)
+
+t = time.perf_counter()
+leak = flooding.leakage_curve(he_flood, seed=SEED)
+timings["flood_leakage_s"] = time.perf_counter() - t
+fig_leak = figures.plot_flood_leakage(leak)
+plotting.savefig(fig_leak, "gala", "flooding_leakage")
+display(fig_leak)
+display(leak.pivot_table(index="weights", columns="flooded",
+                         values=["log2_max_noise", "budget"], sort=False))
+assert leak["correct"].all()
+
+# %% [markdown]
+# Without flooding the noise grows exactly as $\log_2 c$: the client reads the weights' scale
+# off the noise (and, knowing its own input noise $e_x$, the whole polynomial $w = e / e_x$; or
+# $w = c_1 / c_{1,x}$ from the other half of the ciphertext). With flooding every weight
+# matrix gives the same uniform noise of $\approx 2^{80}$; the tests
+# (`tests/test_gala_flooding.py`) check with a two-sample Kolmogorov-Smirnov test that the
+# noise of two weight matrices $2^{24}$ apart is indistinguishable.
+#
+# **Every Table II-VII dimension, flooded, on real SEAL.** The whole two-party layer for the
+# matrix-vector products; one output ciphertext of each convolution (every output ciphertext
+# does the same work; quick mode: $c_i \le 32$). Budget before/after flooding, the smallest
+# $\log_2 q$ that would still flood, the ciphertext size, and whether decryption is exact.
+
+# %%
+t = time.perf_counter()
+flood = flooding.flooding_runs(he_flood, groups=1, scale_channels=32 if QUICK else None,
+                               seed=SEED)
+flood_counts = flooding.count_flooded(n=N_SLOTS)
+timings["flood_runs_s"] = time.perf_counter() - t
+display(flood.drop(columns=["N", "log2_q", "flood_bits"]))
+assert flood["correct"].all() and (flood["budget_after"] >= 1).all()
+print(f"ciphertext: {he.ciphertext_bits / 8e3:.0f} KB (N=4096, no flooding) -> "
+      f"{he_flood.ciphertext_bits / 8e3:.0f} KB (N=8192, flooded); flooding one ciphertext: "
+      "a server Enc(0), 2 Add and one flooding term (booked as Flood)")
+
+# %% [markdown]
 # ## 6. Runtimes on real BFV (Tables I, VI, VIII)
 #
 # Server online time = the HE evaluation after the weights are encoded (GAZELLE also
@@ -438,16 +513,19 @@ t2 = show("table2", paper_tables.formula_table("table2"), "Table II: matrix-vect
 t3 = show("table3", paper_tables.formula_table("table3"), "Table III: convolution complexity")
 
 # %%
-t4 = show("table4", paper_tables.table4(noise, seed=SEED), "Table IV: noise growth (model vs SEAL)")
+t4 = show("table4", paper_tables.table4(noise, seed=SEED, flood=flood),
+          "Table IV: noise growth (model vs SEAL)")
 
 # %%
-t5 = show("table5", paper_tables.table5(counts_mv), "Table V: matrix-vector operation counts")
+t5 = show("table5", paper_tables.table5(counts_mv, flood_counts),
+          "Table V: matrix-vector operation counts")
 reasons7 = {(r, m): "paper erratum (see errata): Table VII row 16x16@2048/1x1@512 does not "
             "follow Table III; ours follows Table III"
             for r in ["16x16@2048; 1x1@512"]
             for m in ("gazelle_decperm", "gala_decperm", "gala_hstperm", "gazelle_add",
                       "gala_add")}
-t7 = show("table7", paper_tables.table7(counts_conv), "Table VII: convolution operation counts",
+t7 = show("table7", paper_tables.table7(counts_conv, flood_counts),
+          "Table VII: convolution operation counts",
           rtol=0.0, reasons=reasons7)
 
 # %%
@@ -455,10 +533,12 @@ speed_reason = ("our SEAL setting (N=4096, NTT-domain ScMult ~{:.0f}x cheaper th
                 "no hoisting) and machine differ from the paper's GAZELLE platform; the GALA "
                 "time is dominated by fixed per-call costs").format(
                     unit.loc["ScMult", "per_perm"])
-t6 = show("table6", paper_tables.table6(mv_runs), "Table VI: matrix-vector runtime",
+t6 = show("table6", paper_tables.table6(mv_runs, he_flood.ciphertext_bits),
+          "Table VI: matrix-vector runtime",
           reasons={(r, m): speed_reason for r in report.load_paper("gala", "table6")["row"]
                    for m in ("lan_time", "wan_time", "lan_speedup", "wan_speedup", "comm")})
-t8 = show("table8", paper_tables.table8(conv_runs), "Table VIII: convolution runtime",
+t8 = show("table8", paper_tables.table8(conv_runs, he_flood.ciphertext_bits),
+          "Table VIII: convolution runtime",
           reasons={(r, m): speed_reason + ("; quick mode runs c_i <= 32 and projects" if QUICK
                                            else "; one or two output ciphertexts measured, "
                                            "the layer projected")
@@ -532,6 +612,10 @@ print(f"notebook ran in {timings['notebook_total_s']:.0f} s")
 #   convolution speedup shrinks when ScMult/encoding dominate (large kernels).
 # * Whole-network gains depend on the architecture; the paper's networks are not specified
 #   closely enough to reproduce its Table IX counts.
+# * Without noise flooding the returned ciphertext's noise is a function of the weights the
+#   client can read; flooding removes it at the price of larger parameters (N = 8192,
+#   174-bit q: 4.8x the ciphertext of N = 4096) and about 48 bits of noise budget; every
+#   Table II-VII layer still decrypts exactly.
 #
 # **Exercises**
 # 1. With the matrix-vector widget, find dimensions where GALA has *more* Perms than GAZELLE.

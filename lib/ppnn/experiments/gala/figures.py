@@ -14,7 +14,7 @@ import pandas as pd
 
 from ppnn.protocols.gala.layout import MatVecLayout
 
-__all__ = ["trace_matvec", "plot_trace", "plot_fig9"]
+__all__ = ["trace_matvec", "plot_trace", "plot_fig9", "plot_flood_leakage"]
 
 
 def _roll(t: np.ndarray, k: int) -> np.ndarray:
@@ -129,5 +129,25 @@ def plot_fig9(layers: dict[str, pd.DataFrame], net: str = "lan"):
         ax.set_title(name, fontsize=10)
     for ax in list(axes.flat)[len(names):]:
         ax.axis("off")
+    fig.tight_layout()
+    return fig
+
+
+def plot_flood_leakage(df: pd.DataFrame):
+    """The returned ciphertext's noise (client view, ``log2 max|e|``) against the weights'
+    largest entry, without and with flooding (:func:`..flooding.leakage_curve`)."""
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    for flooded, style, label in ((False, "o-", "no flooding"), (True, "s-", "flooded")):
+        d = df[df.flooded == flooded]
+        const = d[d.weights.str.startswith("constant")].groupby("max_abs_w")["log2_max_noise"]
+        m = const.mean()
+        ax.plot(np.log2(m.index), m.values, style, label=f"{label}: W = c (constant)")
+        rnd = d[~d.weights.str.startswith("constant")]
+        ax.plot(np.log2(rnd.max_abs_w), rnd.log2_max_noise, "*", ms=12,
+                label=f"{label}: random |w| <= 8")
+    ax.set_xlabel("log2 c (largest weight)")
+    ax.set_ylabel("log2 max |noise| of [y - r]")
+    ax.set_title("What the client reads in the returned ciphertext's noise")
+    ax.legend(fontsize=8)
     fig.tight_layout()
     return fig

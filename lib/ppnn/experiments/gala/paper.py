@@ -85,10 +85,12 @@ def formula_table(table: str) -> pd.DataFrame:
 
 
 # -- Table IV (noise) ----------------------------------------------------------------------------
-def table4(noise: pd.DataFrame, check_points: int = 5, seed: int = 0) -> pd.DataFrame:
+def table4(noise: pd.DataFrame, check_points: int = 5, seed: int = 0,
+           flood: pd.DataFrame | None = None) -> pd.DataFrame:
     """The simulator's tracked noise (the §II-C rules applied to every operation a kernel
     runs) equals each Table IV formula at random constants and dimensions; measured SEAL
-    budgets are added as 'ours only' rows."""
+    budgets are added as 'ours only' rows, and with ``flood`` (:func:`flooding_runs`) the
+    budget before/after noise flooding on the flooding parameters."""
     from ppnn.he.bfv import BFVSim, NoiseModel
 
     rng = np.random.default_rng(seed)
@@ -139,11 +141,44 @@ def table4(noise: pd.DataFrame, check_points: int = 5, seed: int = 0) -> pd.Data
                      "measured"))
         recs.append((row, "model_budget_left_bits", round(r.model_budget, 2),
                      "Table IV model with constants calibrated on SEAL", "projected"))
+    if flood is not None:
+        recs += flood_records(flood)
     return _frame(recs)
 
 
+def flood_records(flood: pd.DataFrame) -> list[tuple]:
+    """'Ours only' Table IV rows: the noise budget a returned ciphertext keeps after noise
+    flooding (circuit privacy), on the flooding parameters, per dimension and method."""
+    recs = []
+    for r in flood.itertuples(index=False):
+        row = f"{r.computation}; {r.method}; {r.dims}"
+        par = (f"SEAL N={r.N}, {r.log2_q}-bit q (128-bit security), lambda_s={r.flood_bits} "
+               "bits")
+        run = "" if r.computation == "Matrix-vector" else (
+            f"; one output ciphertext of the layer, c_i = {r.run_c_i} run")
+        recs += [
+            (row, "flooded_budget_before_bits", int(r.budget_before),
+             f"SEAL invariant noise budget after the kernel, before flooding; {par}{run}",
+             "measured"),
+            (row, "flooded_budget_after_bits", int(r.budget_after),
+             f"after flooding (fresh Enc(0) + uniform E, |E| < 2^{r.log2_flood_bound:.0f}); "
+             f"decryption exact: {bool(r.correct)}; {par}{run}", "measured"),
+            (row, "flooded_model_budget_after_bits", round(r.model_budget_after, 2),
+             f"§II-C model + flooding term; {par}", "projected"),
+            (row, "flood_min_log2_q", int(r.min_log2_q),
+             "smallest log2 q that floods this output: log2 B + log2 p + 2 (B from the model "
+             f"calibrated on SEAL); the flooding parameters have {r.log2_q}", "projected"),
+        ]
+    return recs
+
+
 # -- Tables V, VII (counts) -----------------------------------------------------------------------
-def table5(counts: pd.DataFrame) -> pd.DataFrame:
+FLOOD_NOTE = ("ciphertexts the server floods before returning them (each: a fresh Enc(0) by "
+              "the server, a uniform flooding term, 2 Add), counted by running the layer with "
+              "flooding")
+
+
+def table5(counts: pd.DataFrame, flood_counts: pd.DataFrame | None = None) -> pd.DataFrame:
     recs = []
     ref = report.load_paper("gala", "table5")
     for r in ref.itertuples(index=False):
@@ -155,10 +190,17 @@ def table5(counts: pd.DataFrame) -> pd.DataFrame:
         c = counts[(counts.dims == dims) & (counts.method == method)].iloc[0]
         op = {"perm": "Perm", "hstperm": "HstPerm", "scmult": "ScMult", "add": "Add"}[r.metric]
         recs.append((r.row, r.metric, int(c[op]), "counted by running the kernel", "counted"))
+        if flood_counts is not None and r.metric == "add":
+            f = flood_counts[(flood_counts.dims == dims) & (flood_counts.method == method)]
+            if not f.empty:
+                f = f.iloc[0]
+                recs.append((r.row, "flood", int(f["Flood"]), FLOOD_NOTE, "counted"))
+                recs.append((r.row, "add_with_flood", int(f["Add"]),
+                             "kernel Add + 2 per flooded ciphertext", "counted"))
     return _frame(recs)
 
 
-def table7(counts: pd.DataFrame) -> pd.DataFrame:
+def table7(counts: pd.DataFrame, flood_counts: pd.DataFrame | None = None) -> pd.DataFrame:
     """Paper's accounting: every output Perm is one DecPerm + one HstPerm; the input
     rotations add ``c_i/c_n`` DecPerms and ``c_i (k^2-1)/c_n`` HstPerms."""
     recs = []
@@ -172,11 +214,19 @@ def table7(counts: pd.DataFrame) -> pd.DataFrame:
                 "Perm + HstPerm (input)" if op == "hstperm" else "")
         recs.append((r.row, r.metric, int(val), f"counted by running; {note}".rstrip("; "),
                      "counted"))
+        if flood_counts is not None and op == "add":
+            f = flood_counts[(flood_counts.dims == r.row)
+                             & (flood_counts.method.str.lower() == meth)]
+            if not f.empty:
+                f = f.iloc[0]
+                recs.append((r.row, f"{meth}_flood", int(f["Flood"]), FLOOD_NOTE, "counted"))
+                recs.append((r.row, f"{meth}_add_with_flood", int(f["Add"]),
+                             "kernel Add + 2 per flooded ciphertext", "counted"))
     return _frame(recs)
 
 
 # -- Tables VI, VIII (runtimes) -----------------------------------------------------------------
-def _runtime_records(ref, runs, label_of, speed_note):
+def _runtime_records(ref, runs, label_of, speed_note, flood_ct_bits=None):
     recs = []
     for r in ref.itertuples(index=False):
         dims, meth = r.row.rsplit(";", 1)
@@ -204,6 +254,12 @@ def _runtime_records(ref, runs, label_of, speed_note):
             recs.append((r.row, "comm_input_only_paper_params", x["ct_up"] * PAPER_CT_BYTES / 1e6,
                          "the paper's convention as we read it: input ciphertexts only, "
                          "N = 2048 and a 60-bit q (30.7 KB each)", "counted"))
+            if flood_ct_bits:
+                kb = flood_ct_bits / 8 / 1e3
+                recs.append((r.row, "comm_flooded", (x["ct_up"] + x["ct_down"]) * kb / 1e3,
+                             f"{x['ct_up']} + {x['ct_down']} ciphertexts of {kb:.0f} KB: the "
+                             "parameters that leave room to flood 40 bits at 128-bit security "
+                             "(SEAL N=8192, 174-bit q)", "counted"))
         if r.metric == "lan_speedup":
             gala = runs[(runs.dims == dims) & (runs.method == "GALA")].iloc[0]
             recs.append((r.row, "compute_speedup", float(x["online_s"] / gala["online_s"]),
@@ -211,14 +267,15 @@ def _runtime_records(ref, runs, label_of, speed_note):
     return _frame(recs)
 
 
-def table6(runs: pd.DataFrame) -> pd.DataFrame:
+def table6(runs: pd.DataFrame, flood_ct_bits: int | None = None) -> pd.DataFrame:
     return _runtime_records(report.load_paper("gala", "table6"), runs, None,
-                            "baseline time / GALA time, same run (GALA incl. plaintext RaS)")
+                            "baseline time / GALA time, same run (GALA incl. plaintext RaS)",
+                            flood_ct_bits)
 
 
-def table8(runs: pd.DataFrame) -> pd.DataFrame:
+def table8(runs: pd.DataFrame, flood_ct_bits: int | None = None) -> pd.DataFrame:
     return _runtime_records(report.load_paper("gala", "table8"), runs, None,
-                            "GAZELLE time / GALA time, same run")
+                            "GAZELLE time / GALA time, same run", flood_ct_bits)
 
 
 # -- Tables IX - XII (networks) ------------------------------------------------------------------

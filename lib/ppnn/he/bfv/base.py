@@ -15,13 +15,17 @@ operation              what it computes on each slot vector                 book
 ``rotate``             ``[x]`` rotated left by ``k`` slots (a Perm)         ``Perm``
 ``rotate_hoisted``     several rotations of one ciphertext sharing one      ``DecPerm`` +
                        decomposition (GAZELLE's hoisting)                   ``HstPerm``
+``flood``              server sanitizes a ciphertext before it leaves:      ``Enc`` +
+                       ``+ Enc(0) + (E, 0)``, ``E`` uniform noise           ``2 Add`` +
+                       (see :meth:`PackedBackend.flood`)                    ``Flood``
 =====================  ===================================================  ==========
 
 Rotation ``k`` means slot ``j`` of the result holds slot ``j + k (mod n)`` of the input (SEAL's
 ``rotate_rows`` with a positive step). Every ciphertext also carries the noise of the paper's
 model (§II-C): fresh ``eta_0``; Add ``eta_a + eta_b``; ScMult ``eta * eta_mult``; Perm
-``eta + eta_rot``. The model is tracked identically by every backend, so a run on real BFV
-reports both SEAL's measured invariant noise budget and the model's prediction.
+``eta + eta_rot``; flooding ``eta + 2^(lambda_s + margin) max(eta) + eta_0``. The model is
+tracked identically by every backend, so a run on real BFV reports both SEAL's measured
+invariant noise budget and the model's prediction.
 
 The counting, broadcasting, noise model and argument checks live here, once; a backend only
 implements the ``_``-prefixed data operations. Operation counts of two backends therefore agree
@@ -42,7 +46,8 @@ from ppnn.core import Ledger
 
 __all__ = ["Ct", "Pt", "NoiseModel", "PackedBackend", "OPS", "is_pow2"]
 
-OPS = ("Enc", "Dec", "Encode", "Add", "AddPlain", "ScMult", "Perm", "DecPerm", "HstPerm")
+OPS = ("Enc", "Dec", "Encode", "Add", "AddPlain", "ScMult", "Perm", "DecPerm", "HstPerm",
+       "Flood")
 
 
 def is_pow2(x: int) -> bool:
@@ -178,6 +183,22 @@ class PackedBackend:
         self._steps: set[int] = set()
         self.timing: dict[str, list] = {}
         self.time_ops = False
+        self.flood_bits = 0          # statistical security parameter lambda_s (0: no flooding)
+        self.flood_margin_bits = 8   # bits added to the model's noise to bound any weights'
+
+    def set_flooding(self, bits: int, margin_bits: int = 8) -> None:
+        """Flood every ciphertext the server returns with ``bits`` bits of statistical
+        security (``0`` turns flooding off); see :meth:`flood`."""
+        for name, v in (("bits", bits), ("margin_bits", margin_bits)):
+            if not isinstance(v, int | np.integer) or v < 0:
+                raise ValueError(f"flooding {name} must be an int >= 0, got {v!r}")
+        if bits and self.noise_model.fresh_bits - bits - margin_bits < 1:
+            raise ValueError(
+                f"flooding with lambda_s={bits} (+{margin_bits} margin) bits needs a fresh "
+                f"noise budget above {bits + margin_bits} bits; these parameters have "
+                f"{self.noise_model.fresh_bits:.0f} (N={self.poly_degree}, {self.q_bits}-bit q)"
+                "; use a larger ciphertext modulus (SEAL: N=8192)")
+        self.flood_bits, self.flood_margin_bits = int(bits), int(margin_bits)
 
     # -- sizes ------------------------------------------------------------------------------
     @property
@@ -392,6 +413,46 @@ class PackedBackend:
         noise = ct.noise[..., None] + (st != 0) * self.noise_model.eta_rot
         return Ct(self, shape, data, noise)
 
+    def flood_log2_bound(self, ct: Ct) -> float:
+        """log2 of the flooding bound ``B`` in units of ``eta_0`` for the batch ``ct``.
+
+        ``B = 2^(lambda_s + margin) * max(eta)``: the §II-C model's noise of the batch (a
+        function of the public shapes and operations only, never of the weights: calibrated
+        with uniformly random plaintexts, which is what any batch-encoded weight vector looks
+        like) times ``2^margin`` to bound every weight vector (one ScMult grows the noise by at
+        most ``N p / 2``, the calibrated typical growth is about ``sqrt(N) p / 2``), times
+        ``2^lambda_s``: the statistical distance between the flooded noise of two weight
+        matrices is at most ``N * 2^-lambda_s`` per ciphertext."""
+        return float(np.log2(np.max(ct.noise))) + self.flood_margin_bits + self.flood_bits
+
+    def flood(self, ct: Ct) -> Ct:
+        """Server: sanitize ciphertexts before they leave (noise flooding, circuit privacy).
+
+        The server adds a fresh public-key encryption of zero (re-randomizes ``c1``, which is
+        otherwise a known linear function of the weights) and ``(E, 0)`` with every
+        coefficient of ``E`` uniform in ``[-B, B)``, ``B`` = :meth:`flood_log2_bound` (in the
+        noise units of the backend). The returned noise is then ``E + e + e'`` with
+        ``|e + e'| <= 2^-lambda_s B``: its distribution is statistically independent of the
+        weights. Booked as ``Enc`` (server), two ``Add`` and one ``Flood`` per ciphertext.
+        Raises ``ValueError`` when the flooded noise would not decrypt (budget < 1 bit)."""
+        self._check_ct(ct, "flood(ct)")
+        if not self.flood_bits:
+            raise ValueError("flooding is off: call set_flooding(bits) first")
+        log2_b = self.flood_log2_bound(ct)
+        noise = ct.noise + 2.0 ** log2_b + self.noise_model.eta0
+        left = float(np.min(self.noise_model.budget(noise)))
+        if left < 1:
+            raise ValueError(
+                f"flooding with lambda_s={self.flood_bits} bits leaves {left:.1f} bits of noise "
+                f"budget (the kernel left {float(np.min(self.model_budget(ct))):.1f}): "
+                f"decryption would fail; use a larger ciphertext modulus")
+        with self._timed("Flood"):
+            data = self._flood(ct, log2_b)
+        self._count("Enc", ct.size)
+        self._count("Add", 2 * ct.size)
+        self._count("Flood", ct.size)
+        return Ct(self, ct.shape, data, noise)
+
     def stack(self, cts: Sequence[Ct], axis: int = 0) -> Ct:
         """Stack ciphertext batches of equal shape along a new axis (no HE work)."""
         cts = list(cts)
@@ -475,6 +536,9 @@ class PackedBackend:
         raise NotImplementedError
 
     def _rotate(self, ct, steps, shape, hoisted: bool = False):
+        raise NotImplementedError
+
+    def _flood(self, ct, log2_bound):
         raise NotImplementedError
 
     def _index(self, ct: Ct, idx) -> Ct:

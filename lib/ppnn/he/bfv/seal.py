@@ -20,9 +20,18 @@ ScMult uses NTT-form plaintexts: the server's encoded weights are transformed on
 multiplied by many plaintexts, and moved back only when it must be rotated (BFV rotations need
 coefficient form). SEAL has no hoisting API, so a "HstPerm" here is an ordinary
 ``rotate_rows``; the counts still follow GAZELLE's accounting (see :mod:`.base`).
+
+Noise flooding (``flood_bits``, see :meth:`.base.PackedBackend.flood`) writes the flooding
+polynomial ``E`` through :mod:`.seal_coeffs` (SEAL's uncompressed serialization, vectorized);
+it needs room in ``q``: ``N = 4096`` (at most 109 bits of modulus at 128-bit security) cannot
+flood with 40 bits, ``N = 8192`` with SEAL's default 174-bit ``q`` can (the constructor checks).
+:meth:`SealBFV.phase_noise` is the client's secret-key view of a ciphertext's noise.
 """
 
 from __future__ import annotations
+
+import math
+import secrets
 
 import numpy as np
 import tenseal.sealapi as sealapi
@@ -30,6 +39,13 @@ import tenseal.sealapi as sealapi
 from ppnn.core import Ledger
 
 from .base import Ct, NoiseModel, PackedBackend
+from .seal_coeffs import (
+    ciphertext_from_coeffs,
+    crt_combine,
+    read_coeffs,
+    reduce_mod_primes,
+    secret_key_ntt,
+)
 
 __all__ = ["SealBFV", "calibrate_noise_model"]
 
@@ -70,13 +86,19 @@ class SealBFV(PackedBackend):
     n : logical slots per ciphertext; a power of two dividing ``N/2`` (default ``N/2``).
     noise_model : the §II-C model tracked alongside SEAL's own noise (default: calibrated on
         this backend by :func:`calibrate_noise_model`).
+    flood_bits : statistical security parameter of noise flooding (0: off; 40 is usual);
+        every ciphertext the protocols return is then flooded (:meth:`flood`).
+    seed : *tests only, insecure*: seeds SEAL's random generator (keys, encryptions) and the
+        flooding noise so that a run is reproducible; ``None`` (default) uses SEAL's secure
+        generator and the OS CSPRNG.
     """
 
     name = "seal"
     tracks_values = True
 
     def __init__(self, poly_degree: int = 4096, plain_bits: int = 20, n: int | None = None,
-                 noise_model: NoiseModel | None = None, ledger: Ledger | None = None):
+                 noise_model: NoiseModel | None = None, ledger: Ledger | None = None,
+                 flood_bits: int = 0, seed: int | None = None):
         if poly_degree not in (4096, 8192, 16384):
             raise ValueError(f"poly_degree must be 4096, 8192 or 16384 (N = 2048 has no key "
                              f"switching in SEAL), got {poly_degree}")
@@ -93,6 +115,11 @@ class SealBFV(PackedBackend):
         parms.set_coeff_modulus(cm)
         pm = sealapi.PlainModulus.Batching(N, plain_bits)
         parms.set_plain_modulus(pm)
+        self._flood_rng = None
+        if seed is not None:
+            words = [int(w) for w in np.random.SeedSequence(seed).generate_state(8, np.uint64)]
+            parms.set_random_generator(sealapi.Blake2xbPRNGFactory(words))
+            self._flood_rng = np.random.default_rng(seed)
         self.context = sealapi.SEALContext(parms, True, sealapi.SEC_LEVEL_TYPE.TC128)
         if not self.context.parameters_set():
             raise ValueError(f"SEAL rejected the parameters: "
@@ -114,8 +141,10 @@ class SealBFV(PackedBackend):
         self.evaluator = sealapi.Evaluator(self.context)
         self.encoder = sealapi.BatchEncoder(self.context)
         self._parms_id = self.context.first_parms_id()
+        self._primes = [int(m.value()) for m in cm[:-1]]
         if noise_model is None:
             self.noise_model = calibrate_noise_model(self)
+        self.set_flooding(flood_bits)
 
     @property
     def galois_key_bits(self) -> int:
@@ -243,6 +272,75 @@ class SealBFV(PackedBackend):
         out = np.empty(ct.shape, dtype=np.int64)
         for idx in np.ndindex(*ct.shape):
             out[idx] = self.decryptor.invariant_noise_budget(data[idx])
+        return out
+
+    # -- noise flooding (server) and the client's view of the noise ---------------------------
+    @property
+    def fresh_noise_log2(self) -> float:
+        """log2 of a fresh ciphertext's noise ``|e|`` (coefficients of the phase) implied by the
+        model's fresh budget: budget ``b`` means ``|t e| ~ q 2^-(b+1)``."""
+        log2_q = sum(math.log2(q) for q in self._primes)
+        return log2_q - 1 - math.log2(self.p) - self.noise_model.fresh_bits
+
+    def _random_bytes(self, n: int) -> bytes:
+        return self._flood_rng.bytes(n) if self._flood_rng is not None else \
+            secrets.token_bytes(n)
+
+    def flood_polynomial(self, bits: int) -> np.ndarray:
+        """``N`` integers uniform in ``[-2^bits, 2^bits)`` (object array of Python ints) from
+        the OS CSPRNG (or the test seed): the flooding term ``E``."""
+        limbs = -(-(bits + 1) // 64)
+        raw = np.frombuffer(self._random_bytes(8 * limbs * self.poly_degree), dtype=np.uint64)
+        raw = raw.reshape(limbs, self.poly_degree).copy()
+        top = bits + 1 - 64 * (limbs - 1)
+        if top < 64:
+            raw[-1] &= np.uint64((1 << top) - 1)
+        E = np.zeros(self.poly_degree, dtype=object)
+        for j in range(limbs):  # a few 64-bit limbs per coefficient, whole arrays at a time
+            E = E + (raw[j].astype(object) << (64 * j))
+        return E - (1 << bits)
+
+    def _flood(self, ct, log2_bound):
+        bits = int(math.ceil(log2_bound + self.fresh_noise_log2))
+        src = self._coeff_data(ct)
+        L, N = len(self._primes), self.poly_degree
+        out = _obj(ct.shape)
+        for idx in np.ndindex(*ct.shape):  # one ciphertext at a time, whole polynomials
+            e = np.zeros((2, L, N), dtype=np.uint64)
+            e[0] = reduce_mod_primes(self.flood_polynomial(bits), self._primes)
+            c = sealapi.Ciphertext()
+            self.evaluator.add(src[idx], ciphertext_from_coeffs(self.context, self._parms_id, e),
+                               c)                                   # + (E, 0)
+            z = sealapi.Ciphertext()
+            self.encryptor.encrypt_zero(z)                          # + Enc_pk(0)
+            self.evaluator.add_inplace(c, z)
+            out[idx] = c
+        return out
+
+    def phase_noise(self, ct: Ct) -> np.ndarray:
+        """Client, with the secret key: the noise ``e`` of every ciphertext, i.e. the phase
+        ``c0 + c1 s (mod q)`` minus its message part, as floats of shape ``ct.shape + (N,)``:
+        ``e = [t (c0 + c1 s) mod q] / t`` (centered), so ``|e| < q / (2t)`` decrypts correctly
+        and ``log2 max|e|`` is what SEAL's noise budget rounds (budget ``~ log2 q - 1 -
+        log2 t - log2 max|e|``). Diagnostics only (the server cannot compute it)."""
+        self._check_ct(ct, "phase_noise(ct)")
+        data = self._ntt_data(ct)
+        L, N = len(self._primes), self.poly_degree
+        sk = secret_key_ntt(self._sk, L, N).astype(object)
+        q = math.prod(self._primes)
+        out = np.empty(ct.shape + (N,), dtype=float)
+        for idx in np.ndindex(*ct.shape):
+            a = read_coeffs(data[idx], (2, L, N)).astype(object)
+            ph = np.stack([np.mod(a[0, i] + a[1, i] * sk[i], qi).astype(np.uint64)
+                           for i, qi in enumerate(self._primes)])  # c0 + c1 s, NTT form
+            # back to coefficients with SEAL's own NTT (c1 is kept only to stay non-transparent)
+            c = ciphertext_from_coeffs(self.context, self._parms_id,
+                                       np.stack([ph, a[1].astype(np.uint64)]), ntt=True)
+            self.evaluator.transform_from_ntt_inplace(c)
+            phase = crt_combine(read_coeffs(c, (1, L, N))[0], self._primes)
+            v = np.mod(phase * self.p, q)
+            v = np.where(v > q // 2, v - q, v)
+            out[idx] = np.asarray(v, dtype=float) / self.p
         return out
 
     def _add(self, a, b, shape):

@@ -57,11 +57,14 @@ class BFVSim(PackedBackend):
     poly_degree, q_bits : set only the wire size of a ciphertext (GAZELLE/GALA: N = 2048,
         a 60-bit q: 30 KB per ciphertext).
     values : ``False`` tracks shapes and noise only (counting mode).
+    flood_bits : noise flooding before a ciphertext leaves the server (0: off); the slot values
+        are unchanged, the model noise and the counts are those of the real backend.
     """
 
     def __init__(self, n: int = 2048, p: int | None = None, poly_degree: int | None = None,
                  q_bits: int = 60, noise_model: NoiseModel | None = None, values: bool = True,
-                 ledger: Ledger | None = None, chunk_bytes: int = 1 << 26):
+                 ledger: Ledger | None = None, chunk_bytes: int = 1 << 26,
+                 flood_bits: int = 0):
         N = int(poly_degree or n)
         p = int(p) if p is not None else batching_prime(20, N)
         super().__init__(n, p, N, q_bits, noise_model or default_noise_model(N, p, q_bits),
@@ -69,6 +72,7 @@ class BFVSim(PackedBackend):
         self.tracks_values = bool(values)
         self.name = "sim" if values else "count"
         self._chunk = int(chunk_bytes)
+        self.set_flooding(flood_bits)
 
     # -- data operations (int64 residues; batch axes first, slot axis last) ------------------
     def _encrypt(self, v, shape):
@@ -135,6 +139,10 @@ class BFVSim(PackedBackend):
             return np.roll(src, -int(steps), axis=-1)
         idx = (np.arange(self.n) + steps[..., None]) % self.n
         return np.take_along_axis(src, idx, axis=-1)
+
+    def _flood(self, ct, log2_bound):
+        # the flooding noise changes no slot value: only the model noise moves (see base)
+        return ct.data.copy() if self.tracks_values else None
 
     def _index(self, ct: Ct, idx) -> Ct:
         idx = idx if isinstance(idx, tuple) else (idx,)

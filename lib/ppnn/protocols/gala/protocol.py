@@ -4,7 +4,10 @@
    ``[x]_C`` (it has sent, once and offline, the Galois keys for the rotations the server needs);
 2. **server** computes ``[W x]`` (or a convolution) homomorphically -- the kernel;
 3. **server** draws a random ``r``, sends ``[y - r]_C`` back (share generation: its own share is
-   ``r``, the client's is ``y - r``; the two shares feed the garbled-circuit ReLU);
+   ``r``, the client's is ``y - r``; the two shares feed the garbled-circuit ReLU); when the
+   backend floods (``he.flood_bits``), the ciphertext is first sanitized (fresh ``Enc(0)`` plus
+   uniform noise, :meth:`~ppnn.he.bfv.base.PackedBackend.flood`): otherwise its noise and its
+   ``c1`` are functions of the weights the client, who holds the key, can read;
 4. **client** decrypts. Both parties then apply the kernel's plaintext read-out to their share
    (for GALA this is the share-RaS: the rotate-and-sum moved out of HE into plaintext).
 
@@ -67,6 +70,7 @@ class LinearResult:
     p: int
     ledger: Ledger
     out: Ct | None = field(default=None, repr=False)
+    returned: Ct | None = field(default=None, repr=False)  # [y - r]_C as the client got it
 
     def reveal(self) -> np.ndarray:
         """Reconstruct (simulator only, no booking) as signed integers."""
@@ -116,9 +120,12 @@ def run_linear(kernel: LinearKernel, he: PackedBackend, weights, x: np.ndarray,
         # 3. server: share generation, send [y - r]_C
         r = rng.integers(0, he.p, size=out.shape + (he.n,), dtype=np.int64)
         masked = he.sub_plain(out, he.encode(r))
+        if he.flood_bits:  # circuit privacy: the noise must not depend on the weights
+            with ledger.label("flood"):
+                masked = he.flood(masked)
         ledger.send(he.server, he.client, masked.size * he.ciphertext_bits, "[y - r]_C")
         # 4. client: decrypt; both parties read their share out of the slots
         client_slots = he.decrypt(masked)
         client_share = kernel.read_out(client_slots, he.p, ledger, he.client)
         server_share = kernel.read_out(r, he.p, ledger, he.server)
-    return LinearResult(client_share, server_share, he.p, ledger, out)
+    return LinearResult(client_share, server_share, he.p, ledger, out, masked)
