@@ -210,3 +210,11 @@ def test_the_comparison_runs_its_families_as_dask_tasks(client):
     cols = [c for c in compare.COUNTED_COLUMNS if c in local.frame.columns]
     assert cols and local.frame[cols].equals(remote.frame[cols])
     assert list(remote.seconds) == fams
+
+
+def test_progress_bar_over_blocks(client, setup, capsys):
+    net, params, calib, x = setup
+    plan = ppnn.compile("falcon_sh", net, params, calib=calib)
+    res = ppnn.run(plan, x, seed=0, client=client, chunks=2, progress=True)
+    assert res.extra["blocks"] == 2
+    assert "falcon_sh blocks" in capsys.readouterr().err

@@ -195,9 +195,10 @@ def merge_results(results: list, wall_s: float | None = None):
 
 
 def run_blocks(plan, x, seed=0, backend: str = "sim", chunks: int | None = None,
-               client=None):
+               client=None, progress: bool = False):
     """``ppnn.run`` split into ``chunks`` blocks, in this process or as Dask tasks of
-    ``client`` (default ``chunks``: one block per worker, or 1 without a client)."""
+    ``client`` (default ``chunks``: one block per worker, or 1 without a client);
+    ``progress``: a progress bar over the blocks (tqdm)."""
     from .protocols.api import _check_images, family
 
     fam = family(plan.family)
@@ -208,14 +209,30 @@ def run_blocks(plan, x, seed=0, backend: str = "sim", chunks: int | None = None,
     bounds = block_bounds(len(x), chunks, fam.spec.images_per_run)
     seeds = block_seeds(seed, len(bounds))
     t0 = time.perf_counter()
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(bounds), desc=f"{plan.family} blocks", unit="block")
     if client is None:
-        results = [_run_block(plan, x[lo:hi], s, backend) for (lo, hi), s in zip(bounds, seeds)]
+        results = []
+        for (lo, hi), s in zip(bounds, seeds):
+            results.append(_run_block(plan, x[lo:hi], s, backend))
+            if bar is not None:
+                bar.update(1)
     else:
         [plan_f] = client.scatter([plan], broadcast=True, hash=False)
         futures = [client.submit(_run_block, plan_f, x[lo:hi], s, backend, pure=False,
                                  key=f"ppnn-run-{plan.family}-block{i}-{os.urandom(4).hex()}")
                    for i, ((lo, hi), s) in enumerate(zip(bounds, seeds))]
+        if bar is not None:
+            from dask.distributed import as_completed
+
+            for _ in as_completed(futures):
+                bar.update(1)
         results = client.gather(futures)
+    if bar is not None:
+        bar.close()
     return merge_results(results, wall_s=time.perf_counter() - t0)
 
 

@@ -310,7 +310,7 @@ def compile(family_key, net: Network, params, calib=None, **options) -> Plan:  #
 
 
 def run(plan: Plan, x, seed=0, backend: str = "sim", client=None,
-        chunks: int | None = None) -> Result:
+        chunks: int | None = None, progress: bool = False) -> Result:
     """Run the family's protocol on images ``x`` (N, *input_shape) or one image.
 
     ``seed``: an int or a ``numpy.random.Generator`` (the simulation's randomness);
@@ -318,7 +318,8 @@ def run(plan: Plan, x, seed=0, backend: str = "sim", client=None,
     ``chunks``: split the images into that many blocks, each run with its own seed and merged
     as one batched run books them (see :mod:`ppnn.distributed`); ``client``: a Dask client
     that runs the blocks as tasks (default: one block per worker). The same ``chunks`` give
-    the same logits and ledger with or without a client. A family whose one image is a huge
+    the same logits and ledger with or without a client (``progress``: a bar over the
+    blocks). A family whose one image is a huge
     circuit (SHE on real tfhe-rs) splits each level of gates across the workers instead
     when ``backend="real"`` and no ``chunks`` are given."""
     if not isinstance(plan, Plan):
@@ -332,7 +333,7 @@ def run(plan: Plan, x, seed=0, backend: str = "sim", client=None,
         if backend not in fam.spec.backends:
             raise ValueError(f"{fam.spec.name} runs on backend(s) {fam.spec.backends}, "
                              f"got {backend!r}: {fam.spec.simulated}")
-        return run_blocks(plan, x, seed, backend, chunks, client)
+        return run_blocks(plan, x, seed, backend, chunks, client, progress=progress)
     return family(plan.family).run(plan, x, seed, backend)
 
 
