@@ -38,3 +38,39 @@ def test_grouped_conv_index_of_she(groups):
     xp = np.append(x.ravel(), 0.0)
     got = (xp[src] * W.ravel()[widx]).sum(axis=1).reshape(shape)
     np.testing.assert_allclose(got, ops.conv2d(x, W, 2, 1, groups=groups)[0][0])
+
+
+def _maxpool_by_scan(x, k, s, p):
+    """Reference: a strict ``v > best`` scan over the kernel offsets (the first maximum)."""
+    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)), constant_values=fill)
+    n, c, h, w = x.shape
+    oh, ow = (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1
+    y = np.full((n, c, oh, ow), fill, dtype=x.dtype)
+    idx = np.zeros((n, c, oh, ow), dtype=np.int16)
+    for i in range(oh):
+        for j in range(ow):
+            for o in range(k * k):
+                v = xp[:, :, i * s + o // k, j * s + o % k]
+                better = (v > y[:, :, i, j]) | (o == 0)
+                y[:, :, i, j] = np.where(better, v, y[:, :, i, j])
+                idx[:, :, i, j] = np.where(better, o, idx[:, :, i, j])
+    return y, idx
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+@pytest.mark.parametrize("k,s,p", [(3, 1, 1), (2, 2, 0), (3, 2, 1)])
+def test_maxpool_keeps_the_first_maximum_and_routes_the_gradient_there(dtype, k, s, p):
+    rng = np.random.default_rng(3)
+    x = np.maximum(rng.integers(-3, 4, (2, 3, 7, 7)), 0).astype(dtype)  # many ties (ReLU zeros)
+    y, idx = ops.maxpool(x, k, s, p)
+    y_ref, idx_ref = _maxpool_by_scan(x, k, s, p)
+    np.testing.assert_array_equal(y, y_ref)
+    np.testing.assert_array_equal(idx, idx_ref)
+    assert idx.dtype == np.int16 and y.dtype == x.dtype
+    dy = rng.standard_normal(y.shape).astype(np.float32)
+    dx = ops.maxpool_backward(dy, idx, x.shape, k, s, p)
+    ref = np.zeros((2, 3, 7 + 2 * p, 7 + 2 * p), dtype=np.float32)
+    n_i, c_i, i_i, j_i = np.indices(y.shape)
+    np.add.at(ref, (n_i, c_i, i_i * s + idx // k, j_i * s + idx % k), dy)
+    np.testing.assert_allclose(dx, ref[:, :, p:p + 7, p:p + 7], rtol=1e-5, atol=1e-6)

@@ -219,7 +219,8 @@ def _model_path(name: str, dataset: str, quick: bool, seed: int):
 
 
 def _load_cached(net: Network, path, recipe: Recipe):
-    """Cached parameters and info, or None when absent or trained with another recipe."""
+    """Cached parameters and info, or None when absent, trained with another recipe or for
+    another architecture (a zoo network whose layers changed since it was cached)."""
     if not path.exists():
         return None
     with np.load(path, allow_pickle=False) as z:
@@ -227,7 +228,10 @@ def _load_cached(net: Network, path, recipe: Recipe):
         info = json.loads(str(z["__info__"]))
     if info.get("recipe") != asdict(recipe):
         return None
-    return unflatten_params(net, flat), info
+    try:
+        return unflatten_params(net, flat), info
+    except ValueError:  # parameter shapes of an older version of the network: retrain
+        return None
 
 
 def pretrained(name: str, quick: bool = True, seed: int = 0, dataset: str = "mnist",
