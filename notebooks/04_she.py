@@ -333,8 +333,8 @@ per_gate_s = real["seconds"] / max(real["bootstraps"], 1)
 # **A whole encrypted inference, measured -- on a Dask cluster.** The paper's networks are
 # ~10^7 bootstrapped gates: days on two cores, so their latencies below are *projected*. A
 # network small enough for this machine runs end to end on real tfhe-rs instead: the
-# reduced MNIST network of the zoo (`she_mnist_reduced`: one 7x7 stride-7 convolution, ReLU,
-# FC 10, about 4 x 10^4 bootstraps; quick mode: a 4-pixel toy network). The server key goes
+# reduced MNIST network of the zoo (`she_mnist_reduced`: one 5x5 stride-6 convolution, ReLU,
+# FC 10, about 2.4 x 10^4 bootstraps; quick mode: a 4-pixel toy network). The server key goes
 # to every Dask worker once; each level of gates is split into blocks evaluated by the
 # binding's batched call on the workers (`ppnn.run(plan, x, backend="real", client=...)`).
 # The decrypted logits must equal the integer model's, and the measured seconds per

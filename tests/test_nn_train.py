@@ -118,6 +118,34 @@ def test_pretrained_relu_on_logits_is_skipped_in_training_only(models_tmp):
     assert info["test_accuracy"] > 0.90
 
 
+@pytest.mark.parametrize("name", sorted(train_mod.TRAINED_AS))
+def test_training_twins_train_to_identical_weights(name, models_tmp):
+    """A network trained under its twin's name (``TRAINED_AS``) must train to the very same
+    weights on its own: same recipe, one epoch on 2000 images, bit-identical."""
+    from dataclasses import replace
+
+    twin = train_mod.TRAINED_AS[name]
+    assert train_mod.recipe_for(name) == train_mod.recipe_for(twin)
+    x, y, _, _ = data.load_mnist()
+    flats = []
+    for n in (name, twin):
+        net = nn.zoo.get(n)
+        if net.layers[-1].kind == "ReLU":  # left out while training (drop_final_relu)
+            net = replace(net, layers=net.layers[:-1], stated=())
+        rng = np.random.default_rng([0, 0x5EED])
+        params = nn.init_params(net, rng)
+        params, _ = nn.train(net, params, x[:2000], y[:2000], 1, 64, 1e-3, "adam", rng)
+        flats.append(nn.flatten_params(params))
+    assert flats[0].keys() == flats[1].keys()
+    assert all(np.array_equal(flats[0][k], flats[1][k]) for k in flats[0])
+    # and pretrained() serves the twin's cached weights, with this network's own accuracy
+    params, info = nn.pretrained(name, quick=True, seed=0, with_info=True)
+    assert info["trained_as"] == twin and info["name"] == name
+    assert not (models_tmp / f"{name}-mnist-quick-0.npz").exists()
+    assert (models_tmp / f"{twin}-mnist-quick-0.npz").exists()
+    nn.check_params(nn.zoo.get(name), params)
+
+
 def test_pretrained_bad_arguments(models_tmp):
     with pytest.raises(ValueError, match="dataset"):
         nn.pretrained("minionn_mnist", dataset="svhn")
