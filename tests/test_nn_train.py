@@ -190,3 +190,29 @@ def test_quantization_aware_training_uses_the_forward_weights():
                         rng=np.random.default_rng(3))
     np.testing.assert_array_equal(nn.flatten_params(plain)["0.W"],
                                   nn.flatten_params(again)["0.W"])
+
+
+def test_random_shift_moves_each_image_by_its_own_offset():
+    rng = np.random.default_rng(0)
+    x = rng.random((50, 2, 6, 6)).astype(np.float32)
+    out = train_mod.random_shift(x, 2, np.random.default_rng(1))
+    d = np.random.default_rng(1).integers(0, 5, size=(50, 2)) - 2  # the offsets drawn
+    xp = np.pad(x, ((0, 0), (0, 0), (2, 2), (2, 2)))
+    for i in (0, 17, 49):
+        dy, dx = d[i]
+        np.testing.assert_array_equal(out[i], xp[i, :, 2 + dy:8 + dy, 2 + dx:8 + dx])
+    assert out.shape == x.shape and out.dtype == x.dtype
+    assert not np.array_equal(out, x)
+
+
+def test_augmented_training_is_deterministic_and_checks_its_argument():
+    net = Network("t", (1, 6, 6), (Flatten(), Dense(3)))
+    x = np.random.default_rng(0).random((40, 1, 6, 6)).astype(np.float32)
+    y = np.arange(40) % 3
+    p0 = nn.init_params(net, np.random.default_rng(0))
+    a, _ = nn.train(net, p0, x, y, 2, 8, 1e-2, "adam", np.random.default_rng(5), augment=1)
+    b, _ = nn.train(net, p0, x, y, 2, 8, 1e-2, "adam", np.random.default_rng(5), augment=1)
+    c, _ = nn.train(net, p0, x, y, 2, 8, 1e-2, "adam", np.random.default_rng(5))
+    assert np.array_equal(a[1]["W"], b[1]["W"]) and not np.array_equal(a[1]["W"], c[1]["W"])
+    with pytest.raises(ValueError, match="augment"):
+        nn.train(net, p0, x, y, 1, 8, 1e-2, "adam", np.random.default_rng(5), augment=9)

@@ -82,7 +82,7 @@ def train(net: Network, params, x, y, epochs: int, batch_size: int, lr: float,
           optimizer: str = "adam", rng: np.random.Generator | None = None,
           callback: Callable[[dict], None] | None = None, x_test=None, y_test=None,
           lr_decay: float = 1.0, weight_decay: float = 0.0, momentum: float = 0.9,
-          forward_weights: Callable[[list], list] | None = None):
+          forward_weights: Callable[[list], list] | None = None, augment: int = 0):
     """Mini-batch training with softmax cross-entropy.
 
     Parameters
@@ -99,6 +99,9 @@ def train(net: Network, params, x, y, epochs: int, batch_size: int, lr: float,
         test accuracy) uses ``forward_weights(params)`` -- e.g. the weights rounded to powers
         of two -- and the gradient updates ``params``, the float *shadow* weights
         (straight-through estimator)
+    augment : data augmentation: every training batch is shifted by a random
+        ``(dy, dx)`` in ``[-augment, augment]^2`` pixels per image (zero fill; :func:`random_shift`,
+        drawn from ``rng``); 0 (default) trains on the images as they are
 
     Returns
     -------
@@ -114,6 +117,8 @@ def train(net: Network, params, x, y, epochs: int, batch_size: int, lr: float,
         raise ValueError(f"lr must be > 0, got {lr}")
     if optimizer not in ("adam", "sgd"):
         raise ValueError(f"optimizer must be 'adam' or 'sgd', got {optimizer!r}")
+    if isinstance(augment, bool) or not isinstance(augment, int) or not 0 <= augment <= 4:
+        raise ValueError(f"augment must be a shift in pixels, an int in [0, 4], got {augment!r}")
     x, y = np.asarray(x), np.asarray(y)
     if x.shape[1:] != net.input_shape or y.shape != (x.shape[0],):
         raise ValueError(f"x must be (N, {net.input_shape}) and y (N,) for {net.name}, got "
@@ -125,11 +130,24 @@ def train(net: Network, params, x, y, epochs: int, batch_size: int, lr: float,
     dtype = np.asarray(flatten_params(params)[next(iter(flatten_params(params)))]).dtype
     with blas_threads(1):
         return _loop(net, params, x, y, epochs, batch_size, opt, dtype, rng, callback,
-                     x_test, y_test, lr_decay, forward_weights)
+                     x_test, y_test, lr_decay, forward_weights, augment)
+
+
+def random_shift(x: np.ndarray, max_shift: int, rng: np.random.Generator) -> np.ndarray:
+    """Images ``x (N, C, H, W)`` each shifted by its own random ``(dy, dx)`` in
+    ``[-max_shift, max_shift]^2`` (zero fill): one gather over a padded copy, no loop."""
+    n, _, h, w = x.shape
+    s = int(max_shift)
+    xp = np.pad(x, ((0, 0), (0, 0), (s, s), (s, s)))
+    d = rng.integers(0, 2 * s + 1, size=(n, 2))
+    rows = (d[:, 0, None] + np.arange(h))[:, None, :, None]
+    cols = (d[:, 1, None] + np.arange(w))[:, None, None, :]
+    return xp[np.arange(n)[:, None, None, None], np.arange(x.shape[1])[None, :, None, None],
+              rows, cols]
 
 
 def _loop(net, params, x, y, epochs, batch_size, opt, dtype, rng, callback, x_test, y_test,
-          lr_decay, forward_weights=None):
+          lr_decay, forward_weights=None, augment=0):
     used = forward_weights or (lambda p: p)
     rows = []
     for epoch in range(1, epochs + 1):
@@ -139,6 +157,8 @@ def _loop(net, params, x, y, epochs, batch_size, opt, dtype, rng, callback, x_te
         for i in range(0, len(x), batch_size):
             idx = order[i:i + batch_size]
             xb = x[idx].astype(dtype, copy=False)
+            if augment:
+                xb = random_shift(xb, augment, rng)
             w = used(params)
             logits, caches = forward_train(net.layers, w, xb)
             loss, g = softmax_cross_entropy(logits, y[idx])
