@@ -554,8 +554,8 @@ r_r50 = 2935408 / totals["ResNet-50"]["GALA_ScMult"]
 reasons9 = {(r, m): arch.format(r_alex, r_r50) for r in ex.NETWORKS if r != "MLP"
             for m in report.load_paper("gala", "table9")["metric"]}
 reasons9 |= {("MLP", m): "784 is not a power of two: our kernels pad n_i to 1024 (64 ScMults in "
-             "layer 1 instead of 49); the 'ours only' rows *_table2_unpadded evaluate Table II "
-             "with n_i = 784 and give the paper's Perm and Add exactly; ScMult: see errata"
+             "layer 1 instead of 49); the paper's-choice rows evaluate Table II with n_i = 784 "
+             "and give the paper's Perm and Add exactly; ScMult: see errata"
              for m in report.load_paper("gala", "table9")["metric"]}
 t9 = show("table9", paper_tables.table9(totals), "Table IX: network operation counts",
           reasons=reasons9)
