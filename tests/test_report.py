@@ -247,3 +247,12 @@ def test_swann_garbled_total_cells_are_never_compared(table, metrics):
     for m in metrics:
         assert out.loc[("Total", m), "status"] == "paper value garbled"
         assert pd.isna(out.loc[("Total", m), "ratio"])
+
+
+def test_exact_rounds_halves_up_as_papers_print():
+    """SHE prints its own 784 x 5 x 32KB = 122.5MB as 123MB: 'exact' rounds halves away from
+    zero, not to even (Python's round(122.5) == 122)."""
+    assert report._status("123", 122.5, 0.05)[0] == "exact"
+    assert report._status("0.3", 0.25, 0.5)[0] == "exact"
+    assert report._status("0.2", 0.25, 0.5)[0] != "exact"
+    assert report._status("122", 122.5, 0.05)[0] == "within tolerance"

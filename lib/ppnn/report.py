@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import numpy as np
@@ -197,6 +198,12 @@ def _to_float(v) -> float:
         return math.nan
 
 
+def _round_half_up(x: float, decimals: int) -> Decimal:
+    """``x`` rounded to ``decimals`` as a paper prints it: halves away from zero (SHE prints
+    its own 784 x 5 x 32KB = 122.5MB as 123MB), not Python's round-half-to-even."""
+    return Decimal(repr(float(x))).quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP)
+
+
 def _status(paper_s: str, ours, rtol: float, accuracy: bool = False) -> tuple[str, float]:
     """Status and ratio of one numeric or textual value. "Within" the tolerance means a
     relative difference up to ``rtol``; for an ``accuracy`` (percent) it compares error
@@ -221,7 +228,7 @@ def _status(paper_s: str, ours, rtol: float, accuracy: bool = False) -> tuple[st
         else abs(ratio - 1) <= rtol
     d = _decimals(paper_s)
     # (so paper "1" vs ours 1.43 is not exact)
-    if d is not None and round(o, d) == round(p, d) and within:
+    if d is not None and _round_half_up(o, d) == _round_half_up(p, d) and within:
         return "exact", ratio
     return ("within tolerance" if within else "differs"), ratio
 
