@@ -256,3 +256,37 @@ def test_exact_rounds_halves_up_as_papers_print():
     assert report._status("0.3", 0.25, 0.5)[0] == "exact"
     assert report._status("0.2", 0.25, 0.5)[0] != "exact"
     assert report._status("122", 122.5, 0.05)[0] == "within tolerance"
+
+
+def test_second_reading_errata_follow_from_the_transcribed_cells():
+    """The errata added after the second reading cite numbers that the transcribed cells
+    give (the check fails if a cell or the erratum's arithmetic moves)."""
+    def cell(paper, table, row, metric):
+        ref = report.load_paper(paper, table).set_index(["row", "metric"])
+        return float(ref.loc[(row, metric), "value"])
+
+    def finding(paper, where_part):
+        e = report.load_errata(paper)
+        hit = e[e["where"].str.contains(where_part, regex=False)]
+        assert len(hit) == 1, where_part
+        return hit.iloc[0]["finding"]
+
+    # GALA §IV-A1: Extended needs 'up to 520' Perm + HstPerm, Table V gives 2047
+    ext = {d: cell("gala", "table5", f"{d}; Extended[17]", "perm")
+           + cell("gala", "table5", f"{d}; Extended[17]", "hstperm")
+           for d in ("1x2048", "2x1024", "16x128")}
+    assert ext == {"1x2048": 2047, "2x1024": 520, "16x128": 11}
+    assert "2047" in finding("gala", "§IV-A1")
+    # GALA §IV-B: text GALA times vs Table XI GAZELLE times and printed speed-ups
+    text_s = {"AlexNet": 4.3, "VGG": 6.5, "ResNet-101": 62, "ResNet-152": 87}
+    f = finding("gala", "§IV-B text vs Table XI")
+    for net, s in text_s.items():
+        gz = cell("gala", "table11", f"{net}; GAZELLE", "lan_time") / 1e3
+        printed = cell("gala", "table11", f"{net}; GAZELLE", "lan_speedup")
+        assert f"{gz / s:.2f}x" in f and f"{printed}x" in f
+        assert round(gz / s, 1) != printed
+    # SHE §5.1: TCN over FCN is 0.83 points, not 0.6
+    gain = cell("she", "table4", "TCN", "accuracy") - cell("she", "table4", "FCN", "accuracy")
+    assert f"{gain:.2f} points" in finding("she", "TCN over FCN")
+    # SHE §3.4: FCN's first FC layer is outside '1K~2K'
+    assert cell("she", "table2", "FCN", "md_layer07_F") == 3.1 > 2
