@@ -574,6 +574,9 @@ t11 = show("table11", paper_tables.table10_11("table11", totals),
 t12 = show("table12", paper_tables.table12(totals), "Table XII: share of linear computation",
            reasons={(n, "linear_pct_gazelle"): proj_reason for n in ex.NETWORKS})
 t13 = show("table13", paper_tables.table13(acc_df), "Table XIII: float vs fixed-point accuracy")
+fig9_rows = show("fig9", paper_tables.fig9(layers["AlexNet"], net=ex.NETWORKS["AlexNet"],
+                                           n=N_SLOTS),
+                 "Fig. 9: GALA's speed-up on AlexNet's costliest GAZELLE convolutions")
 
 # %%
 # the errata are data: data/errata.csv (paper, where, finding, evidence); the counts they

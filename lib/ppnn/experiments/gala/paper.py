@@ -18,7 +18,7 @@ from ..records import frame as _frame
 from .runs import MATVEC_DIMS, conv_kernel, matvec_kernel
 
 __all__ = ["input_ciphertexts", "paper_comm_mb", "table1", "formula_table", "table4", "table5",
-           "table6", "table7", "table8", "table9", "table10_11", "table12", "table13"]
+           "table6", "table7", "table8", "table9", "fig9", "table10_11", "table12", "table13"]
 
 NOT_HERE = {
     "DELPHI": "DELPHI's HE linear layers are not part of this reproduction (paper's own run)",
@@ -423,3 +423,40 @@ def table13(acc: pd.DataFrame) -> pd.DataFrame:
 
 def dims_of_table5() -> list[tuple[int, int]]:
     return list(MATVEC_DIMS)
+
+
+# -- Fig. 9 (per-layer speed-up, AlexNet) ---------------------------------------------------------
+def fig9(layers: pd.DataFrame, n_layers: int = 3, net: str = "alexnet_cifar10",
+         n: int = PAPER_N) -> pd.DataFrame:
+    """§IV-B on Fig. 9 (a): the GAZELLE layers "6", "8" and "10" of AlexNet, its most
+    time-consuming (all convolutions), run "nearly 3x" faster with GALA.
+
+    ``layers``: :func:`~ppnn.experiments.gala.runs.network_layers` of ``alexnet_cifar10``. The
+    paper's AlexNet has no layer table, so its layer numbers cannot be matched one to one:
+    its three layers are matched, in network order, with *our* three costliest GAZELLE
+    convolutions (projected compute time), and each row gives our GAZELLE / GALA time of that
+    layer -- the speed-up the figure's bars show (same as :func:`.figures.plot_fig9`)."""
+    from ppnn.nn import zoo
+
+    nodes = {node.name: node for node in zoo.get(net).leaves()}
+    ref = report.load_paper("gala", "fig9")
+    lin = layers.reset_index(drop=True)
+    lin = lin.assign(index=lin.index + 1)
+    conv = lin[(lin["type"] == "linear") & (lin["kind"] == "Conv2d")]
+    top = conv.nlargest(n_layers, "GAZELLE_s").sort_values("index")
+    recs = []
+    for r, (_, ours) in zip(ref.itertuples(index=False), top.iterrows(), strict=False):
+        sp = float(ours["GAZELLE_s"] / ours["GALA_s"])
+        node = nodes[ours["layer"]]
+        c_i, h, w = node.in_shape
+        c_n = conv_kernel("GALA", h, w, c_i, node.layer.kernel, node.layer.out_channels,
+                          n).layout.c_n
+        recs.append((r.row, r.metric, sp,
+                     f"our layer {ours['index']} ({ours['layer']} of {net}: {h}x{w}@{c_i}, "
+                     f"c_n = {c_n} channels per ciphertext; kernel grouping saves Perms by "
+                     "c_i/c_n only when c_i > c_n), "
+                     f"one of our {n_layers} costliest GAZELLE convolutions; projected compute "
+                     f"GAZELLE {ours['GAZELLE_s']:.3g} s / GALA {ours['GALA_s']:.3g} s (Perm "
+                     f"{int(ours['GAZELLE_Perm'])} + HstPerm {int(ours['GAZELLE_HstPerm'])} vs "
+                     f"{int(ours['GALA_Perm'])} + {int(ours['GALA_HstPerm'])})", "projected"))
+    return _frame(recs)
