@@ -488,6 +488,8 @@ per_bit_s = edl["encrypt_s"] / (784 * 5)
 t5 = show("table5", tables.table5_values(big, per_bit_s, lat), "Table 5: CIFAR-10 (counted)")
 t6 = show("table6", tables.table6_values(big, per_bit_s, lat), "Table 6: ImageNet (counted)")
 t7 = show("table7", tables.table7_values(), "Table 7: Penn Treebank")
+sq = ex.square_activation_accuracy(quick=QUICK, seed=SEED, n_test=N_TEST)
+f1 = show("fig1", tables.fig1_values(sq), "Fig. 1 / §2: cost of square activations (MNIST)")
 
 # %%
 paths.atomic_write(paths.results_dir("she") / "she_timings.csv",

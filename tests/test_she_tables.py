@@ -137,3 +137,12 @@ def test_table5_papers_choice_msize_and_depth_definition():
         assert got.loc[(row, "depth"), "status"] == "definition differs"
         choice = got.loc[(report.paper_choice(row, T.MSIZE_CHOICE), "msize")]
         assert choice["ours"] == 160.0 and choice["status"] == "exact"
+
+
+def test_fig1_square_activation_drop_is_our_relu_minus_square_accuracy():
+    df = report.compare("she", "fig1", T.fig1_values({"relu": 0.9877, "square": 0.988,
+                                                      "n_test": 10000}))
+    got = df.set_index(["row", "metric"])
+    row = got.loc[("MNIST; square vs unencrypted", "square_activation_drop")]
+    assert row["ours"] == pytest.approx(-0.03) and row["status"] == "differs"
+    assert (got.loc["CNT; NED; FCN", "status"] == "not reproducible here").all()

@@ -19,7 +19,7 @@ from ..records import in_paper_units, unit_scale
 __all__ = ["unit_scale", "frame", "OTHER_SCHEMES", "LIL_REASON", "DEPTH_DEFINITION",
            "table2_values", "table2_dshe_values", "per_layer_md", "table4_values", "zoo_costs",
            "table5_values", "table6_values", "table7_values", "paper_msize_bytes",
-           "batchnorm_products", "MSIZE_CHOICE", "BN_CHOICE"]
+           "batchnorm_products", "MSIZE_CHOICE", "BN_CHOICE", "fig1_values"]
 
 #: schemes of Tables 4-5 that are not TFHE gate circuits (or not ours)
 OTHER_SCHEMES = {
@@ -367,3 +367,21 @@ def table7_values() -> pd.DataFrame:
                                 "300-unit LSTM has ~18M weight terms over 25 steps, not the "
                                 "printed 270K additions")
     return frame("table7", v)
+
+
+def fig1_values(acc: dict) -> pd.DataFrame:
+    """§2 / Fig. 1 claims: the accuracy cost of x^2 activations on MNIST, from
+    :func:`~ppnn.experiments.she.runs.square_activation_accuracy` (accuracies as fractions);
+    the share of PAA layers in CNT / NED / FCN latency is not reproducible here."""
+    v: dict = {}
+    v[("MNIST; square vs unencrypted", "square_activation_drop")] = (
+        100 * (acc["relu"] - acc["square"]), "measured",
+        f"float accuracy of the zoo's she_mnist (ReLU, max-pool, batch-norm: "
+        f"{100 * acc['relu']:.2f}%) minus cryptonets_mnist (x^2, scaled mean-pool, the "
+        f"same geometry: {100 * acc['square']:.2f}%), one training recipe, {acc['n_test']} "
+        "MNIST test images; the paper does not name its unencrypted model")
+    for m in ("paa_latency_share_min", "paa_latency_share_max"):
+        v[("CNT; NED; FCN", m)] = (None, "measured", "CNT (YASHE), NED (BGV) and FCN (FV-RNS) "
+                                   "are other cryptosystems, not implemented here: no latency "
+                                   "per layer to take a share of")
+    return frame("fig1", v)
