@@ -605,7 +605,9 @@ t10 = ex.table10(nc, pc)
 reproduce("table10", t10, "preprocessing per network",
           extra={**rows_with(t10, "relu_count", R_NET, NET_ROWS), **rows_with(t10, "gc", R_GC),
                  **rows_with(t10, "tabula", "per-table bytes as in Table 9 (4p^2 + ..., "
-                             "not 2p^2)")})
+                             "not 2p^2)", ("LeNet", "ResNet-32", "VGG-16", "ResNet-34")),
+                 **{(report.paper_choice(r, ex.PREPROC_CHOICE), "tabula_preproc_8bit"): R_NET
+                    for r in NET_ROWS if r != "MinioNN"}})
 reproduce("fig4", ex.fig4(tr), "communication reduction at fixed accuracy", extra={
     ("Tabula (caption)", "tabula_comm_per_call"): "the caption's 16 B contradicts Tables 1/2/6",
     **rows_with(ex.fig4(tr), "comm_reduction", R_LIN + "; MNIST-only networks here")})

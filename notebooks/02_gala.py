@@ -554,8 +554,8 @@ r_r50 = 2935408 / totals["ResNet-50"]["GALA_ScMult"]
 reasons9 = {(r, m): arch.format(r_alex, r_r50) for r in ex.NETWORKS if r != "MLP"
             for m in report.load_paper("gala", "table9")["metric"]}
 reasons9 |= {("MLP", m): "784 is not a power of two: our kernels pad n_i to 1024 (64 ScMults in "
-             "layer 1 instead of 49); the 'ours only' rows *_table2_unpadded evaluate Table II "
-             "with n_i = 784 and give the paper's Perm and Add exactly; ScMult: see errata"
+             "layer 1 instead of 49); the paper's-choice rows evaluate Table II with n_i = 784 "
+             "and give the paper's Perm and Add exactly; ScMult: see errata"
              for m in report.load_paper("gala", "table9")["metric"]}
 t9 = show("table9", paper_tables.table9(totals), "Table IX: network operation counts",
           reasons=reasons9)
@@ -574,6 +574,9 @@ t11 = show("table11", paper_tables.table10_11("table11", totals),
 t12 = show("table12", paper_tables.table12(totals), "Table XII: share of linear computation",
            reasons={(n, "linear_pct_gazelle"): proj_reason for n in ex.NETWORKS})
 t13 = show("table13", paper_tables.table13(acc_df), "Table XIII: float vs fixed-point accuracy")
+fig9_rows = show("fig9", paper_tables.fig9(layers["AlexNet"], net=ex.NETWORKS["AlexNet"],
+                                           n=N_SLOTS),
+                 "Fig. 9: GALA's speed-up on AlexNet's costliest GAZELLE convolutions")
 
 # %%
 # the errata are data: data/errata.csv (paper, where, finding, evidence); the counts they

@@ -193,3 +193,100 @@ def test_every_paper_row_says_where_it_is_printed():
         assert not empty, f"{p.name}: rows {[i + 2 for i in empty]} lack a source"
     errata = report.load_errata()
     assert (errata["evidence"].str.len() > 20).all()
+
+
+def test_paper_choice_rows_are_compared_with_the_papers_cell(paper_table):
+    """A row computed with the paper's own choice is judged against the paper's cell of its
+    base row, listed right after our own row, and our row's reason names it."""
+    row = report.paper_choice("net-a", "the paper's parameters")
+    ours = report.reproduced_frame([("net-a", "comm", 3.0, "ours"), (row, "comm", 2.1049, "")],
+                                   kind="counted")
+    df = report.compare("demo", "table9", ours, keep_extra=False)
+    rows = list(df["row"])
+    assert rows[rows.index("net-a") + 1] == row
+    got = df.set_index(["row", "metric"])
+    assert got.loc[("net-a", "comm"), "status"] == "differs"
+    assert got.loc[(row, "comm"), "status"] == "exact"
+    assert got.loc[(row, "comm"), "paper"] == "2.10"
+    assert "the paper's parameters" in got.loc[("net-a", "comm"), "reason"]
+    assert report.status_counts(df)["paper's choice rows"] == 1
+    with pytest.raises(ValueError, match="has no cell"):
+        report.compare("demo", "table9", report.reproduced_frame(
+            [(report.paper_choice("net-z", "x"), "comm", 1.0)], kind="counted"))
+    with pytest.raises(ValueError, match="description"):
+        report.paper_choice("net-a", " ")
+
+
+def test_a_definition_mismatch_is_its_own_status(paper_table):
+    """A value defined otherwise than the paper's is shown with its ratio, never 'exact' or
+    'differs', and the reason says how ours is defined."""
+    ours = report.records_frame([
+        {"row": "net-a", "metric": "rounds", "value": 12, "note": "", "kind": "counted",
+         "definition": "critical path, not the sum"},
+        {"row": "net-b", "metric": "rounds", "value": 90, "note": "", "kind": "counted"}])
+    df = report.compare("demo", "table9", ours).set_index(["row", "metric"])
+    assert df.loc[("net-a", "rounds"), "status"] == "definition differs"   # equal value
+    assert "critical path" in df.loc[("net-a", "rounds"), "reason"]
+    assert df.loc[("net-a", "rounds"), "ratio"] == pytest.approx(1.0)
+    assert df.loc[("net-b", "rounds"), "status"] == "differs"
+    assert "definition differs" in report.STATUSES
+    assert any("definition differs" in line for line in report.STATUS_LEGEND)
+    assert "definition differs" in report.status_counts(df.reset_index())
+
+
+@pytest.mark.parametrize("table,metrics", [
+    ("table1", ["opt_phe_server2", "opt_hybrid_server2", "opt_hybrid_server1"]),  # 02*, 04*, 99
+    ("table5", ["client", "server2"]),                                           # 24, 99
+    ("table2", ["server1", "server2"])])
+def test_swann_garbled_total_cells_are_never_compared(table, metrics):
+    ref = report.load_paper("swann", table).set_index(["row", "metric"])
+    df = pd.DataFrame({"row": ["Total"] * len(metrics), "metric": metrics,
+                       "value": [float(ref.loc[("Total", m), "value"]) for m in metrics],
+                       "kind": ["counted"] * len(metrics)})       # even the printed value
+    out = report.compare("swann", table, df).set_index(["row", "metric"])
+    for m in metrics:
+        assert out.loc[("Total", m), "status"] == "paper value garbled"
+        assert pd.isna(out.loc[("Total", m), "ratio"])
+
+
+def test_exact_rounds_halves_up_as_papers_print():
+    """SHE prints its own 784 x 5 x 32KB = 122.5MB as 123MB: 'exact' rounds halves away from
+    zero, not to even (Python's round(122.5) == 122)."""
+    assert report._status("123", 122.5, 0.05)[0] == "exact"
+    assert report._status("0.3", 0.25, 0.5)[0] == "exact"
+    assert report._status("0.2", 0.25, 0.5)[0] != "exact"
+    assert report._status("122", 122.5, 0.05)[0] == "within tolerance"
+
+
+def test_second_reading_errata_follow_from_the_transcribed_cells():
+    """The errata added after the second reading cite numbers that the transcribed cells
+    give (the check fails if a cell or the erratum's arithmetic moves)."""
+    def cell(paper, table, row, metric):
+        ref = report.load_paper(paper, table).set_index(["row", "metric"])
+        return float(ref.loc[(row, metric), "value"])
+
+    def finding(paper, where_part):
+        e = report.load_errata(paper)
+        hit = e[e["where"].str.contains(where_part, regex=False)]
+        assert len(hit) == 1, where_part
+        return hit.iloc[0]["finding"]
+
+    # GALA §IV-A1: Extended needs 'up to 520' Perm + HstPerm, Table V gives 2047
+    ext = {d: cell("gala", "table5", f"{d}; Extended[17]", "perm")
+           + cell("gala", "table5", f"{d}; Extended[17]", "hstperm")
+           for d in ("1x2048", "2x1024", "16x128")}
+    assert ext == {"1x2048": 2047, "2x1024": 520, "16x128": 11}
+    assert "2047" in finding("gala", "§IV-A1")
+    # GALA §IV-B: text GALA times vs Table XI GAZELLE times and printed speed-ups
+    text_s = {"AlexNet": 4.3, "VGG": 6.5, "ResNet-101": 62, "ResNet-152": 87}
+    f = finding("gala", "§IV-B text vs Table XI")
+    for net, s in text_s.items():
+        gz = cell("gala", "table11", f"{net}; GAZELLE", "lan_time") / 1e3
+        printed = cell("gala", "table11", f"{net}; GAZELLE", "lan_speedup")
+        assert f"{gz / s:.2f}x" in f and f"{printed}x" in f
+        assert round(gz / s, 1) != printed
+    # SHE §5.1: TCN over FCN is 0.83 points, not 0.6
+    gain = cell("she", "table4", "TCN", "accuracy") - cell("she", "table4", "FCN", "accuracy")
+    assert f"{gain:.2f} points" in finding("she", "TCN over FCN")
+    # SHE §3.4: FCN's first FC layer is outside '1K~2K'
+    assert cell("she", "table2", "FCN", "md_layer07_F") == 3.1 > 2

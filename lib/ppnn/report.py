@@ -14,12 +14,26 @@ Status per row
 ``not reproducible here`` we have no value; ``reason`` says why
 ``ours only``             a value we report that the paper does not have
 ``paper value missing``   the paper's cell is empty in this copy of the text
+``definition differs``    ours measures the same thing by another definition than the paper's
+                          (the reproduced frame's ``definition`` column says how): the numbers
+                          are shown, not judged
+``paper value garbled``   the cell is unreadable in this copy (its note starts with
+                          "garbled in this copy"): not compared
+
+Paper's choice
+--------------
+Where we built something differently from the paper (another network, circuit, parameter set,
+accounting) and the paper's choice is fully specified, a builder also computes the paper's
+choice and reports it as a row labelled :func:`paper_choice` ``(row, what)``. It is compared
+with the paper's cell of ``row`` (same metric), shown right below our own row, and our row's
+reason names its value and status -- so a difference is never just "we built it differently".
 """
 
 from __future__ import annotations
 
 import math
 import re
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import numpy as np
@@ -28,11 +42,33 @@ import pandas as pd
 from . import paths
 
 __all__ = ["load_paper", "compare", "save", "build_report", "save_errata", "STATUSES",
-           "reproduced_frame", "status_counts"]
+           "reproduced_frame", "status_counts", "paper_choice", "paper_row_of", "PAPER_CHOICE"]
 
-STATUSES = ("exact", "within tolerance", "differs", "verified", "machine-dependent", "quoted",
-            "input", "not reproducible here", "ours only", "paper value missing",
-            "paper value garbled")
+STATUSES = ("exact", "within tolerance", "differs", "definition differs", "verified",
+            "machine-dependent", "quoted", "input", "not reproducible here", "ours only",
+            "paper value missing", "paper value garbled")
+#: statuses that judge a value against the paper's (a definition mismatch overrides them)
+JUDGED = ("exact", "within tolerance", "differs", "verified")
+#: a paper cell whose note starts with this is unreadable in this copy of the paper
+GARBLED = "garbled in this copy"
+#: separates a paper row's label from the description of the paper's choice we also ran
+PAPER_CHOICE = " | paper's choice: "
+
+
+def paper_choice(row: str, what: str) -> str:
+    """The row label of a value computed with the paper's own choice (network, parameters,
+    accounting) where ours differs: compared with the paper's cell of ``row``."""
+    if not str(what).strip():
+        raise ValueError("paper_choice needs a description of the paper's choice")
+    if PAPER_CHOICE in str(row):
+        raise ValueError(f"row {row!r} is already a paper's-choice row")
+    return f"{row}{PAPER_CHOICE}{what}"
+
+
+def paper_row_of(row) -> str | None:
+    """The paper row a paper's-choice row is compared with, None for other rows."""
+    row = str(row)
+    return row.split(PAPER_CHOICE, 1)[0] if PAPER_CHOICE in row else None
 KINDS = ("measured", "counted", "projected", "formula", "quoted", "input")
 #: units of absolute times: measured here vs measured on the paper's machine
 TIME_UNITS = {"ns", "us", "ms", "s", "min", "h", "weeks", "days"}
@@ -116,16 +152,24 @@ def load_paper(paper: str, table: str) -> pd.DataFrame:
 REPRODUCED_COLUMNS = ["row", "metric", "value", "note", "kind"]
 
 
+#: optional columns of a reproduced-values frame, kept when any record has them
+OPTIONAL_COLUMNS = ("check", "definition")
+
+
 def records_frame(records) -> pd.DataFrame:
     """Records (dicts, or tuples ``row, metric, value, note, kind[, check]``) -> the frame
     :func:`compare` takes. ``check`` (True/False, on rows whose agreement with the paper a
-    builder established itself) is kept when any record has it."""
+    builder established itself) and ``definition`` (text: how our quantity is defined where
+    the paper defines it otherwise) are kept when any record has them."""
     cols = REPRODUCED_COLUMNS
     records = [r if isinstance(r, dict) else
                dict(zip(cols + ["check"] if len(r) == 6 else cols, r, strict=True))
                for r in records]
-    return pd.DataFrame(records, columns=cols + (["check"] if any("check" in r for r in records)
-                                                 else []))
+    extra = [c for c in OPTIONAL_COLUMNS if any(c in r for r in records)]
+    df = pd.DataFrame(records, columns=cols + extra)
+    if "definition" in df.columns:
+        df["definition"] = df["definition"].fillna("")
+    return df
 
 
 def reproduced_frame(records, kind: str | None = None) -> pd.DataFrame:
@@ -154,6 +198,12 @@ def _to_float(v) -> float:
         return math.nan
 
 
+def _round_half_up(x: float, decimals: int) -> Decimal:
+    """``x`` rounded to ``decimals`` as a paper prints it: halves away from zero (SHE prints
+    its own 784 x 5 x 32KB = 122.5MB as 123MB), not Python's round-half-to-even."""
+    return Decimal(repr(float(x))).quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP)
+
+
 def _status(paper_s: str, ours, rtol: float, accuracy: bool = False) -> tuple[str, float]:
     """Status and ratio of one numeric or textual value. "Within" the tolerance means a
     relative difference up to ``rtol``; for an ``accuracy`` (percent) it compares error
@@ -178,7 +228,7 @@ def _status(paper_s: str, ours, rtol: float, accuracy: bool = False) -> tuple[st
         else abs(ratio - 1) <= rtol
     d = _decimals(paper_s)
     # (so paper "1" vs ours 1.43 is not exact)
-    if d is not None and round(o, d) == round(p, d) and within:
+    if d is not None and _round_half_up(o, d) == _round_half_up(p, d) and within:
         return "exact", ratio
     return ("within tolerance" if within else "differs"), ratio
 
@@ -191,13 +241,17 @@ def compare(paper: str, table: str, reproduced: pd.DataFrame, rtol: float = 0.05
     Parameters
     ----------
     reproduced : DataFrame with columns ``row``, ``metric``, ``value`` (and optionally ``kind``,
-        ``note``, ``check``). ``value`` may be NaN/None: the row is then "not reproducible
-        here" and ``note`` should say why. String values are compared as text (formulas).
-        ``check`` (True/False) marks a row whose agreement the builder established itself (a
-        sympy identity, the paper's formula evaluated against what ran): "verified" or
-        "differs"; ``value`` is then what we computed, never the paper's text. Kinds
-        ``quoted`` (a value from the paper or another publication) and ``input`` (a setting
-        chosen to match the paper) get those statuses: context, not matches.
+        ``note``, ``check``, ``definition``). ``value`` may be NaN/None: the row is then "not
+        reproducible here" and ``note`` should say why. String values are compared as text
+        (formulas). ``check`` (True/False) marks a row whose agreement the builder
+        established itself (a sympy identity, the paper's formula evaluated against what
+        ran): "verified" or "differs"; ``value`` is then what we computed, never the paper's
+        text. Kinds ``quoted`` (a value from the paper or another publication) and ``input``
+        (a setting chosen to match the paper) get those statuses: context, not matches. A
+        non-empty ``definition`` (how our quantity is defined where the paper defines it
+        otherwise) makes a judged row "definition differs". A row labelled
+        :func:`paper_choice` ``(row, what)`` is compared with the paper's cell of ``row`` and
+        listed right after it.
     rtol : relative tolerance for "within tolerance".
     kind : default provenance for rows without a ``kind`` (measured/counted/projected/formula).
     reasons : ``{(row, metric): text}`` explanations added to the ``reason`` column.
@@ -222,30 +276,54 @@ def compare(paper: str, table: str, reproduced: pd.DataFrame, rtol: float = 0.05
                          f"{ours.loc[dup, ['row', 'metric']].values.tolist()[:5]}")
     keys_ref = set(zip(ref["row"], ref["metric"]))
     keys_ours = set(zip(ours["row"], ours["metric"]))
-    unknown = keys_ours - keys_ref
+    choices: dict = {}
+    for row, metric in sorted(keys_ours, key=str):
+        base = paper_row_of(row)
+        if base is not None:
+            if (base, metric) not in keys_ref:
+                raise ValueError(f"paper's-choice row {row!r} / {metric!r}: the paper has no "
+                                 f"cell ({base!r}, {metric!r}) in {table}")
+            choices.setdefault((base, metric), []).append((row, metric))
+    unknown = keys_ours - keys_ref - {k for v in choices.values() for k in v}
     if unknown and not keep_extra:
         raise ValueError(f"rows not in the paper's {table}: {sorted(unknown)[:5]}")
     reasons = reasons or {}
     ours_by = {(r.row, r.metric): r for r in ours.itertuples(index=False)}
-    out = []
-    for r in ref.itertuples(index=False):
-        o = ours_by.get((r.row, r.metric))
+
+    def judged(r, o) -> dict:
         value = o.value if o is not None else None
         status, ratio = _status(r.value, value, rtol, accuracy=_is_accuracy(r.metric, r.unit))
+        definition = ""
         if o is not None:
             status = _final_status(status, o.kind, r.unit, getattr(o, "check", None),
                                    r.metric)
-        if "garbled in this copy" in str(r.note) and status not in ("not reproducible here",):
+            definition = getattr(o, "definition", "")
+            definition = definition if isinstance(definition, str) else ""
+            if definition.strip() and status in JUDGED:
+                status = "definition differs"
+        if str(r.note).startswith(GARBLED) and status not in ("not reproducible here",):
             status, ratio = "paper value garbled", math.nan  # its note says what was printed
         reason = "; ".join(x for x in (
+            (f"definition differs: {definition}" if status == "definition differs" else ""),
             (o.note if o is not None else "not computed by this notebook"),
-            reasons.get((r.row, r.metric), ""),
+            reasons.get((o.row if o is not None else r.row, r.metric), ""),
             (r.note if status not in ("exact", "verified") else ""),
         ) if isinstance(x, str) and x)
-        out.append({"table": r.table, "row": r.row, "metric": r.metric, "unit": r.unit,
-                    "paper": r.value, "ours": value, "ratio": ratio,
-                    "kind": o.kind if o is not None else "", "status": status,
-                    "reason": reason})
+        return {"table": r.table, "row": o.row if o is not None else r.row,
+                "metric": r.metric, "unit": r.unit, "paper": r.value, "ours": value,
+                "ratio": ratio, "kind": o.kind if o is not None else "", "status": status,
+                "reason": reason}
+
+    out = []
+    for r in ref.itertuples(index=False):
+        mine = judged(r, ours_by.get((r.row, r.metric)))
+        alts = [judged(r, ours_by[k]) for k in choices.get((r.row, r.metric), [])]
+        for alt in alts:
+            what = alt["row"].split(PAPER_CHOICE, 1)[1]
+            mine["reason"] = "; ".join(x for x in (mine["reason"], (
+                f"with the paper's choice ({what}): {_fmt(alt['ours'])}, {alt['status']} "
+                "(next row)")) if x)
+        out += [mine, *alts]
     for key in sorted(unknown, key=str) if keep_extra else []:
         o = ours_by[key]
         out.append({"table": ref["table"].iloc[0] if len(ref) else table, "row": o.row,
@@ -342,6 +420,15 @@ STATUS_LEGEND = [
     "row is deterministic for a seed: two runs give identical statuses.",
     "- **quoted** / **input**: a value quoted from a publication, or a setting chosen to match "
     "the paper: context, not a reproduced value.",
+    "- **definition differs**: ours and the paper's measure the same quantity by different "
+    "definitions (e.g. SHE's multiplicative depth: the critical path of our circuits vs the "
+    "paper's Eq. 1 sum of adder depths per layer); the reason says how. Both numbers are "
+    "shown; neither a match nor a failure.",
+    "- **paper's choice: ...** rows: where we chose another network, circuit, parameter set or "
+    "accounting than the paper and the paper's choice is fully specified, we also compute the "
+    "paper's choice (by code, never typed in) and compare *that* with the paper's cell; it is "
+    "listed right below our own row, whose reason names it. Their count is the summary's "
+    "'paper's choice rows' (they are included in the status counts).",
     "- **not reproducible here**, **paper value missing**, **paper value garbled** (the cell is "
     "unreadable in this copy of the paper; its note gives what was printed), **ours only**: "
     "no comparison.",
@@ -353,8 +440,9 @@ def status_counts(rows: pd.DataFrame) -> dict:
     summary line of a paper in REPORT.md and the README)."""
     counts = rows["status"].value_counts()
     n_md = int(counts.get("machine-dependent", 0))
+    n_choice = int(rows["row"].astype(str).str.contains(PAPER_CHOICE, regex=False).sum())
     return {"rows": len(rows), "deterministic rows": len(rows) - n_md,
-            "machine-dependent rows": n_md,
+            "machine-dependent rows": n_md, "paper's choice rows": n_choice,
             **{s: int(counts.get(s, 0)) for s in STATUSES if s != "machine-dependent"}}
 
 

@@ -17,8 +17,8 @@ from ppnn.protocols.gala import costs
 from ..records import frame as _frame
 from .runs import MATVEC_DIMS, conv_kernel, matvec_kernel
 
-__all__ = ["table1", "formula_table", "table4", "table5", "table6", "table7", "table8",
-           "table9", "table10_11", "table12", "table13"]
+__all__ = ["input_ciphertexts", "paper_comm_mb", "table1", "formula_table", "table4", "table5",
+           "table6", "table7", "table8", "table9", "fig9", "table10_11", "table12", "table13"]
 
 NOT_HERE = {
     "DELPHI": "DELPHI's HE linear layers are not part of this reproduction (paper's own run)",
@@ -31,8 +31,37 @@ NOT_HERE = {
 }
 
 
-#: one ciphertext with the paper's parameters (§IV): 2 polynomials x 2048 coefficients x 60 bits
-PAPER_CT_BYTES = 2 * 2048 * 60 // 8
+#: the paper's BFV parameters (§IV, l. 279): n = 2048 slots, a 60-bit ciphertext modulus q
+PAPER_N, PAPER_LOG2_Q = 2048, 60
+#: one ciphertext with the paper's parameters: 2 polynomials x n coefficients x log2 q bits
+PAPER_CT_BYTES = 2 * PAPER_N * PAPER_LOG2_Q // 8
+#: the paper's-choice label of Tables VI / VIII communication
+PAPER_COMM = "n = 2048, 60-bit q, the client's input ciphertexts only"
+
+
+def input_ciphertexts(method: str, dims: str, n: int = PAPER_N) -> int:
+    """Ciphertexts the client sends for one layer (Table VI ``"n_oxn_i"`` or Table VIII
+    ``"HxW@c_i; kxk@c_o"`` dimensions) with ``n`` slots, from the kernel's own slot layout:
+    the diagonal method sends one ciphertext, GAZELLE / GALA ``layout.C`` (matrix-vector)
+    or ``layout.ct_in`` (convolution)."""
+    if "@" in dims:
+        inp, ker = [t.strip() for t in dims.split(";")]
+        hw, c_i = inp.split("@")
+        H, W = (int(v) for v in hw.split("x"))
+        k, c_o = ker.split("@")
+        return conv_kernel(method, H, W, int(c_i), int(k.split("x")[0]), int(c_o),
+                           n).layout.ct_in
+    n_o, n_i = (int(v) for v in dims.split("x"))
+    if method == "Diagonal":
+        return 1
+    return matvec_kernel(method, n_o, n_i, n).layout.C
+
+
+def paper_comm_mb(method: str, dims: str) -> float:
+    """Tables VI / VIII communication with the paper's choice: its parameters (n = 2048,
+    60-bit q: 30,720 B per ciphertext) and only the client's input ciphertexts, in decimal
+    MB (1x2048: 0.03; 16x16@128: 0.49; 16x16@2048: 7.86)."""
+    return input_ciphertexts(method, dims) * PAPER_CT_BYTES / 1e6
 
 
 def _na(row, metric, why):
@@ -234,6 +263,13 @@ def _runtime_records(ref, runs, label_of, speed_note, flood_ct_bits=None):
         if meth in NOT_HERE:
             recs.append(_na(r.row, r.metric, NOT_HERE[meth]))
             continue
+        if r.metric == "comm":
+            n_in = input_ciphertexts(meth, dims)
+            recs.append((report.paper_choice(r.row, PAPER_COMM), "comm",
+                         paper_comm_mb(meth, dims),
+                         f"{n_in} input ciphertext(s) of 2 x {PAPER_N} x {PAPER_LOG2_Q} bits = "
+                         f"{PAPER_CT_BYTES:,} B (the kernel's slot layout at n = {PAPER_N}); "
+                         "the results the server returns are not counted", "counted"))
         x = runs[(runs.dims == dims) & (runs.method == meth)]
         if x.empty:
             recs.append(_na(r.row, r.metric, "not run"))
@@ -242,7 +278,7 @@ def _runtime_records(ref, runs, label_of, speed_note, flood_ct_bits=None):
         kind = x["kind"]
         val, note = {
             "comm": (x["comm_MB"], f"{x['ct_up']} + {x['ct_down']} ciphertexts of SEAL N=4096 "
-                     "(72-bit q); the paper's N=2048, 60-bit q gives 0.4x this"),
+                     "(72-bit q), both directions (the paper's choice: next row)"),
             "lan_time": (x["lan_s"] * 1e3, f"{kind} server HE time + GALA-LAN model"),
             "wan_time": (x["wan_s"] * 1e3, f"{kind} server HE time + GALA-WAN model"),
             "lan_speedup": (x["lan_speedup"], speed_note),
@@ -250,16 +286,12 @@ def _runtime_records(ref, runs, label_of, speed_note, flood_ct_bits=None):
         }[r.metric]
         recs.append((r.row, r.metric, float(val), note,
                      "projected" if r.metric != "comm" else "counted"))
-        if r.metric == "comm":
-            recs.append((r.row, "comm_input_only_paper_params", x["ct_up"] * PAPER_CT_BYTES / 1e6,
-                         "the paper's convention as we read it: input ciphertexts only, "
-                         "N = 2048 and a 60-bit q (30.7 KB each)", "counted"))
-            if flood_ct_bits:
-                kb = flood_ct_bits / 8 / 1e3
-                recs.append((r.row, "comm_flooded", (x["ct_up"] + x["ct_down"]) * kb / 1e3,
-                             f"{x['ct_up']} + {x['ct_down']} ciphertexts of {kb:.0f} KB: the "
-                             "parameters that leave room to flood 40 bits at 128-bit security "
-                             "(SEAL N=8192, 174-bit q)", "counted"))
+        if r.metric == "comm" and flood_ct_bits:
+            kb = flood_ct_bits / 8 / 1e3
+            recs.append((r.row, "comm_flooded", (x["ct_up"] + x["ct_down"]) * kb / 1e3,
+                         f"{x['ct_up']} + {x['ct_down']} ciphertexts of {kb:.0f} KB: the "
+                         "parameters that leave room to flood 40 bits at 128-bit security "
+                         "(SEAL N=8192, 174-bit q)", "counted"))
         if r.metric == "lan_speedup":
             gala = runs[(runs.dims == dims) & (runs.method == "GALA")].iloc[0]
             recs.append((r.row, "compute_speedup", float(x["online_s"] / gala["online_s"]),
@@ -301,10 +333,13 @@ def table9(totals: dict[str, dict]) -> pd.DataFrame:
     return _frame(recs)
 
 
-def _mlp_unpadded(n: int = 2048) -> list[tuple]:
+MLP_UNPADDED = "Table II per layer with n_i = 784 unpadded, n = 2048"
+
+
+def _mlp_unpadded(n: int = PAPER_N) -> list[tuple]:
     """Table II evaluated per MLP layer with the *unpadded* n_i = 784 (G = n_i n_o / n = 49
-    in layer 1; n_o = 10 padded to 16 as any packing needs): 'ours only' rows showing that
-    the paper's MLP counts follow this reading (all but ScMult, see errata)."""
+    in layer 1; n_o = 10 padded to 16 as any packing needs): the paper's choice rows of
+    Table IX's MLP, which give its Perm and Add exactly (ScMult 58 vs 56: see errata)."""
     from ppnn.nn import zoo
     from ppnn.nn.layers import Dense
     from ppnn.protocols.gala.layout import next_pow2
@@ -323,9 +358,11 @@ def _mlp_unpadded(n: int = 2048) -> list[tuple]:
         tot["gala_perm"] += g - 1
         tot["gala_scmult"] += g
         tot["gala_add"] += g - 1
-    return [("MLP", f"{k}_table2_unpadded", v,
-             "Table II per layer with n_i = 784 unpadded (formula, not run: our kernels pad "
-             "784 to 1024)", "formula") for k, v in tot.items()]
+    row = report.paper_choice("MLP", MLP_UNPADDED)
+    return [(row, k, v, "Table II per layer with n_i = 784 unpadded (formula on the zoo's "
+             "784-128-128-10, not run: our kernels pad 784 to 1024)"
+             + ("; Perm + HstPerm as the paper's MLP row counts" if k == "gazelle_perm" else ""),
+             "formula") for k, v in tot.items()]
 
 
 def table10_11(table: str, totals: dict[str, dict]) -> pd.DataFrame:
@@ -386,3 +423,40 @@ def table13(acc: pd.DataFrame) -> pd.DataFrame:
 
 def dims_of_table5() -> list[tuple[int, int]]:
     return list(MATVEC_DIMS)
+
+
+# -- Fig. 9 (per-layer speed-up, AlexNet) ---------------------------------------------------------
+def fig9(layers: pd.DataFrame, n_layers: int = 3, net: str = "alexnet_cifar10",
+         n: int = PAPER_N) -> pd.DataFrame:
+    """§IV-B on Fig. 9 (a): the GAZELLE layers "6", "8" and "10" of AlexNet, its most
+    time-consuming (all convolutions), run "nearly 3x" faster with GALA.
+
+    ``layers``: :func:`~ppnn.experiments.gala.runs.network_layers` of ``alexnet_cifar10``. The
+    paper's AlexNet has no layer table, so its layer numbers cannot be matched one to one:
+    its three layers are matched, in network order, with *our* three costliest GAZELLE
+    convolutions (projected compute time), and each row gives our GAZELLE / GALA time of that
+    layer -- the speed-up the figure's bars show (same as :func:`.figures.plot_fig9`)."""
+    from ppnn.nn import zoo
+
+    nodes = {node.name: node for node in zoo.get(net).leaves()}
+    ref = report.load_paper("gala", "fig9")
+    lin = layers.reset_index(drop=True)
+    lin = lin.assign(index=lin.index + 1)
+    conv = lin[(lin["type"] == "linear") & (lin["kind"] == "Conv2d")]
+    top = conv.nlargest(n_layers, "GAZELLE_s").sort_values("index")
+    recs = []
+    for r, (_, ours) in zip(ref.itertuples(index=False), top.iterrows(), strict=False):
+        sp = float(ours["GAZELLE_s"] / ours["GALA_s"])
+        node = nodes[ours["layer"]]
+        c_i, h, w = node.in_shape
+        c_n = conv_kernel("GALA", h, w, c_i, node.layer.kernel, node.layer.out_channels,
+                          n).layout.c_n
+        recs.append((r.row, r.metric, sp,
+                     f"our layer {ours['index']} ({ours['layer']} of {net}: {h}x{w}@{c_i}, "
+                     f"c_n = {c_n} channels per ciphertext; kernel grouping saves Perms by "
+                     "c_i/c_n only when c_i > c_n), "
+                     f"one of our {n_layers} costliest GAZELLE convolutions; projected compute "
+                     f"GAZELLE {ours['GAZELLE_s']:.3g} s / GALA {ours['GALA_s']:.3g} s (Perm "
+                     f"{int(ours['GAZELLE_Perm'])} + HstPerm {int(ours['GAZELLE_HstPerm'])} vs "
+                     f"{int(ours['GALA_Perm'])} + {int(ours['GALA_HstPerm'])})", "projected"))
+    return _frame(recs)

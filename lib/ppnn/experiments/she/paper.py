@@ -16,9 +16,10 @@ from ppnn import report
 
 from ..records import in_paper_units, unit_scale
 
-__all__ = ["unit_scale", "frame", "OTHER_SCHEMES", "LIL_REASON", "table2_values",
-           "table2_dshe_values", "per_layer_md", "table4_values", "zoo_costs", "table5_values",
-           "table6_values", "table7_values"]
+__all__ = ["unit_scale", "frame", "OTHER_SCHEMES", "LIL_REASON", "DEPTH_DEFINITION",
+           "table2_values", "table2_dshe_values", "per_layer_md", "table4_values", "zoo_costs",
+           "table5_values", "table6_values", "table7_values", "paper_msize_bytes",
+           "batchnorm_products", "MSIZE_CHOICE", "BN_CHOICE", "fig1_values"]
 
 #: schemes of Tables 4-5 that are not TFHE gate circuits (or not ours)
 OTHER_SCHEMES = {
@@ -31,6 +32,55 @@ OTHER_SCHEMES = {
 }
 LIL_REASON = ("leveled TFHE (LIL) has no counterpart in tfhe-rs: tfhe-rs bootstraps every gate "
               "(the paper's 3-level TLWE/TRLWE/TRGSW leveled mode is not implemented there)")
+
+#: how our multiplicative depth is defined vs the paper's (she.txt §3.4, Eq. 1, l. 96-100)
+DEPTH_DEFINITION = ("ours is the critical path of the gate circuits we run (the longest chain "
+                    "of AND/OR gates from an input bit to an output bit; the carries of "
+                    "consecutive adders overlap), the paper's is Eq. 1: per layer IN x "
+                    "log2(KC^2) x DA[a] + DR + KP^2 x DM, i.e. adder depths summed per input "
+                    "channel and tree level, and the total is the sum over layers (§3.4 l. 96)")
+
+# -- the paper's choices where ours differ (compared with the paper's cells) --------------------
+#: the paper's MSize (§5.1 l. 143: '784 x 5 x 32KB = 122.5MB', MSize = PN x SN x PS)
+PAPER_BITS_PER_PIXEL = 5
+PAPER_TRLWE_BYTES = 32 * 2**10
+MSIZE_CHOICE = "MSize = pixel positions x 5 bits x 32 KB (§5.1)"
+BN_CHOICE = "batch-norm not folded: one plaintext multiplication per normalised value"
+
+
+def paper_msize_bytes(input_shape) -> int:
+    """The paper's MSize formula (she.txt §5.1, l. 143: '784 x 5 x 32KB = 122.5MB') on a
+    network's input: pixel *positions* (H x W) x 5 bits x one 32 KB TRLWE ciphertext per bit.
+    The printed CIFAR-10 (160MB) and ImageNet (7.7GB) values follow it with H x W, i.e. the
+    3 colour channels are not counted (with them: 3x)."""
+    if len(input_shape) != 3:
+        raise ValueError(f"input_shape must be (C, H, W), got {input_shape!r}")
+    _, h, w = (int(v) for v in input_shape)
+    return h * w * PAPER_BITS_PER_PIXEL * PAPER_TRLWE_BYTES
+
+
+def batchnorm_products(net) -> int:
+    """Plaintext-ciphertext multiplications of the network's batch-norm layers when they are
+    not folded into the preceding linear layer: one per normalised value (she_mnist:
+    5 x 13 x 13 + 100 = 945, the PC_Mult of SHE in Table 4)."""
+    from ppnn.nn import BatchNorm
+
+    return int(sum(int(np.prod(node.in_shape)) for node in net.leaves()
+                   if isinstance(node.layer, BatchNorm)))
+
+
+def _msize_choice(v: dict, row: str, input_shape, net_name: str) -> None:
+    c, h, w = input_shape
+    note = (f"{h} x {w} pixel positions of {net_name}'s input x {PAPER_BITS_PER_PIXEL} bits x "
+            "32 KB")
+    if c > 1:
+        note += (f" ({c} colour channels not counted, as the printed value; with them "
+                 f"{c}x this)")
+    if (h, w) == (227, 227):
+        note += ("; the zoo's AlexNet takes Krizhevsky's 227 x 227 input: the printed 7.7GB "
+                 "is 224 x 224 x 5 x 32KB")
+    v[(report.paper_choice(row, MSIZE_CHOICE), "msize")] = (
+        paper_msize_bytes(input_shape), "formula", note)
 
 def frame(table: str, values: dict, paper: str = "she") -> pd.DataFrame:
     """``values``: ``{(row, metric): (value_in_base_units | None, kind, note)}`` -> a frame in
@@ -83,13 +133,15 @@ def table2_values(row: str, layers: pd.DataFrame, accuracy: float | None, topolo
             j += 1
         else:
             d = None
-        note = kind_note + ("; batch-norm folded into the linear layer: no gates" if
-                            letter == "B" else "")
-        vals[(row, f"md_layer{i:02d}_{letter}")] = (d, "counted", note)
+        if letter == "B":
+            vals[(row, f"md_layer{i:02d}_{letter}")] = (
+                d, "counted", kind_note + "; batch-norm folded into the linear layer: no gates")
+        else:
+            vals[(row, f"md_layer{i:02d}_{letter}")] = (d, "counted", kind_note,
+                                                        DEPTH_DEFINITION)
     vals[(row, "md_total")] = (int(layers["md_out"].max()), "counted",
-                               kind_note + "; critical path of the whole network (carries of "
-                               "consecutive adders overlap, so it is not the sum of the "
-                               "layers' adder widths as in the paper's Eq. 1)")
+                               kind_note + "; critical path of the whole network",
+                               DEPTH_DEFINITION)
     vals[(row, "accuracy")] = (accuracy, "measured", "integer model = encrypted circuit "
                                "(checked on a subset through the gate simulator); MNIST test")
     return vals
@@ -105,11 +157,14 @@ def table2_dshe_values(layers: pd.DataFrame, accuracy: float | None) -> dict:
     vals: dict = {}
     for j, (letter, d) in enumerate(blocks[0], 1):
         vals[("DSHE", f"md_block_layer{j}_{letter}")] = (
-            d, "counted", note + ("; batch-norm folded: no gates" if letter == "B" else ""))
-    vals[("DSHE", "md_layer29_F")] = (ours[-2][1], "counted", "FC 100 (signed saturation)")
-    vals[("DSHE", "md_layer30_F")] = (ours[-1][1], "counted", "FC 10 (logits)")
+            (d, "counted", note + "; batch-norm folded: no gates") if letter == "B" else
+            (d, "counted", note, DEPTH_DEFINITION))
+    vals[("DSHE", "md_layer29_F")] = (ours[-2][1], "counted", "FC 100 (signed saturation)",
+                                      DEPTH_DEFINITION)
+    vals[("DSHE", "md_layer30_F")] = (ours[-1][1], "counted", "FC 10 (logits)",
+                                      DEPTH_DEFINITION)
     vals[("DSHE", "md_total")] = (int(layers["md_out"].max()), "counted",
-                                  "critical path of the whole network")
+                                  "critical path of the whole network", DEPTH_DEFINITION)
     vals[("DSHE", "accuracy")] = (accuracy, "measured", "integer model = encrypted circuit; "
                                   "MNIST test")
     return vals
@@ -145,17 +200,24 @@ def _cryptonets_counts() -> dict:
             "cc_com": 0, "hops": pc_mult + adds + cc_mult}
 
 
+#: the zoo networks of Table 4's TFHE rows (TCN is SHE's network with uniform weights)
+MNIST_NETS = {"TCN": "she_mnist", "SHE": "she_mnist", "DSHE": "dshe_mnist"}
+
+
 def table4_values(runs: dict, suite: dict, edl: dict, lat: dict, per_gate_s: float,
                   n_sim: int) -> pd.DataFrame:
     """Table 4 (MNIST) from the simulated runs, the model suite and the measured timings."""
+    from ppnn.nn import BatchNorm, zoo
+
     v: dict = {}
     why = {
-        "hops": "our networks have CryptoNets' layer sizes (303K in-image terms for SHE); the "
-                "paper's 19K shifts imply a far smaller SHE network (errata)",
+        "hops": "our networks have CryptoNets' layer sizes with dense weights (303K in-image "
+                "terms for SHE); the paper's TCN / SHE are FCN's network, i.e. CNT quantized "
+                "and pruned (§5.1 l. 139-141), hence 19K multiplications / shifts; we do not "
+                "prune (the paper's SHE HOPs also leave out PC_Shift: errata)",
         "hgops": "more terms than the paper's network; gates per term are comparable "
                  "(ours {gpt:.0f}, paper 856K/19K = 45)",
-        "depth": "measured critical path of our circuits (adder carries overlap); the paper "
-                 "sums adder depths per channel (Eq. 1)",
+        "depth": "measured critical path of our circuits",
         "msize": "784 x 5 tfhe-rs LWE ciphertexts of {ct} B; the paper's leveled TFHE uses a "
                  "32 KB TRLWE polynomial per bit",
         "cc_com": "ReLU units + max units of the 3x3 stride-1 max-pools of our topology "
@@ -170,11 +232,18 @@ def table4_values(runs: dict, suite: dict, edl: dict, lat: dict, per_gate_s: flo
         v[(row, "cc_mult")] = (0, "counted", "no ciphertext-ciphertext multiplication")
         if row == "SHE":
             v[(row, "pc_mult")] = (0, "counted", "batch-norm folded into the power-of-two "
-                                   "weights and the bias (the paper counts 945 BN products)")
+                                   "weights and the bias")
+            net = zoo.get(MNIST_NETS[row])
+            sizes = " + ".join(str(int(np.prod(n.in_shape))) for n in net.leaves()
+                               if isinstance(n.layer, BatchNorm))
+            v[(report.paper_choice(row, BN_CHOICE), "pc_mult")] = (
+                batchnorm_products(net), "counted",
+                f"the batch-norm inputs of {net.name}: {sizes} (conv 1: 5 x 13 x 13, FC: 100)")
         v[(row, "hgops")] = (tot["hgops"], "counted", why["hgops"].format(gpt=gpt))
-        v[(row, "depth")] = (tot["md"], "counted", why["depth"])
+        v[(row, "depth")] = (tot["md"], "counted", why["depth"], DEPTH_DEFINITION)
         v[(row, "msize")] = (res.input_bytes, "counted",
                              why["msize"].format(ct=res.input_bytes // (784 * 5)))
+        _msize_choice(v, row, zoo.get(MNIST_NETS[row]).input_shape, MNIST_NETS[row])
         v[(row, "edl")] = (edl["edl_s"], "measured", "tfhe-rs encryption of 3,920 bits + "
                            "decryption of the logits on this machine")
         v[(row, "fil")] = (tot["hgops"] * lat["and_single_s"], "projected",
@@ -241,9 +310,12 @@ def _big_row(v: dict, row: str, r: pd.Series, lat: dict, per_bit_s: float, net_n
     if cc_mult:
         v[(row, "cc_mult")] = (0, "counted", "no ciphertext-ciphertext multiplication")
     v[(row, "depth")] = (r["depth"], "counted", "sum of per-layer critical paths of our "
-                         "circuits (the paper: Eq. 1)")
-    v[(row, "msize")] = (r["msize_bytes"], "counted", "input pixels x 5 bits x tfhe-rs LWE "
-                         "ciphertext bytes")
+                         "circuits", DEPTH_DEFINITION)
+    v[(row, "msize")] = (r["msize_bytes"], "counted", "input values (all channels) x 5 bits x "
+                         "tfhe-rs LWE ciphertext bytes")
+    from ppnn.nn import zoo
+
+    _msize_choice(v, row, zoo.get(r["network"]).input_shape, r["network"])
     v[(row, "edl")] = (r["input_bits"] * per_bit_s, "projected", "input bits x measured "
                        "encryption time per bit")
     v[(row, "fil")] = (r["hgops"] * lat["and_single_s"], "projected",
@@ -274,12 +346,16 @@ def table6_values(big: pd.DataFrame, per_bit_s: float, lat: dict) -> pd.DataFram
                      cc_mult=False)
             for m in ("acc_imagenet", "acc_medical"):
                 v[(row, m)] = (None, "measured", "no ImageNet / medical data or model here")
+    from ppnn.nn import zoo
+
     for scheme in ("TCN", "SHE"):
+        row = f"Shuffle; {scheme}"
         for m in report.load_paper("she", "table6").query(
                 "row == 'Shuffle; SHE'")["metric"]:
-            v[(f"Shuffle; {scheme}", m)] = (None, "counted", "ShuffleNet is not in the zoo "
-                                            "(grouped convolutions with channel shuffle; "
-                                            "she.txt gives no configuration)")
+            v[(row, m)] = (None, "counted", "ShuffleNet is not in the zoo (grouped "
+                           "convolutions with channel shuffle; she.txt gives no configuration)")
+        # MSize needs only the input: ShuffleNet takes ImageNet's 224 x 224 images
+        _msize_choice(v, row, zoo.IMAGENET, "ShuffleNet (ImageNet 224 x 224)")
     return frame("table6", v)
 
 
@@ -291,3 +367,21 @@ def table7_values() -> pd.DataFrame:
                                 "300-unit LSTM has ~18M weight terms over 25 steps, not the "
                                 "printed 270K additions")
     return frame("table7", v)
+
+
+def fig1_values(acc: dict) -> pd.DataFrame:
+    """§2 / Fig. 1 claims: the accuracy cost of x^2 activations on MNIST, from
+    :func:`~ppnn.experiments.she.runs.square_activation_accuracy` (accuracies as fractions);
+    the share of PAA layers in CNT / NED / FCN latency is not reproducible here."""
+    v: dict = {}
+    v[("MNIST; square vs unencrypted", "square_activation_drop")] = (
+        100 * (acc["relu"] - acc["square"]), "measured",
+        f"float accuracy of the zoo's she_mnist (ReLU, max-pool, batch-norm: "
+        f"{100 * acc['relu']:.2f}%) minus cryptonets_mnist (x^2, scaled mean-pool, the "
+        f"same geometry: {100 * acc['square']:.2f}%), one training recipe, {acc['n_test']} "
+        "MNIST test images; the paper does not name its unencrypted model")
+    for m in ("paa_latency_share_min", "paa_latency_share_max"):
+        v[("CNT; NED; FCN", m)] = (None, "measured", "CNT (YASHE), NED (BGV) and FCN (FV-RNS) "
+                                   "are other cryptosystems, not implemented here: no latency "
+                                   "per layer to take a share of")
+    return frame("fig1", v)

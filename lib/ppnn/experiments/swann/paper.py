@@ -25,7 +25,8 @@ from ..records import frame as _frame
 
 __all__ = ["CONFIGS", "TABLE_PARTIES", "build_models", "accuracy_frame", "table1_records",
            "table2_records", "table3_records", "comparison_records", "table5_records",
-           "paper_column_sums", "projected_table2", "bandwidth_frame", "cifar_model"]
+           "paper_column_sums", "projected_table2", "bandwidth_frame", "cifar_model",
+           "paper_accounting_mb", "PAPER_CONVERSION", "total_reasons"]
 
 # Table 1 column groups: name -> (setting, optimized)
 CONFIGS = {"nonopt_phe": ("phe", False), "opt_phe": ("phe", True), "opt_hybrid": ("hybrid", True)}
@@ -139,11 +140,15 @@ def table5_records(times: dict[str, pd.DataFrame], kinds: dict[str, str],
 
 
 def total_reasons(table: str, records: pd.DataFrame) -> dict:
-    """Reasons for the garbled Total rows: the paper's per-layer sums and our ratio to them."""
+    """Reasons for the garbled Total rows: the paper's per-layer sums and our ratio to them
+    (legible Total cells, e.g. Table 2's 2884 = Client + Server, are compared instead)."""
     sums = paper_column_sums(table)
+    ref = report.load_paper("swann", table).set_index(["row", "metric"])["note"]
     ours = records[records["row"] == "Total"].set_index("metric")["value"]
     out = {}
     for m, v in ours.items():
+        if not str(ref.get(("Total", m), report.GARBLED)).startswith(report.GARBLED):
+            continue
         p = sums.get(m, float("nan"))
         ratio = f"; ours / that = {v / p:.2f}" if p == p and p else ""
         out[("Total", m)] = (f"this copy's Total row is garbled; the paper's per-layer cells sum "
@@ -158,17 +163,32 @@ T2_ROWS = ("Packing", "Decryption", "Unpacking", "ABY", "Encryption")
 
 
 def table2_records(op_ms: dict[str, pd.DataFrame], kinds: dict[str, str]) -> pd.DataFrame:
-    """``op_ms[scenario]``: ms per Table 2 operation (rows) and party (columns)."""
+    """``op_ms[scenario]``: ms per Table 2 operation (rows) and party (columns).
+
+    The paper's Total under Client (2884 ms) is Client + Server of the client-server
+    scenario (its operation cells sum to 2303.1 + 581 = 2884.1; the Server cell is blank), so
+    our Total under Client is our client + server sum -- like with like; our client-only sum
+    is the row 'Total (Client only)'."""
     recs = []
     for scenario, df in op_ms.items():
         kind = kinds[scenario]
+        totals = {}
         for p in TABLE_PARTIES[scenario]:
             total = 0.0
             for row in T2_ROWS:
                 v = float(df.loc[row, p]) if row in df.index and p in df.columns else 0.0
                 total += v
                 recs.append((row, p, v, f"first activation layer (Act 1); {kind}", kind))
-            recs.append(("Total", p, total, f"sum of our operation rows; {kind}", kind))
+            totals[p] = total
+        for p, total in totals.items():
+            if scenario == "client-server" and p == "client":
+                recs.append(("Total", p, total + totals["server"],
+                             f"Client + Server, as the paper's Total under Client (its cells: "
+                             f"2303.1 + 581 = 2884); {kind}", kind))
+                recs.append(("Total (Client only)", p, total,
+                             f"sum of our client's operation rows; {kind}", kind))
+            else:
+                recs.append(("Total", p, total, f"sum of our operation rows; {kind}", kind))
     return _frame(recs)
 
 
@@ -236,8 +256,24 @@ def paper_accounting_mb(model: SwannModel, n_bits: int = 2048, share_bits: int =
     return (phe_bits + n_sq * triple) / 8 / MB
 
 
-def table3_records(bw: pd.DataFrame) -> pd.DataFrame:
+#: the paper's-choice label of the hybrid bandwidth (Tables 3, 4)
+PAPER_CONVERSION = ("x^2 as one 32-bit arithmetic ABY multiplication, conversions without a "
+                    "Boolean part")
+
+
+def _paper_conversion_record(row: str, metric: str, mb: float) -> tuple:
+    return (report.paper_choice(row, PAPER_CONVERSION), metric, float(mb),
+            "formula on our model (paper_accounting_mb): our Paillier traffic + one ABY "
+            "triple of 2 x 32 x (128 + 32) bits per x^2, no A2B / truncation / masked adder "
+            "(the introduction, l. 42, says 1.73 MB)", "formula")
+
+
+def table3_records(bw: pd.DataFrame, paper_mb: float | None = None) -> pd.DataFrame:
+    """Table 3 from :func:`bandwidth_frame`; with ``paper_mb`` (:func:`paper_accounting_mb` of
+    the hybrid model) the paper's-choice row of the hybrid client-server cell."""
     recs = []
+    if paper_mb is not None:
+        recs.append(_paper_conversion_record(T3_ROWS["opt_hybrid"], "client_server", paper_mb))
     for r in bw.itertuples(index=False):
         metric = "client_server" if r.scenario == "client-server" else "two_server"
         note = (f"counted per image: {r.online_MB:.3f} MB online + {r.offline_MB:.3f} MB "
@@ -252,10 +288,14 @@ def table3_records(bw: pd.DataFrame) -> pd.DataFrame:
 # Tables 4, 6, 7: comparisons with quoted values
 # ----------------------------------------------------------------------------------------
 def comparison_records(table: str, swann_time_s: float, swann_mb: float, kind: str,
-                       note_time: str, note_bw: str) -> pd.DataFrame:
-    """SwaNN's row (ours) plus the other systems' rows quoted from the paper's CSV."""
+                       note_time: str, note_bw: str,
+                       paper_mb: float | None = None) -> pd.DataFrame:
+    """SwaNN's row (ours) plus the other systems' rows quoted from the paper's CSV; with
+    ``paper_mb`` (Table 4: :func:`paper_accounting_mb`) the paper's-choice bandwidth row."""
     ref = report.load_paper("swann", table)
     recs = []
+    if paper_mb is not None:
+        recs.append(_paper_conversion_record("SwaNN", "bandwidth_usage", paper_mb))
     for r in ref.itertuples(index=False):
         if r.row == "SwaNN":
             continue

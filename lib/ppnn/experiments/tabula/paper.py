@@ -21,6 +21,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from ppnn import report
 from ppnn.core import Z2_64, Ledger, Network, Ring, project, share_additive
 from ppnn.he import gc as gcmod
 from ppnn.nn import zoo
@@ -36,7 +37,7 @@ from ..records import record as _rec
 
 __all__ = ["NETWORKS", "PAPER_NETWORK", "per_call_costs", "network_costs",
            "table1", "table2", "table4", "table5", "table6", "table7", "table8", "table9",
-           "table10", "fig4", "fig5", "fig6", "fig8", "fig9", "storage_vs_bits",
+           "table10", "PREPROC_CHOICE", "fig4", "fig5", "fig6", "fig8", "fig9", "storage_vs_bits",
            "preproc_vs_bits", "tradeoffs", "trained_params", "accuracy_sweep",
            "runtime_breakdown"]
 
@@ -266,6 +267,10 @@ def table8(nc: pd.DataFrame, meas: dict, network=PAPER_NETWORK) -> pd.DataFrame:
 
 
 # -- Tables 9, 10 (preprocessing) ----------------------------------------------------------
+#: the paper's accounting of Tabula's preprocessing (§3.3, l. 157: '2(256)^2 ... bits per table')
+PREPROC_CHOICE = "2p^2 bits per table (one bit per party per Beaver AND)"
+
+
 def _gc_preproc_bytes(c: gcmod.GCCost) -> float:
     """Input-independent GC material: garbled tables, the evaluator's OT, decoding bits."""
     return (c.tables + c.ot_receiver + c.ot_sender + c.decoding) / 8
@@ -283,6 +288,10 @@ def table9(pc: dict, meas: dict) -> pd.DataFrame:
                      "bytes between client and server per table, published protocol: "
                      "2p + 4p^2 + 4pk bits (every Beaver AND opens 2 bits per party; the "
                      "paper counts 2p^2)"))
+    recs.append(_rec(report.paper_choice(r2, PREPROC_CHOICE), "tabula_preproc_8bit",
+                     costs.paper_preproc_bits(8) / 8, "formula",
+                     f"bytes per table: 2p^2 = {costs.paper_preproc_bits(8):,} bits at p = 256 "
+                     "(§3.3 l. 157; the column's unit '(b)' holds bytes)"))
     recs += [_rec(r2, f"gc_preproc_{g}bit", _gc_preproc_bytes(pc["gc"][g]), "counted",
                   "bytes: garbled tables + IKNP OT for the evaluator's labels + decoding")
              for g in GC_BITS]
@@ -301,6 +310,11 @@ def table10(nc: pd.DataFrame, pc: dict) -> pd.DataFrame:
         recs.append(_rec(label, "tabula_preproc_8bit",
                          _in(unit, r["calls"] * pc["tabula_pre_published"][8]), "counted",
                          "calls x per-table bytes of the published protocol (ledger)"))
+        recs.append(_rec(report.paper_choice(label, PREPROC_CHOICE), "tabula_preproc_8bit",
+                         _in(unit, r["calls"] * costs.paper_preproc_bits(8) / 8), "formula",
+                         f"{int(r['calls']):,} calls (the zoo's {r['zoo']}: its ReLU count "
+                         f"is the relu_count row) x 2p^2 = {costs.paper_preproc_bits(8):,} "
+                         "bits per table (§3.3 l. 157)"))
         for g in GC_BITS:
             recs.append(_rec(label, f"gc_preproc_{g}bit",
                              _in(unit, r["calls"] * _gc_preproc_bytes(pc["gc"][g])), "counted",
