@@ -197,6 +197,7 @@ class Recipe:
     quick_subset: int = 10_000
     init_gain: float = 1.0
     drop_final_relu: bool = True
+    augment: int = 0  # random shifts of up to this many pixels (full mode only)
 
 
 RECIPES: dict[str, Recipe] = {
@@ -208,7 +209,19 @@ RECIPES: dict[str, Recipe] = {
     "falcon_lenet": Recipe(quick_subset=3000),
     # deep and narrow with batch-norm: a larger step
     "dshe_mnist": Recipe(lr=3e-3),
+    # Falcon trains 15 epochs; with 1-pixel shifts and a slower decay Network-B reaches the
+    # paper's 97.81 % (97.97 % measured; 8 epochs without shifts: 96.37 %), ~20 s
+    "falcon_network_b": Recipe(epochs=15, lr_decay=0.85, augment=1),
 }
+
+
+def _recipe_key(r: Recipe) -> dict:
+    """The recipe as cached; a field added later is left out at its default, so models
+    cached before it existed stay valid."""
+    d = asdict(r)
+    if d["augment"] == 0:
+        del d["augment"]
+    return d
 
 
 #: zoo networks trained as another one: the same layers up to a trailing ReLU (left out while
@@ -253,7 +266,7 @@ def _load_cached(net: Network, path, recipe: Recipe):
     with np.load(path, allow_pickle=False) as z:
         flat = {k: z[k] for k in z.files if not k.startswith("__")}
         info = json.loads(str(z["__info__"]))
-    if info.get("recipe") != asdict(recipe):
+    if info.get("recipe") != _recipe_key(recipe):
         return None
     try:
         return unflatten_params(net, flat), info
@@ -304,12 +317,13 @@ def pretrained(name: str, quick: bool = True, seed: int = 0, dataset: str = "mni
         train_net = replace(net, layers=net.layers[:-1], stated=()) if tail else net
         params, hist = train(train_net, params[:-1] if tail else params, x, y,
                              r.quick_epochs if quick else r.epochs, r.batch_size, r.lr, r.optimizer,
-                             rng, lr_decay=r.lr_decay, weight_decay=r.weight_decay)
+                             rng, lr_decay=r.lr_decay, weight_decay=r.weight_decay,
+                             augment=0 if quick else r.augment)
         if tail:
             params = [*params, {}]
         info = {"name": name, "dataset": dataset, "quick": bool(quick), "seed": int(seed),
                 "test_accuracy": accuracy(net, params, xt, yt), "train_samples": int(len(x)),
-                "recipe": asdict(r),
+                "recipe": _recipe_key(r),
                 "history": hist.drop(columns=["seconds", "test_acc"]).to_dict("list"),
                 "train_seconds": float(hist["seconds"].sum())}
         path.parent.mkdir(parents=True, exist_ok=True)
