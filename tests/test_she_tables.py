@@ -146,3 +146,21 @@ def test_fig1_square_activation_drop_is_our_relu_minus_square_accuracy():
     row = got.loc[("MNIST; square vs unencrypted", "square_activation_drop")]
     assert row["ours"] == pytest.approx(-0.03) and row["status"] == "differs"
     assert (got.loc["CNT; NED; FCN", "status"] == "not reproducible here").all()
+
+
+def test_longer_training_note_reads_the_benchmark(tmp_path, monkeypatch):
+    from ppnn import paths
+    from ppnn.experiments.she import paper as she_paper
+
+    monkeypatch.setattr(paths, "figures_dir", lambda paper: tmp_path / paper)
+    assert she_paper.longer_training_note("SHE") == ""  # benchmark not run: nothing claimed
+    (tmp_path / "she").mkdir()
+    pd.DataFrame([
+        {"network": "she_mnist", "scheme": "she", "schedule": "pipeline recipe", "epochs": 8,
+         "augment_px": 0, "float_acc": 98.77, "quantized_acc": 98.31, "paper_acc": 99.54},
+        {"network": "she_mnist", "scheme": "she", "schedule": "longer + shifts", "epochs": 30,
+         "augment_px": 2, "float_acc": 99.27, "quantized_acc": 98.82, "paper_acc": 99.54},
+    ]).to_csv(tmp_path / "she" / "bench_training.csv", index=False)
+    note = she_paper.longer_training_note("SHE")
+    assert "30 epochs" in note and "98.82%" in note and "0.72 points" in note
+    assert she_paper.longer_training_note("DSHE") == ""  # no DSHE row in this file
