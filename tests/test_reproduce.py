@@ -137,3 +137,17 @@ def test_a_cell_that_hangs_is_retried_once_in_a_new_kernel(project, monkeypatch,
     log = reproduce.run(quick=True, jobs=1, progress=False)
     assert [(r["notebook"], r["status"]) for r in log] == [("01_uses", "ran")]
     assert "running the notebook again" in capsys.readouterr().out
+
+
+def test_a_kernel_that_dies_is_retried_once_in_a_new_kernel(project, capsys):
+    marker = project / "died-once"
+    (project / "notebooks" / "01_uses.py").write_text(NB.format(body=(
+        "import os, pathlib\n"
+        f"m = pathlib.Path({str(marker)!r})\n"
+        "if not m.exists():\n"
+        "    m.write_text('x')\n"
+        "    os._exit(1)\n")))
+    (project / "notebooks" / "02_plain.py").unlink()
+    log = reproduce.run(quick=True, jobs=1, progress=False)
+    assert [(r["notebook"], r["status"]) for r in log] == [("01_uses", "ran")]
+    assert "the kernel died" in capsys.readouterr().out

@@ -51,10 +51,11 @@ __all__ = ["notebooks", "run_notebook", "run", "main", "input_hash", "stale", "S
 STAMP_VERSION = 2
 _CLOSURE_TAG = "ppnn-import-closure"
 #: seconds one cell may run before the pipeline gives up on it and runs the notebook again
-#: (``$PPNN_CELL_TIMEOUT``). The longest cell of a full run takes ~8 minutes here; twice a
-#: kernel that was driven beside another went idle without its reply reaching papermill,
-#: which then waited forever.
-CELL_TIMEOUT = int(os.environ.get("PPNN_CELL_TIMEOUT", "1200"))
+#: (``$PPNN_CELL_TIMEOUT``). The longest cell of a full run takes ~5 minutes here; three
+#: times a kernel driven beside another went idle at an ipywidgets cell without its reply
+#: reaching papermill, which then waited (cause not found; a hung or dead kernel is retried
+#: once in a new kernel).
+CELL_TIMEOUT = int(os.environ.get("PPNN_CELL_TIMEOUT", "900"))
 
 
 def notebooks() -> list[Path]:
@@ -226,10 +227,12 @@ def _execute(nb: str, quick: bool, seed: int, figures: str, stamp: str, progress
                 run_notebook(nbp, quick=quick, seed=seed, figures=Path(figures),
                              progress=progress, imports_out=imports, timeout=CELL_TIMEOUT)
                 break
-            except Exception as e:  # noqa: BLE001 - only a timed-out cell is retried
-                if attempt == 2 or "Timeout" not in type(e).__name__ + str(e)[:300]:
+            except Exception as e:  # noqa: BLE001 - only a timed-out cell or dead kernel
+                if attempt == 2 or not any(w in type(e).__name__ + str(e)[:300]
+                                           for w in ("Timeout", "DeadKernel", "Kernel died")):
                     raise
-                print(f"{nbp.stem}: a cell ran over {CELL_TIMEOUT} s ({type(e).__name__}); "
+                print(f"{nbp.stem}: a cell ran over {CELL_TIMEOUT} s or the kernel died "
+                      f"({type(e).__name__}); "
                       "running the notebook again in a new kernel", flush=True)
         files = [Path(f) for f in json.loads(imports.read_text())]
         stamp_data = {"version": STAMP_VERSION, "hash": input_hash(nbp, params),
