@@ -513,8 +513,7 @@ for r in table6.to_dict("records"):
                    "relative_error"):
         ours6.append((row, metric, r[metric], f"{'quick' if QUICK else 'full'}-mode model; "
                       f"{r['test_images']} test images"))
-    rec = recipe_for({"Network-A": "falcon_network_a", "Network-B": "falcon_network_b",
-                         "Network-C": "falcon_network_c", "LeNet": "falcon_lenet"}[row])
+    rec = recipe_for(next(name for name, lab in labels.items() if lab == row))
     reasons6[(row, "training_accuracy")] = (
         "our float model trained by ppnn.nn.train with its zoo recipe "
         f"({rec.quick_epochs if QUICK else rec.epochs} epochs"

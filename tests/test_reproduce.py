@@ -124,30 +124,21 @@ def test_a_model_two_processes_need_is_trained_once(tmp_path):
     assert log.read_text() == "trained\n" and entry.read_text() == "weights"
 
 
-def test_a_cell_that_hangs_is_retried_once_in_a_new_kernel(project, monkeypatch, capsys):
-    marker = project / "hung-once"
+@pytest.mark.parametrize("fault,imports,first_run,said", [
+    ("hangs", "time", "time.sleep(60)", "running the notebook again"),
+    ("dies", "os", "os._exit(1)", "the kernel died"),
+])
+def test_a_cell_that_hangs_or_a_kernel_that_dies_is_retried_once_in_a_new_kernel(
+        project, monkeypatch, capsys, fault, imports, first_run, said):
+    marker = project / f"{fault}-once"
     (project / "notebooks" / "01_uses.py").write_text(NB.format(body=(
-        "import pathlib, time\n"
+        f"import pathlib, {imports}\n"
         f"m = pathlib.Path({str(marker)!r})\n"
         "if not m.exists():\n"
         "    m.write_text('x')\n"
-        "    time.sleep(60)\n")))
+        f"    {first_run}\n")))
     (project / "notebooks" / "02_plain.py").unlink()
     monkeypatch.setattr(reproduce, "CELL_TIMEOUT", 5)
     log = reproduce.run(quick=True, jobs=1, progress=False)
     assert [(r["notebook"], r["status"]) for r in log] == [("01_uses", "ran")]
-    assert "running the notebook again" in capsys.readouterr().out
-
-
-def test_a_kernel_that_dies_is_retried_once_in_a_new_kernel(project, capsys):
-    marker = project / "died-once"
-    (project / "notebooks" / "01_uses.py").write_text(NB.format(body=(
-        "import os, pathlib\n"
-        f"m = pathlib.Path({str(marker)!r})\n"
-        "if not m.exists():\n"
-        "    m.write_text('x')\n"
-        "    os._exit(1)\n")))
-    (project / "notebooks" / "02_plain.py").unlink()
-    log = reproduce.run(quick=True, jobs=1, progress=False)
-    assert [(r["notebook"], r["status"]) for r in log] == [("01_uses", "ran")]
-    assert "the kernel died" in capsys.readouterr().out
+    assert said in capsys.readouterr().out

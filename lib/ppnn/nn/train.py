@@ -292,11 +292,12 @@ def pretrained(name: str, quick: bool = True, seed: int = 0, dataset: str = "mni
     r = recipe_for(name)
     if name in TRAINED_AS:  # trained once, under its twin's name
         params, info = pretrained(TRAINED_AS[name], quick, seed, dataset, with_info=True)
-        _, _, xt, yt = _load_dataset(dataset)
         params = unflatten_params(net, flatten_params(params))
-        info = {**info, "name": name, "trained_as": TRAINED_AS[name],
-                "test_accuracy": accuracy(net, params, xt, yt)}
-        return (params, info) if with_info else params
+        if not with_info:
+            return params
+        _, _, xt, yt = _load_dataset(dataset)  # this network's own accuracy (its last ReLU)
+        return params, {**info, "name": name, "trained_as": TRAINED_AS[name],
+                        "test_accuracy": accuracy(net, params, xt, yt)}
     path = _model_path(name, dataset, bool(quick), int(seed))
     with paths.cache_lock(path):  # one process trains, the others wait and load
         cached = _load_cached(net, path, r)
