@@ -124,12 +124,14 @@ def test_a_model_two_processes_need_is_trained_once(tmp_path):
     assert log.read_text() == "trained\n" and entry.read_text() == "weights"
 
 
-@pytest.mark.parametrize("fault,imports,first_run,said", [
-    ("hangs", "time", "time.sleep(60)", "running the notebook again"),
-    ("dies", "os", "os._exit(1)", "the kernel died"),
+@pytest.mark.parametrize("fault,imports,first_run,said,cell_timeout,idle_limit", [
+    ("hangs", "time", "time.sleep(60)", "running the notebook again", 5, 0),
+    ("dies", "os", "os._exit(1)", "the kernel died", 5, 0),
+    # an idle kernel is found long before the cell timeout (the sleep would outlast the test)
+    ("idles", "time", "time.sleep(600)", "idle for", 900, 3),
 ])
 def test_a_cell_that_hangs_or_a_kernel_that_dies_is_retried_once_in_a_new_kernel(
-        project, monkeypatch, capsys, fault, imports, first_run, said):
+        project, monkeypatch, capsys, fault, imports, first_run, said, cell_timeout, idle_limit):
     marker = project / f"{fault}-once"
     (project / "notebooks" / "01_uses.py").write_text(NB.format(body=(
         f"import pathlib, {imports}\n"
@@ -138,7 +140,8 @@ def test_a_cell_that_hangs_or_a_kernel_that_dies_is_retried_once_in_a_new_kernel
         "    m.write_text('x')\n"
         f"    {first_run}\n")))
     (project / "notebooks" / "02_plain.py").unlink()
-    monkeypatch.setattr(reproduce, "CELL_TIMEOUT", 5)
+    monkeypatch.setattr(reproduce, "CELL_TIMEOUT", cell_timeout)
+    monkeypatch.setattr(reproduce, "KERNEL_IDLE_LIMIT", idle_limit)
     log = reproduce.run(quick=True, jobs=1, progress=False)
     assert [(r["notebook"], r["status"]) for r in log] == [("01_uses", "ran")]
     assert said in capsys.readouterr().out

@@ -40,6 +40,7 @@ import hashlib
 import json
 import os
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -56,6 +57,11 @@ _CLOSURE_TAG = "ppnn-import-closure"
 #: reaching papermill, which then waited (cause not found; a hung or dead kernel is retried
 #: once in a new kernel).
 CELL_TIMEOUT = int(os.environ.get("PPNN_CELL_TIMEOUT", "900"))
+#: seconds a kernel (with the processes it started) may use less than 1% of a core before the
+#: pipeline calls it hung, kills it and runs the notebook again (``$PPNN_KERNEL_IDLE``). Every
+#: cell of the notebooks computes; a kernel that sits idle while papermill waits for its reply
+#: is the hang above, found in two minutes instead of at the cell timeout.
+KERNEL_IDLE_LIMIT = float(os.environ.get("PPNN_KERNEL_IDLE", "120"))
 
 
 def notebooks() -> list[Path]:
@@ -155,7 +161,62 @@ def _ipc_kernel_manager():
             kw.setdefault("ip", os.path.join(tempfile.mkdtemp(prefix="ppnn-kernel-"), "k"))
             super().__init__(**kw)
 
+        async def start_kernel(self, **kw):
+            await super().start_kernel(**kw)
+            pid = getattr(self.provisioner, "pid", None)
+            if pid is not None and KERNEL_IDLE_LIMIT > 0:
+                threading.Thread(target=_kill_when_idle, args=(pid, KERNEL_IDLE_LIMIT),
+                                 daemon=True, name=f"ppnn-idle-watch-{pid}").start()
+
     return IPCKernelManager
+
+
+def _tree_cpu_seconds(proc) -> float:
+    """CPU seconds used so far by a process and every process it started."""
+    import psutil
+
+    total = 0.0
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.Error:  # a child that ended between the listing and the read
+            pass
+    return total
+
+
+def _kill_when_idle(pid: int, limit: float) -> None:
+    """Watch a kernel; kill it (and its children) once it used < 1% of a core for ``limit``
+    seconds. papermill then sees a dead kernel, which ``_execute`` retries once."""
+    import psutil
+
+    try:
+        proc = psutil.Process(pid)
+        history = [(time.monotonic(), _tree_cpu_seconds(proc))]
+    except psutil.Error:
+        return
+    step = max(0.5, min(5.0, limit / 4))
+    while True:
+        time.sleep(step)
+        try:
+            if not proc.is_running() or proc.status() == psutil.STATUS_ZOMBIE:
+                return
+            now, cpu = time.monotonic(), _tree_cpu_seconds(proc)
+        except psutil.Error:
+            return
+        history.append((now, cpu))
+        while len(history) > 2 and now - history[1][0] >= limit:
+            history.pop(0)  # keep the oldest sample that is at least `limit` seconds old
+        t0, c0 = history[0]
+        if now - t0 >= limit and cpu - c0 < 0.01 * (now - t0):
+            print(f"kernel {pid}: idle for {now - t0:.0f} s while the pipeline waits on it "
+                  "(a lost reply); killing it", flush=True)
+            for p in [*proc.children(recursive=True), proc]:
+                try:
+                    p.kill()
+                except psutil.Error:
+                    pass
+            return
 
 
 def _closure_source(out: Path, root: Path) -> str:
@@ -231,7 +292,7 @@ def _execute(nb: str, quick: bool, seed: int, figures: str, stamp: str, progress
                 if attempt == 2 or not any(w in type(e).__name__ + str(e)[:300]
                                            for w in ("Timeout", "DeadKernel", "Kernel died")):
                     raise
-                print(f"{nbp.stem}: a cell ran over {CELL_TIMEOUT} s or the kernel died "
+                print(f"{nbp.stem}: a cell ran over {CELL_TIMEOUT} s or the kernel died or hung "
                       f"({type(e).__name__}); "
                       "running the notebook again in a new kernel", flush=True)
         files = [Path(f) for f in json.loads(imports.read_text())]
