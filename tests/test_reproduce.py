@@ -145,3 +145,39 @@ def test_a_cell_that_hangs_or_a_kernel_that_dies_is_retried_once_in_a_new_kernel
     log = reproduce.run(quick=True, jobs=1, progress=False)
     assert [(r["notebook"], r["status"]) for r in log] == [("01_uses", "ran")]
     assert said in capsys.readouterr().out
+
+
+def test_a_kernel_waiting_for_a_model_another_process_trains_is_not_called_hung(
+        project, monkeypatch, capsys):
+    """The hung-kernel watch kills a kernel idle for KERNEL_IDLE_LIMIT seconds -- except one
+    blocked on purpose in paths.cache_lock while another process builds the entry."""
+    import threading
+
+    entry = project / "data" / "cache" / "models" / "shared-model"
+    (project / "notebooks" / "01_uses.py").write_text(NB.format(body=(
+        "from pathlib import Path\n"
+        "from ppnn import paths\n"
+        f"with paths.cache_lock(Path({str(entry)!r})):\n"
+        "    print('got the model')\n")))
+    (project / "notebooks" / "02_plain.py").unlink()
+    monkeypatch.setattr(reproduce, "CELL_TIMEOUT", 600)
+    monkeypatch.setattr(reproduce, "KERNEL_IDLE_LIMIT", 2)
+    held, release = threading.Event(), threading.Event()
+
+    def trainer():  # this process "trains" the model for 10 s
+        with paths.cache_lock(entry):
+            held.set()
+            release.wait(10)
+
+    th = threading.Thread(target=trainer)
+    th.start()
+    held.wait(5)
+    try:
+        log = reproduce.run(quick=True, jobs=1, progress=False)
+    finally:
+        release.set()
+        th.join()
+    assert [(r["notebook"], r["status"]) for r in log] == [("01_uses", "ran")]
+    out = capsys.readouterr().out
+    assert "idle for" not in out and "running the notebook again" not in out
+    assert log[0]["seconds"] >= 8  # it did wait for the lock

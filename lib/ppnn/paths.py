@@ -63,11 +63,29 @@ def cache_lock(entry: Path):
     lock = Path(str(entry) + ".lock")
     lock.parent.mkdir(parents=True, exist_ok=True)
     with open(lock, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # another process builds it: wait, and say so
+            marker = waiting_marker()
+            if marker is not None:
+                atomic_write(marker, str(entry))
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX)
+            finally:
+                if marker is not None:
+                    marker.unlink(missing_ok=True)
         try:
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def waiting_marker(pid: int | None = None) -> Path | None:
+    """``$PPNN_WAIT_DIR/<pid>``: present while process ``pid`` (default: this one) waits for
+    another to build a cache entry -- idle on purpose, so the pipeline's hung-kernel watch
+    leaves it alone. None outside the pipeline."""
+    d = os.environ.get("PPNN_WAIT_DIR")
+    return Path(d) / str(os.getpid() if pid is None else pid) if d else None
 
 
 def figures_root() -> Path:

@@ -60,7 +60,8 @@ CELL_TIMEOUT = int(os.environ.get("PPNN_CELL_TIMEOUT", "900"))
 #: seconds a kernel (with the processes it started) may use less than 1% of a core before the
 #: pipeline calls it hung, kills it and runs the notebook again (``$PPNN_KERNEL_IDLE``). Every
 #: cell of the notebooks computes; a kernel that sits idle while papermill waits for its reply
-#: is the hang above, found in two minutes instead of at the cell timeout.
+#: is the hang above, found in two minutes instead of at the cell timeout. A kernel waiting
+#: on purpose -- for a model another notebook is training (``paths.cache_lock``) -- is not.
 KERNEL_IDLE_LIMIT = float(os.environ.get("PPNN_KERNEL_IDLE", "120"))
 
 
@@ -185,6 +186,18 @@ def _tree_cpu_seconds(proc) -> float:
     return total
 
 
+def _waits_on_purpose(proc) -> bool:
+    """Does the kernel (or a process it started) wait for a cache entry another process is
+    building (:func:`ppnn.paths.cache_lock` leaves a marker while it waits)?"""
+    import psutil
+
+    try:
+        pids = [proc.pid, *(c.pid for c in proc.children(recursive=True))]
+    except psutil.Error:
+        return False
+    return any((m := paths.waiting_marker(p)) is not None and m.exists() for p in pids)
+
+
 def _kill_when_idle(pid: int, limit: float) -> None:
     """Watch a kernel; kill it (and its children) once it used < 1% of a core for ``limit``
     seconds. papermill then sees a dead kernel, which ``_execute`` retries once."""
@@ -204,6 +217,9 @@ def _kill_when_idle(pid: int, limit: float) -> None:
             now, cpu = time.monotonic(), _tree_cpu_seconds(proc)
         except psutil.Error:
             return
+        if _waits_on_purpose(proc):  # another notebook trains a model this one needs
+            history = [(now, cpu)]
+            continue
         history.append((now, cpu))
         while len(history) > 2 and now - history[1][0] >= limit:
             history.pop(0)  # keep the oldest sample that is at least `limit` seconds old
@@ -370,8 +386,11 @@ def run(names: list[str] | None = None, quick: bool = False, seed: int = 0,
         print(f"{nb.stem}: running (QUICK={quick}, SEED={seed}; {why})", flush=True)
     # the kernels' environment is set once for the whole run
     blas = str(args[0][-1]) if args else "1"
+    waiting = paths.build_dir() / mode / "waiting"  # see paths.cache_lock
+    waiting.mkdir(parents=True, exist_ok=True)
     with _env(PPNN_ROOT=root, PPNN_FIGURES=Path(figures).resolve(), MPLBACKEND="Agg",
-              OMP_NUM_THREADS=blas, OPENBLAS_NUM_THREADS=blas, MKL_NUM_THREADS=blas):
+              OMP_NUM_THREADS=blas, OPENBLAS_NUM_THREADS=blas, MKL_NUM_THREADS=blas,
+              PPNN_WAIT_DIR=waiting):
         _dispatch(args, log, workers, scheduler, n_par)
     with _env(PPNN_FIGURES=Path(figures).resolve()):
         out = report.build_report()
