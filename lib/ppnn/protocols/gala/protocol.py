@@ -11,6 +11,10 @@
 4. **client** decrypts. Both parties then apply the kernel's plaintext read-out to their share
    (for GALA this is the share-RaS: the rotate-and-sum moved out of HE into plaintext).
 
+Randomness: the share mask ``r`` hides ``y`` from the key-holding client. On real BFV
+(``he.real``, SEAL) it comes from the OS CSPRNG (:func:`ppnn.core.randomness.mask_source`); on
+the slot simulator, which hides nothing, from the simulation seed ``rng`` (reproducible runs).
+
 Every cross-party value goes through the ledger (ciphertexts at their wire size); every HE
 operation is counted by the backend on the same ledger. The kernels (:mod:`.matvec`,
 :mod:`.conv`, :mod:`ppnn.protocols.gazelle`) implement :class:`LinearKernel`.
@@ -23,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ppnn.core import Ledger
+from ppnn.core.randomness import mask_source
 from ppnn.he.bfv.base import Ct, PackedBackend
 
 __all__ = ["LinearKernel", "LinearResult", "run_linear", "centered"]
@@ -117,8 +122,10 @@ def run_linear(kernel: LinearKernel, he: PackedBackend, weights, x: np.ndarray,
         # 2. server: the HE kernel
         with ledger.label("eval"):
             out = kernel.evaluate(he, ct_x, weights)
-        # 3. server: share generation, send [y - r]_C
-        r = rng.integers(0, he.p, size=out.shape + (he.n,), dtype=np.int64)
+        # 3. server: share generation, send [y - r]_C (on real BFV r hides y from the
+        #    key-holding client: drawn from the OS CSPRNG, not from the simulation seed)
+        r = mask_source(rng, he.real).integers(0, he.p, size=out.shape + (he.n,),
+                                               dtype=np.int64)
         masked = he.sub_plain(out, he.encode(r))
         if he.flood_bits:  # circuit privacy: the noise must not depend on the weights
             with ledger.label("flood"):
