@@ -156,6 +156,19 @@ def test_hegc_equals_gala_integer_oracle(method):
     logits, _ = hegc.secure_inference(plan, x[0], he, method, rng, led)
     assert np.array_equal(logits, plan.forward_int(x[:1]))
     assert led.op_count("ScMult") > 0 and led.op_count("garble") > 0
+    # GAZELLE's flow between layers: the client sends its share, the server adds its own
+    # under encryption (one AddPlain per input ciphertext, besides the one of [y - r])
+    sent = {m.label: m for m in led.messages if m.what.startswith("[x")}
+    back = {m.label: m for m in led.messages if m.what == "[y - r]_C"}
+    layers = list(sent)
+    assert len(layers) >= 2 and sent[layers[0]].what == "[x]_C"
+    for i, lab in enumerate(layers):
+        n_in = sent[lab].bits // he.ciphertext_bits
+        n_out = back[lab].bits // he.ciphertext_bits
+        adds = sum(o.n for o in led.ops if o.op == "AddPlain" and o.label == lab)
+        if i:
+            assert sent[lab].what == "[x_C]_C (client's share)"
+        assert adds == n_out + (n_in if i else 0), (lab, adds, n_in, n_out)
     with pytest.raises(ValueError, match="method"):
         hegc.secure_inference(plan, x[0], he, "naive", rng)
     with pytest.raises(ValueError, match="one image"):

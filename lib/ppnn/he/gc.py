@@ -42,6 +42,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from ppnn.core import AdditiveShares, Ledger, Ring
 from ppnn.core import bits as core_bits
+from ppnn.core.randomness import mask_source
 
 from .gc_circuits import (
     AND,
@@ -285,6 +286,7 @@ def gc_relu(x: AdditiveShares, ledger: Ledger, rng: np.random.Generator,
     the simulator hands over the chosen labels); (3) the server sends the garbled tables, the
     labels of its share and of r, and the decoding bits; (4) the client evaluates and decodes
     ``z = ReLU(x) - r``. Output shares: client z, server r (over the same ring Z_2^b).
+    ``r`` comes from the OS CSPRNG (:func:`ppnn.core.randomness.mask_source`), not from ``rng``.
 
     Returns the output shares and a dict of measured times (s) and AES call counts.
     Elements are garbled in batches of ``chunk`` (each batch with its own Delta).
@@ -304,7 +306,9 @@ def gc_relu(x: AdditiveShares, ledger: Ledger, rng: np.random.Generator,
     client, server = parties
     n = int(np.prod(x.shape, dtype=np.int64))
     xc, xs = x.shares[0].reshape(-1), x.shares[1].reshape(-1)
-    r = ring.random(rng, (n,))  # server's output share
+    # server's output share: it hides ReLU(x) in a real garbled circuit -> OS CSPRNG
+    r = mask_source(rng, real=True).integers(0, np.iinfo(np.uint64).max, size=n,
+                                              dtype=np.uint64, endpoint=True) & ring.mask
 
     cost = gc_cost(c)
     with ledger.round():  # 2. OT extension: client's column messages

@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from ppnn.core import Ledger
+from ppnn.core.randomness import mask_source
 from ppnn.he import gc as gcmod
 from ppnn.he.gc_circuits import ActSpec, act_and_gates, act_circuit, plain_act
 
@@ -45,7 +46,7 @@ __all__ = ["ActSpec", "act_circuit", "act_and_gates", "garbled_activation", "boo
 SPLITS = ("delphi", "online")
 
 
-def _random_mod(rng: np.random.Generator, modulus: int, n: int) -> np.ndarray:
+def _random_mod(rng, modulus: int, n: int) -> np.ndarray:
     if modulus == 1 << 64:
         return rng.integers(0, np.iinfo(np.uint64).max, size=n, dtype=np.uint64, endpoint=True)
     return rng.integers(0, modulus, size=n, dtype=np.uint64)
@@ -59,8 +60,9 @@ def garbled_activation(client: np.ndarray, server: np.ndarray, spec: ActSpec,
     ``client`` / ``server``: ``(n, m)`` shares mod ``spec.modulus`` (uint64). Returns the
     client's output share ``z``, the server's mask ``r`` (both ``(n,)``, ``z + r = y`` mod the
     modulus) and measured seconds ``{"garble_s", "evaluate_s"}``. Labels come from
-    ``os.urandom`` unless ``label_rng``; ``rng`` draws the mask (outputs are deterministic per
-    ``rng``).
+    ``os.urandom`` unless ``label_rng``; the mask ``r`` hides ``y`` from the client in a real
+    garbled circuit, so it comes from the OS CSPRNG (:mod:`ppnn.core.randomness`), never from
+    the simulation seed ``rng``: ``z + r`` is deterministic, the split is not.
     """
     client = np.asarray(client, dtype=np.uint64)
     server = np.asarray(server, dtype=np.uint64)
@@ -76,7 +78,7 @@ def garbled_activation(client: np.ndarray, server: np.ndarray, spec: ActSpec,
         raise ValueError(f"shares must be residues mod p = {spec.p}")
     n, m, k = client.shape[0], spec.m, spec.k
     c = act_circuit(spec)
-    r = _random_mod(rng, spec.modulus, n)
+    r = _random_mod(mask_source(rng, real=True), spec.modulus, n)  # the GC is real
     ev_bits = np.concatenate([gcmod.bits_of(client[:, j], k) for j in range(m)])
     gb_bits = np.concatenate([gcmod.bits_of(server[:, j], k) for j in range(m)]
                              + [gcmod.bits_of(r, k)])

@@ -10,10 +10,11 @@ maximum, applies ReLU, the fixed-point rescale (``>> f_w``) and the public clip 
 fixed-point plan, and re-shares the result mod ``p``; all of it online (GAZELLE's flow, and
 what the GALA module's projections book).
 
-The next layer's ``[x]_C`` is the client's encryption of its input: the simulator
-reconstructs ``z + r`` for :func:`run_linear` (as :func:`ppnn.protocols.gala.network.
-he_forward` does); in GAZELLE the client encrypts its share ``z`` and the server adds ``r``
-under encryption -- the same message on the ledger.
+Between layers nobody holds the activation: the garbled circuit leaves ``z`` with the client
+and ``r`` with the server (``z + r = y`` mod ``p``). The next layer runs GAZELLE's flow: the
+client encrypts and sends its share ``[z]_C``, the server adds ``r`` under encryption (one
+AddPlain per input ciphertext, booked) and evaluates the kernel on ``[z + r]_C = [y]_C``. Only
+the first layer encrypts a value in the clear: the client's own image.
 
 The integer network and its oracle are GALA's own (:mod:`ppnn.protocols.gala.network`):
 :func:`secure_inference` returns :func:`~ppnn.protocols.gala.network.integer_forward`'s
@@ -125,7 +126,8 @@ def secure_inference(plan: HEGCPlan, x: np.ndarray, he, method: str,
     ledger = ledger if ledger is not None else Ledger(PARTIES)
     matvec, conv = KERNELS[method]
     p = plan.p
-    a = quantize_input(x[None], plan.f_x)[0]  # the client's input
+    a = quantize_input(x[None], plan.f_x)[0]  # the client's input, then the client's share
+    a_srv = None  # the server's share of a layer's input (None: the client holds the input)
     shares = None
     t = {"garble_s": 0.0, "evaluate_s": 0.0}
     for st in plan.steps:
@@ -133,6 +135,7 @@ def secure_inference(plan: HEGCPlan, x: np.ndarray, he, method: str,
             q, layer = st.q, st.layer
             if isinstance(layer, Dense):
                 a = a.reshape(-1)
+                a_srv = None if a_srv is None else a_srv.reshape(-1)
                 kern = matvec(q.W.shape[0], q.W.shape[1], he.n)
                 bias = q.b
             else:
@@ -140,7 +143,9 @@ def secure_inference(plan: HEGCPlan, x: np.ndarray, he, method: str,
                 kern = conv(c, layer.out_channels, h, w, layer.kernel, he.n, layer.padding,
                             layer.stride)
                 bias = q.b.reshape(-1, 1, 1)
-            res = run_linear(kern, he, q.W, a, rng, ledger, st.name, x_bound=q.x_bound)
+            # GAZELLE's flow: the client encrypts its share, the server adds its own (AddPlain)
+            res = run_linear(kern, he, q.W, a, rng, ledger, st.name, x_bound=q.x_bound,
+                             x_server=a_srv)
             shares = (np.mod(res.client_share, p),
                       np.mod(res.server_share + bias, p))  # the server adds its bias
         elif st.kind == "act":
@@ -154,9 +159,12 @@ def secure_inference(plan: HEGCPlan, x: np.ndarray, he, method: str,
                                PARTIES)
             t["garble_s"] += tg["garble_s"]
             t["evaluate_s"] += tg["evaluate_s"]
-            a = centered((z + r).astype(np.int64) % p, p).reshape(out_shape)
+            # the activation stays shared: z for the client, r for the server (nobody holds it)
+            a = (z.astype(np.int64) % p).reshape(out_shape)
+            a_srv = (r.astype(np.int64) % p).reshape(out_shape)
         else:
             a = a.reshape(-1)
+            a_srv = None if a_srv is None else a_srv.reshape(-1)
     with ledger.label("output"):
         ledger.send("server", "client", int(shares[1].size) * int(p).bit_length(),
                     "server's share of the logits")

@@ -165,6 +165,7 @@ class PackedBackend:
 
     name = "abstract"
     tracks_values = True
+    real = False  # True: real ciphertexts (masks then come from the OS CSPRNG)
 
     def __init__(self, n: int, p: int, poly_degree: int, q_bits: int, noise_model: NoiseModel,
                  ledger: Ledger | None = None, server: str = "server", client: str = "client"):

@@ -95,6 +95,7 @@ class SealBFV(PackedBackend):
 
     name = "seal"
     tracks_values = True
+    real = True
 
     def __init__(self, poly_degree: int = 4096, plain_bits: int = 20, n: int | None = None,
                  noise_model: NoiseModel | None = None, ledger: Ledger | None = None,

@@ -1,7 +1,11 @@
 """One linear layer of the HE-GC framework, told through its two parties (GALA §II, Fig. 5).
 
 1. **client** packs its input ``x`` into slot vectors, encrypts them with its key and sends
-   ``[x]_C`` (it has sent, once and offline, the Galois keys for the rotations the server needs);
+   ``[x]_C`` (it has sent, once and offline, the Galois keys for the rotations the server needs).
+   Between layers of a network nobody holds ``x``: the client and server hold additive shares
+   ``x_C + x_S = x mod p`` (the garbled activation's output); the client encrypts and sends its
+   share ``[x_C]_C`` and the server adds its own homomorphically, ``[x]_C = [x_C]_C + x_S``
+   (one AddPlain per input ciphertext; GAZELLE §3, GALA §II);
 2. **server** computes ``[W x]`` (or a convolution) homomorphically -- the kernel;
 3. **server** draws a random ``r``, sends ``[y - r]_C`` back (share generation: its own share is
    ``r``, the client's is ``y - r``; the two shares feed the garbled-circuit ReLU); when the
@@ -10,6 +14,10 @@
    ``c1`` are functions of the weights the client, who holds the key, can read;
 4. **client** decrypts. Both parties then apply the kernel's plaintext read-out to their share
    (for GALA this is the share-RaS: the rotate-and-sum moved out of HE into plaintext).
+
+Randomness: the share mask ``r`` hides ``y`` from the key-holding client. On real BFV
+(``he.real``, SEAL) it comes from the OS CSPRNG (:func:`ppnn.core.randomness.mask_source`); on
+the slot simulator, which hides nothing, from the simulation seed ``rng`` (reproducible runs).
 
 Every cross-party value goes through the ledger (ciphertexts at their wire size); every HE
 operation is counted by the backend on the same ledger. The kernels (:mod:`.matvec`,
@@ -23,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ppnn.core import Ledger
+from ppnn.core.randomness import mask_source
 from ppnn.he.bfv.base import Ct, PackedBackend
 
 __all__ = ["LinearKernel", "LinearResult", "run_linear", "centered"]
@@ -88,19 +97,35 @@ def check_plain_modulus(kernel: LinearKernel, weights, x_bound: int, p: int) -> 
 
 def run_linear(kernel: LinearKernel, he: PackedBackend, weights, x: np.ndarray,
                rng: np.random.Generator, ledger: Ledger | None = None, label: str | None = None,
-               x_bound: int | None = None) -> LinearResult:
+               x_bound: int | None = None, x_server: np.ndarray | None = None) -> LinearResult:
     """Run one linear layer between ``client`` and ``server`` on backend ``he``.
 
     ``x_bound`` is the public bound on ``|x|`` the client announces (the fixed-point range);
     it defaults to ``max|x|``. A plaintext modulus too small for ``|W x|`` raises ``ValueError``.
+
+    ``x_server`` (residues mod ``p``, the shape of ``x``): the layer input is secret-shared,
+    ``x`` is the client's share and ``x_server`` the server's. The client encrypts its share;
+    the server adds ``x_server`` under encryption (AddPlain) before the kernel. The bound is
+    then checked by the simulator on the reconstructed input (neither party can: the previous
+    layer's public clip guarantees it).
     """
     if not isinstance(rng, np.random.Generator):
         raise TypeError("rng must be a numpy.random.Generator (seed it explicitly)")
     x = np.asarray(x)
     if x.dtype.kind not in "iu":
         raise TypeError(f"x must hold integers (fixed-point encoded), got {x.dtype}")
-    xb = int(np.abs(x).max()) if x_bound is None else int(x_bound)
-    if x.size and int(np.abs(x).max()) > xb:
+    if x_server is not None:
+        x_server = np.asarray(x_server)
+        if x_server.dtype.kind not in "iu" or x_server.shape != x.shape:
+            raise ValueError(f"x_server must be integer shares of shape {x.shape}, got "
+                             f"{x_server.dtype} {x_server.shape}")
+        for name, s in (("x", x), ("x_server", x_server)):
+            if s.size and (int(s.min()) < 0 or int(s.max()) >= he.p):
+                raise ValueError(f"{name} must be a share: residues in [0, p = {he.p})")
+        x, x_server = x.astype(np.int64), x_server.astype(np.int64)
+    x_val = x if x_server is None else centered(x + x_server, he.p)  # simulator's view
+    xb = int(np.abs(x_val).max()) if x_bound is None else int(x_bound)
+    if x_val.size and int(np.abs(x_val).max()) > xb:
         raise ValueError(f"x exceeds its announced bound x_bound={xb}")
     check_plain_modulus(kernel, weights, xb, he.p)
     ledger = ledger if ledger is not None else Ledger([he.client, he.server])
@@ -110,15 +135,20 @@ def run_linear(kernel: LinearKernel, he: PackedBackend, weights, x: np.ndarray,
             if new:
                 ledger.send(he.client, he.server, len(new) * he.galois_key_bits,
                             f"Galois keys for {len(new)} rotations")
-        # 1. client: pack, encrypt, send [x]_C
+        # 1. client: pack, encrypt, send [x]_C -- or, between layers, its share [x_C]_C
         slots = kernel.pack_input(x)
         ct_x = he.encrypt(slots)
-        ledger.send(he.client, he.server, ct_x.size * he.ciphertext_bits, "[x]_C")
+        ledger.send(he.client, he.server, ct_x.size * he.ciphertext_bits,
+                    "[x]_C" if x_server is None else "[x_C]_C (client's share)")
+        if x_server is not None:  # server: [x]_C = [x_C]_C + x_S (packing is linear)
+            ct_x = he.add_plain(ct_x, he.encode(kernel.pack_input(x_server)))
         # 2. server: the HE kernel
         with ledger.label("eval"):
             out = kernel.evaluate(he, ct_x, weights)
-        # 3. server: share generation, send [y - r]_C
-        r = rng.integers(0, he.p, size=out.shape + (he.n,), dtype=np.int64)
+        # 3. server: share generation, send [y - r]_C (on real BFV r hides y from the
+        #    key-holding client: drawn from the OS CSPRNG, not from the simulation seed)
+        r = mask_source(rng, he.real).integers(0, he.p, size=out.shape + (he.n,),
+                                               dtype=np.int64)
         masked = he.sub_plain(out, he.encode(r))
         if he.flood_bits:  # circuit privacy: the noise must not depend on the weights
             with ledger.label("flood"):

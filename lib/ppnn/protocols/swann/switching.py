@@ -31,7 +31,14 @@ Conventions of this implementation (where the paper is silent):
   the addition inside the Boolean circuit, on ``m + κ + 1`` bits (the value is in Boolean form
   anyway after ReLU / max-pool / truncation), so the key holder opens the exact integer
   ``x + 2^{m−1} + r'`` -- the secure-decryption pattern of TASTY [Henecka et al. 2010] that the
-  paper cites.
+  paper cites;
+* **randomness** -- the masks ``r`` (Protocols 1 and 2) and ``r'`` (Protocol 3) hide the
+  plaintexts of real Paillier ciphertexts from the key holder: on the real backend they come
+  from the OS CSPRNG (:func:`ppnn.core.randomness.mask_source`), on the simulated backend
+  (which hides nothing) from the simulation seed ``rng``, so counted runs stay reproducible.
+  The shares of the 2PC engine (:mod:`.twopc`, a simulator: OT and AND triples are booked
+  from a cost model) and the sharing of ``r`` and ``x + r`` in Protocol 2 are simulation
+  randomness from ``rng``; a deployment takes them from ABY's PRG.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core import Ring
+from ...core.randomness import mask_source
 from ...core.sharing import AdditiveShares, XorShares, share_additive
 from ...he.paillier import CipherArray, KeyShare, Paillier, PrivateKey, decode_int
 from .twopc import TwoPC, bits_to_ints
@@ -94,8 +102,9 @@ class Masking:
                              f"[-2^{self.ell - 1}, 2^{self.ell - 1}), got [{lo}, {hi}]")
 
 
-def random_ints(rng: np.random.Generator, shape, bits: int) -> np.ndarray:
-    """Uniform integers in ``[0, 2^bits)`` (Python ints in an object array)."""
+def random_ints(rng, shape, bits: int) -> np.ndarray:
+    """Uniform integers in ``[0, 2^bits)`` (Python ints in an object array) from ``rng`` (a
+    numpy Generator or a :class:`~ppnn.core.randomness.SecureRandom`)."""
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     return bits_to_ints(rng.integers(0, 2, size=(bits, *shape), dtype=np.uint64))
 
@@ -219,7 +228,7 @@ def secure_square(be: Paillier, x: CipherArray, roles: Roles, rng: np.random.Gen
     shape, n = x.shape, x.size
     # server: r ∈_R {0,1}^{ℓ+κ};  [x_r] ← [x] · [r]
     _see(views, ev, "[x] (encrypted input)", x)
-    r = random_ints(rng, n, masking.mask_bits)
+    r = random_ints(mask_source(rng, not be.simulated), n, masking.mask_bits)
     _see(views, ev, "r ∈ {0,1}^(ℓ+κ)", r)
     sent, layout = _mask_and_send(be, x.ravel(), r + masking.offset, roles, masking, pack)
     _see(views, ev, "[x_r] sent (packed)" if pack else "[x_r] sent", sent)
@@ -264,7 +273,7 @@ def phe_to_2pc(be: Paillier, x: CipherArray, roles: Roles, tpc: TwoPC,
     modk = 1 << ring.k
     # server: r ∈_R {0,1}^{ℓ+κ};  [x + r] ← [x] · [r]
     _see(views, ev, "[x] (encrypted input)", x)
-    r = random_ints(rng, n, masking.mask_bits)
+    r = random_ints(mask_source(rng, not be.simulated), n, masking.mask_bits)
     r_off = r + masking.offset
     _see(views, ev, "r ∈ {0,1}^(ℓ+κ)", r)
     sent, layout = _mask_and_send(be, x.ravel(), r_off, roles, masking, pack)
@@ -315,7 +324,8 @@ def bool_to_phe(be: Paillier, xb: XorShares, roles: Roles, tpc: TwoPC,
     n = int(np.prod(shape, dtype=np.int64))
     width = m + kappa
     # server: r' ∈_R {0,1}^{m+κ};  r' → ⟨r'⟩_c + ⟨r'⟩_s
-    r_bits = rng.integers(0, 2, size=(width, n), dtype=np.uint64)
+    r_bits = mask_source(rng, not be.simulated).integers(0, 2, size=(width, n),
+                                                          dtype=np.uint64)
     r_int = bits_to_ints(r_bits)
     _see(views, ev, "r' ∈ {0,1}^(m+κ)", r_int)
     with tpc.timed():
