@@ -28,7 +28,7 @@ def _pc(fal: Falcon, n: int):
 
 def _reconstruct(fal, n):
     with fal.protocol("reconstruct"):
-        return fal.open(_vals(fal, n))
+        return fal.open(_vals(fal, n), "open", "plain")
 
 
 def _mul(fal, n):

@@ -33,14 +33,19 @@ __all__ = ["private_compare", "wrap3_protocol", "drelu", "relu", "bit_inject",
            "select_share", "product_tree", "pc_factors"]
 
 
-def product_tree(fal: Falcon, factors: RSS, what: str) -> RSS:
-    """Product over the last axis by a binary tree of multiplications (one round per level)."""
+def product_tree(fal: Falcon, factors: RSS, what: str, verify_before_last: bool = False
+                 ) -> RSS:
+    """Product over the last axis by a binary tree of multiplications (one round per level).
+
+    ``verify_before_last``: in the round of the last level, also open the checks of every
+    earlier product (malicious; no extra round)."""
     level = 0
     while factors.shape[-1] > 1:
         n = factors.shape[-1]
         half = n // 2
         left, right = factors[..., 0:2 * half:2], factors[..., 1:2 * half:2]
-        prod = fal.mul(left, right, f"{what} level {level}")
+        prod = fal.mul(left, right, f"{what} level {level}",
+                       verify_pending=verify_before_last and n == 2)
         if n % 2:
             comps = np.concatenate([prod.components, factors.components[..., n - 1:]], axis=-1)
             prod = RSS(comps, factors.ring)
@@ -72,6 +77,18 @@ def private_compare(fal: Falcon, r_bits: RSS, x, beta2: RSS, betap: RSS, m: RSS)
       ``S < T`` (iff ``r <= x``); for ``beta = 1`` iff ``S > T`` (iff ``r > x``);
     * step 9: open ``d = m * prod_i c[i]`` (a product tree, then one opening);
     * ``beta' = (d != 0)`` and the output is ``beta' XOR beta = (r > x)``.
+
+    Malicious: ``d`` hides everything but the masked bit ``beta'`` only if every factor
+    ``c[i]`` is genuine. A tampered product of step 5 or of the tree could make ``d = 0``
+    exactly when a chosen ``c[i]`` takes a chosen value -- a test of the bits of ``r``
+    (hence of the secret behind ``x``) that ``m`` and ``beta`` do not mask. So the checks of
+    every earlier product (those of this protocol and any still pending from the caller) are
+    opened in the round of the tree's last level, before ``d`` is opened; an error ``e`` in
+    the last level itself only turns the opened value into ``d + e`` (the adversary learns
+    ``d``, as it would anyway), and its check is opened in the same round as ``d``. Private
+    compare therefore returns with nothing unverified, at no extra round. The public ``x``
+    (from Wrap3's masked opening) is uniform whatever the shared input was, so a tampered
+    input of the caller cannot steer this protocol.
     """
     F = fal.field
     with fal.protocol("private_compare"):
@@ -99,8 +116,10 @@ def private_compare(fal: Falcon, r_bits: RSS, x, beta2: RSS, betap: RSS, m: RSS)
         u = fal.mul(sign.reshape(n, 1), RSS(s_minus_t, F), "pc step 5: u = (-1)^beta (S - T)")
         c = RSS(F.add(u.components, suffix), F).add_public(1)
         factors = RSS(np.concatenate([c.components, m.components[..., None]], axis=-1), F)
-        d_sh = product_tree(fal, factors, "pc step 9: m * prod c")
-        d = fal.open(d_sh, "pc step 9: open d")
+        d_sh = product_tree(fal, factors, "pc step 9: m * prod c", verify_before_last=True)
+        with fal.ledger.round():  # d, and the check of the tree's last level
+            d = fal.open(d_sh, "pc step 9: open d", "blinded")
+            fal.verify()
         beta_prime = (d != 0).astype(np.uint64)
         return beta2.add_public(beta_prime)
 
@@ -124,7 +143,9 @@ def wrap3_protocol(fal: Falcon, a: RSS) -> RSS:
 
     1. ``x_j = a_j + r_j`` and ``beta_j = wrap2(a_j, r_j)`` (local; ``beta_j`` is held by the
        two parties holding component ``j``, so the ``beta_j`` form a Z_2 sharing);
-    2. open ``x`` (each party learns all three ``x_j``);
+    2. open ``x`` (each party learns all three ``x_j``; masked by the uniform ``r``, whose
+       three components are uniform too, so ``x``, its components and ``delta`` reveal
+       nothing about ``a`` -- even a wrong ``a`` built on an unverified product);
     3. ``delta = Wrap3(x_0, x_1, x_2)`` (public);
     4. ``eta = (r > x)`` by private compare;
     5. ``theta = beta_0 + beta_1 + beta_2 + delta + eta + alpha`` mod 2 (Eq. 10 mod 2).
@@ -136,13 +157,14 @@ def wrap3_protocol(fal: Falcon, a: RSS) -> RSS:
         r = ring.random(g, n)
         r_sh = fal.dealer.share(r, ring, "wrap")
         r_bits = fal.dealer.share(bits_of(ring, r, dtype=fal.field.dtype), fal.field, "wrap")
-        alpha = fal.dealer.share(wrap3(ring, *r_sh.components), fal.bit, "wrap")
+        alpha = fal.dealer.share(fal._material("wrap3 alpha", wrap3(ring, *r_sh.components),
+                                               fal.bit), fal.bit, "wrap")
         size = int(np.prod(n, dtype=np.int64))
         fal.dealer.book(2 * size * (ring.bits + ring.k * fal.field.bits + 1),
                         "wrap3: r, bits of r in Z_p, alpha")
         x_sh = a + r_sh
         beta = RSS(wrap2(ring, a.components, r_sh.components), fal.bit)
-        x, xc = fal.open_components(x_sh, "wrap3 step 2: open x = a + r")
+        x, xc = fal.open_components(x_sh, "wrap3 step 2: open x = a + r", "masked", "wrap3 r")
         delta = wrap3(ring, *xc)
         b2, bp, m = _pc_material(fal, n)
         flat = (int(np.prod(n, dtype=np.int64)),)
@@ -170,10 +192,11 @@ def bit_inject(fal: Falcon, b: RSS, what: str = "bit injection: open b xor c") -
     ring = fal.ring
     g = fal.dealer.rngs["bits"]
     c = g.integers(0, 2, size=b.shape).astype(np.uint64)
-    c2, cL = fal.dealer.share(c, fal.bit, "bits"), fal.dealer.share(c, ring, "bits")
+    c2 = fal.dealer.share(c, fal.bit, "bits")
+    cL = fal.dealer.share(fal._material("bit c (Z_L)", c, ring), ring, "bits")
     fal.dealer.book(2 * int(np.prod(b.shape, dtype=np.int64)) * (1 + ring.bits),
                     "random bit in Z_2 and Z_L")
-    e = fal.open(b + c2, what)
+    e = fal.open(b + c2, what, "masked", "bit c")
     return cL.mul_public(ring.reduce(1 - 2 * e.astype(np.int64))).add_public(e)
 
 

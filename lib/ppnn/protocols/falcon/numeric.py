@@ -6,7 +6,10 @@ Definitions and parameters chosen (the formulas are lost in this copy of the pap
   ``2^alpha <= b < 2^(alpha+1)`` by binary search over the ``ceil(log2 ell) = 5`` bits of
   ``alpha``, most significant first: test ``DReLU(b - 2^(alpha_sofar + 2^i))`` and open the
   bit. Exactly the bits of ``alpha`` are revealed, nothing else. A non-positive ``b`` yields
-  ``alpha = 0``, which division rejects (see below).
+  ``alpha = 0``, which division rejects (see below). Malicious: each bit is a plain opening,
+  so every product it depends on (private compare's, and those of a caller such as batch
+  norm's variance) is verified before it is opened -- a tampered product aborts the run
+  before a bit derived from it is public.
 * **Division** (Algorithm 6, Goldschmidt with the Catrina-Saxena initial approximation): scale
   ``b`` to ``b~ = b / 2^(alpha + 1 - f)`` in ``[0.5, 1)``; ``w0 = 2.9142 - 2 b~``;
   ``eps0 = 1 - b~ w0``; ``a / b~ ~= a w0 (1 + eps0)(1 + eps0^2)`` (Eq. 12: relative error
@@ -60,8 +63,10 @@ def pow2_bound(fal: Falcon, b: RSS) -> np.ndarray:
         for i in reversed(range(pow_iterations(fal.k))):
             cand = alpha + (1 << i)
             two_c = ring.reduce(np.left_shift(np.uint64(1), cand.astype(np.uint64)))
+            # a plain opening: everything it depends on is verified first (private compare
+            # leaves nothing unverified; products of the caller are checked there too)
             bit = fal.open(drelu(fal, b.add_public(ring.neg(two_c))),
-                           f"pow bit {i}: open b >= 2^candidate")
+                           f"pow bit {i}: open b >= 2^candidate", "plain")
             alpha = alpha + (bit.astype(np.int64) << i)
         return alpha
 
@@ -80,8 +85,7 @@ def divide(fal: Falcon, a: RSS, b: RSS) -> RSS:
         raise ValueError(f"divide needs equal shapes, got {a.shape} and {b.shape}")
     f, k = fal.f, fal.k
     with fal.protocol("division"):
-        alpha = pow2_bound(fal, b)
-        fal.verify()  # make sure alpha is genuine before acting on it
+        alpha = pow2_bound(fal, b)  # its bits were opened on verified products only
         lo, hi = f + int(math.log2(DIV_MIN)), k - 3
         if alpha.size and (alpha.min() < lo or alpha.max() > hi):
             raise ValueError(
@@ -121,7 +125,6 @@ def inverse_sqrt(fal: Falcon, b: RSS) -> RSS:
     f = fal.f
     with fal.protocol("inverse_sqrt"):
         alpha = pow2_bound(fal, b)
-        fal.verify()
         if alpha.size and alpha.min() < 1:
             raise ValueError("inverse_sqrt needs a positive input b >= 2^-(frac_bits - 1), "
                              f"got a bounding power 2^{int(alpha.min()) - f}")

@@ -19,13 +19,21 @@ Basic operations (paper §3.2)
   (resharing; one round, one element per party and output).
 * **Reconstruction** (:meth:`Falcon.open`): semi-honest, ``Pi`` sends ``x_i`` to ``P_{i+1}``;
   malicious, ``Pi`` also sends ``x_{i+1}`` to ``P_{i-1}`` and every party compares the two
-  copies it received -- any mismatch **aborts** (:class:`MaliciousAbort`).
+  copies it received -- any mismatch **aborts** (:class:`MaliciousAbort`). Every call site
+  says what kind of value it opens (``OPEN_KINDS``): a *masked* value (``x - a``, ``x + r``,
+  ``b xor c``: an independent uniform mask hides ``x``, whatever ``x`` is), a *blinded*
+  product (private compare's ``d``), a multiplication *check* value, or a *plain* value
+  (a pow bit, an output) that is revealed as it is.
 * **Malicious multiplication** (Furukawa et al. [21], cited by Falcon §3.2): every product
   ``z = x y`` is verified with a preprocessed triple ``(a, b, c = ab)``: open ``rho = x - a``
   and ``sigma = y - b`` in the same round as the resharing, and later open
   ``v = z - c - sigma a - rho b - rho sigma`` which is 0 exactly when ``z = x y`` (an additive
   error ``e`` in a reshared component gives ``v = e``). Checks are batched: the ``v`` openings
-  of a whole protocol (ReLU, a layer, ...) run in one extra round at its end.
+  of a whole protocol (ReLU, a layer, ...) run in one extra round at its end -- unless
+  something that depends on a product is opened before: a malicious run never opens a plain
+  value while a product it may depend on is unverified (:meth:`Falcon.open` verifies
+  first, one extra round where something is pending), and private compare verifies its
+  products in rounds it already has (see ``comparison.private_compare``).
 * **Truncation** (:meth:`Falcon.truncate`): ABY3-style pair ``(r, r >> d)`` extended with the
   shared top bit of ``r`` so the result is exact up to one unit in the last place for every
   ``|x| < 2^(ell-2)`` (plain ABY3 pairs fail catastrophically with probability ~|x|/2^(ell-1),
@@ -41,19 +49,40 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from ppnn.core import FixedPoint, Ledger, ReplicatedShares, Ring
 from ppnn.core.dealer import ReplicatedDealer
 
+from .adversary import Tamper
 from .algebra import Z2, Zp, ring_matmul, wrap3
 
-__all__ = ["Falcon", "MaliciousAbort", "Deviation", "PARTIES", "ACTIONS", "RSS"]
+__all__ = ["Falcon", "MaliciousAbort", "Deviation", "Tamper", "Opened", "PARTIES", "ACTIONS",
+           "OPEN_KINDS", "RSS"]
 
 PARTIES = ("P0", "P1", "P2")
 ACTIONS = ("flip_share", "inconsistent_send", "bad_triple")
+# plain: revealed as it is; masked: hidden by an independent uniform mask; blinded: a product
+# times a random nonzero mask (private compare's d); check: a multiplication check value v
+OPEN_KINDS = ("plain", "masked", "blinded", "check")
 RSS = ReplicatedShares
+
+
+class Opened(NamedTuple):
+    """One value the honest parties opened (recorded with ``record_openings=True``).
+
+    ``tainted``: a tampered product was unverified when it was opened (so the value may
+    depend on it); ``exposed``: tainted in a way its kind does not hide -- a plain opening,
+    or a blinded one with a tampered product other than its own final product."""
+
+    step: str
+    kind: str
+    material: str | None
+    tainted: bool
+    exposed: bool
+    value: np.ndarray
 
 
 class MaliciousAbort(RuntimeError):
@@ -75,8 +104,10 @@ class Deviation:
     step : ``"<ledger label path>::<what>"`` of the message (see ``Falcon.steps_sent_by``).
     action : ``"flip_share"`` (flip the lowest bit of one element of its share before sending),
         ``"inconsistent_send"`` (send a value shifted by a random nonzero offset), or
-        ``"bad_triple"`` (use a wrong component of the multiplication triple; only at the
-        ``mult-check`` openings of rho/sigma).
+        ``"bad_triple"`` (subtract 1 from one element of the ``rho``/``sigma`` share it sends, as
+        if it used a wrong copy of ``a``/``b``; only at ``mult-check rho/sigma`` steps -- an
+        inconsistent send caught by the opening check, like the others). The richer
+        :class:`~ppnn.protocols.falcon.adversary.Tamper` reaches every message class.
     occurrence : which matching message (0 = the first) is changed.
     """
 
@@ -115,13 +146,15 @@ class Falcon:
         Fixed-point precision (Falcon §3.1: 13). A product has ``2 frac_bits`` fractional bits
         and must fit with room to spare: ``2 frac_bits <= k - 6``.
     ledger : Ledger, optional
-    deviation : Deviation, optional
+    deviation : Deviation or Tamper, optional
         A corrupt party's deviation (for the tampering harness).
+    record_openings : bool
+        Keep every opened value in :attr:`openings` (:class:`Opened`, for the harness).
     """
 
     def __init__(self, rng: np.random.Generator, *, malicious: bool = False, k: int = 32,
                  p: int = 37, frac_bits: int = 13, ledger: Ledger | None = None,
-                 deviation: Deviation | None = None):
+                 deviation: Deviation | Tamper | None = None, record_openings: bool = False):
         if not isinstance(rng, np.random.Generator):
             raise TypeError("rng must be a numpy.random.Generator (seed it explicitly)")
         if isinstance(k, bool) or not isinstance(k, int) or not 16 <= k <= 32:
@@ -133,8 +166,8 @@ class Falcon:
                 1 <= frac_bits and 2 * frac_bits <= k - 6):
             raise ValueError(f"frac_bits must be an int in [1, {(k - 6) // 2}] for Z_2^{k} "
                              f"(a product carries 2*frac_bits fractional bits), got {frac_bits}")
-        if deviation is not None and not isinstance(deviation, Deviation):
-            raise TypeError("deviation must be a Deviation or None")
+        if deviation is not None and not isinstance(deviation, Deviation | Tamper):
+            raise TypeError("deviation must be a Deviation, a Tamper or None")
         self.malicious = bool(malicious)
         self.ring, self.bit, self.field = Ring(k), Z2(), Zp(p)
         self.fp = FixedPoint(self.ring, frac_bits)
@@ -144,6 +177,8 @@ class Falcon:
         if tuple(self.ledger.parties) != PARTIES:
             raise ValueError(f"the ledger's parties must be {PARTIES}, got {self.ledger.parties}")
         self.deviation = deviation
+        self.tamper = deviation if isinstance(deviation, Tamper) else None
+        self.openings: list[Opened] | None = [] if record_openings else None
         keys, inputs, *dealer = rng.spawn(8)
         self._keys = [np.random.Generator(np.random.SFC64(int(s.integers(1 << 62))))
                       for s in keys.spawn(3)]
@@ -155,11 +190,18 @@ class Falcon:
                 np.random.Generator(np.random.SFC64(g.bit_generator.seed_seq))
                 for name, g in zip(streams, dealer)}
         self.dealer = ReplicatedDealer(rngs, self.ledger, PARTIES)
-        self._pending: list[tuple[RSS, str]] = []
+        self._pending: list[tuple[RSS, str, bool]] = []  # (v, what, tampered product?)
         self._depth = 0
+        # a wrong copy of k_i handed to P_{i-1} (key-setup tampering): (i, P_{i-1}'s generator)
+        self._key_copy: tuple[int, np.random.Generator] | None = None
+        self._zero_off = False
         with self.ledger.offline(), self.ledger.label("setup"), self.ledger.round():
             for i in range(3):  # Pi samples k_i and gives it to P_{i-1}
                 self.ledger.send(PARTIES[i], PARTIES[(i - 1) % 3], 128, f"PRF key k_{i}")
+                t = self.tamper
+                if t is not None and t.index == i and t.hit("key", f"setup::PRF key k_{i}"):
+                    wrong = np.random.default_rng([t.seed, 7 + i]).integers(1 << 62)
+                    self._key_copy = (i, np.random.Generator(np.random.SFC64(int(wrong))))
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -204,7 +246,22 @@ class Falcon:
     def zero3(self, alg, shape) -> np.ndarray:
         """3-out-of-3 randomness: ``alpha_i = F(k_i) - F(k_{i+1})``, ``sum alpha_i = 0``."""
         f = np.stack([alg.random(g, shape) for g in self._keys])
-        return alg.sub(f, f[[1, 2, 0]])
+        nxt = self._key_view(alg, f)
+        return alg.sub(f, nxt)
+
+    def _key_view(self, alg, f: np.ndarray) -> np.ndarray:
+        """``F(k_{i+1})`` as ``Pi`` computes it (``f[[1, 2, 0]]``; with a tampered key setup
+        the holder of the wrong copy derives its value from that copy). Sets
+        :attr:`_zero_off` when the resulting zero sharing does not sum to zero."""
+        nxt = f[[1, 2, 0]]
+        self._zero_off = False
+        if self._key_copy is not None:
+            i, g = self._key_copy
+            wrong = alg.random(g, f.shape[1:])
+            self._zero_off = not np.array_equal(wrong, f[i])
+            nxt = nxt.copy()
+            nxt[(i - 1) % 3] = wrong
+        return nxt
 
     def rand2of3(self, alg, shape) -> RSS:
         """2-out-of-3 randomness: ``r_i = F(k_i)``, known to ``Pi`` and ``P_{i-1}``."""
@@ -214,13 +271,16 @@ class Falcon:
     def _step(self, what: str) -> str:
         return f"{self.ledger.current_label}::{what}"
 
-    def _transmit(self, sender: int, receiver: int, value: np.ndarray, alg, what: str
-                  ) -> np.ndarray:
-        """Book one message and deliver it (possibly changed by the corrupt sender)."""
+    def _transmit(self, sender: int, receiver: int, value: np.ndarray, alg, what: str,
+                  change: bool = False) -> np.ndarray:
+        """Book one message and deliver it (possibly changed by the corrupt sender: by a
+        :class:`Deviation`, or by the :class:`Tamper` when the caller says ``change``)."""
         value = np.asarray(value, dtype=alg.dtype)
         self.ledger.send(PARTIES[sender], PARTIES[receiver], value.size * alg.bits, what)
+        if change:
+            return self.tamper.perturb(value, alg)
         dev = self.deviation
-        if (dev is None or dev.fired or PARTIES[sender] != dev.party
+        if (not isinstance(dev, Deviation) or dev.fired or PARTIES[sender] != dev.party
                 or self._step(what) != dev.step):
             return value
         dev.seen += 1
@@ -242,37 +302,101 @@ class Falcon:
             flat[:] = alg.add(flat, delta)
         return out
 
-    def open(self, x: RSS, what: str = "open") -> np.ndarray:
+    def _tampered_pending(self, skip_last: bool = False) -> bool:
+        """Is a product whose resharing was tampered still unverified?"""
+        items = self._pending[:-1] if skip_last else self._pending
+        return any(t for _, _, t in items)
+
+    def open(self, x: RSS, what: str = "open", kind: str = "plain",
+             material: str | None = None) -> np.ndarray:
         """Reconstruct ``x`` for all parties (Falcon §3.2, "Reconstruction").
 
         Semi-honest: ``Pi`` sends ``x_i`` to ``P_{i+1}`` (one element each, one round).
         Malicious: ``Pi`` also sends ``x_{i+1}`` to ``P_{i-1}``; each party compares the two
         copies of its missing component and aborts on a mismatch.
+
+        ``kind`` (one of ``OPEN_KINDS``) is decided by the caller, per call site:
+
+        * ``"plain"`` -- ``x`` itself is revealed (a pow bit, an output). Malicious: every
+          pending product is verified first (:meth:`verify`, one extra round if something is
+          pending), so no plain value is ever opened while a product it may depend on is
+          unverified. Must not be called inside an open ``ledger.round()``.
+        * ``"masked"`` -- ``x`` plus an independent uniform mask from the dealer (``x - a``
+          of a triple, ``x + r`` of truncation and Wrap3, ``b xor c`` of bit injection):
+          uniform whatever ``x`` is, so opening it before ``x``'s products are verified
+          reveals nothing, even if ``x`` is wrong. Public values computed from it (Wrap3's
+          ``delta`` and the ``x`` fed to private compare, truncation's carry) are functions of
+          this uniform value only.
+        * ``"blinded"`` -- private compare's ``d = m * prod c``: reveals only whether a
+          factor is zero, and that bit is masked by the random ``beta`` -- *provided every
+          factor is genuine*. An additive error in an earlier product of the tree (or in
+          step 5) could test whether a chosen ``c[i]`` equals a chosen value, which ``m``
+          and ``beta`` do not hide; so the caller verifies every earlier product no later
+          than the round of the final product. An error ``e`` in the final product only
+          shifts the opened value by the adversary's own ``e`` and is caught in the round
+          of the opening.
+        * ``"check"`` -- a multiplication check ``v``: zero, or the adversary's own error.
+
+        ``material`` names the dealer item that masks the opening (for the harness: a
+        corrupt party may use a wrong copy of its component of it).
         """
+        if kind not in OPEN_KINDS:
+            raise ValueError(f"opening kind must be one of {OPEN_KINDS}, got {kind!r}")
+        if self.malicious and kind == "plain" and self._pending:
+            if getattr(self.ledger, "_round_depth", 0):
+                raise RuntimeError("a plain opening inside an open round cannot verify the "
+                                   "products it depends on first")
+            self.verify()
         alg, C = x.ring, x.components
+        step = self._step(what)
+        first = copy2 = False
+        t = self.tamper
+        if t is not None and (t.kind in ("open", "open_copy", "open_both")
+                              or (t.kind == "dealer_local" and material is not None)):
+            if t.hit("dealer_local" if t.kind == "dealer_local" else "open", step, material):
+                first, copy2 = t.sends()
+        bad = t.index if t is not None else -1
         with self.ledger.round():
-            got = [self._transmit((i - 1) % 3, i, C[(i - 1) % 3], alg, what) for i in range(3)]
+            got = [self._transmit((i - 1) % 3, i, C[(i - 1) % 3], alg, what,
+                                  first and (i - 1) % 3 == bad) for i in range(3)]
             if self.malicious:
-                copy = [self._transmit((i + 1) % 3, i, C[(i - 1) % 3], alg, what)
-                        for i in range(3)]
+                copy = [self._transmit((i + 1) % 3, i, C[(i - 1) % 3], alg, what,
+                                       copy2 and (i + 1) % 3 == bad) for i in range(3)]
         if self.malicious:
             for i in range(3):
                 if not np.array_equal(got[i], copy[i]):
                     src = f"{PARTIES[(i - 1) % 3]} and {PARTIES[(i + 1) % 3]}"
-                    raise MaliciousAbort("open consistency check", PARTIES[i], self._step(what),
+                    raise MaliciousAbort("open consistency check", PARTIES[i], step,
                                          f"copies of x_{(i - 1) % 3} from {src} differ")
         h = self._honest()
-        return np.asarray(alg.add(alg.add(C[h], C[(h + 1) % 3]), got[h]), dtype=np.uint64)
+        value = np.asarray(alg.add(alg.add(C[h], C[(h + 1) % 3]), got[h]), dtype=np.uint64)
+        if self.openings is not None:
+            tainted = self._tampered_pending()
+            exposed = (kind == "plain" and tainted) or (
+                kind == "blinded" and self._tampered_pending(skip_last=True))
+            self.openings.append(Opened(step, kind, material, tainted, exposed, value))
+        return value
 
-    def open_components(self, x: RSS, what: str = "open") -> tuple[np.ndarray, np.ndarray]:
+    def open_components(self, x: RSS, what: str = "open", kind: str = "plain",
+                        material: str | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Like :meth:`open` but also return all three components (every party learns them)."""
-        value = self.open(x, what)
+        value = self.open(x, what, kind, material)
         return value, x.components
 
-    def _reshare(self, z: np.ndarray, alg, what: str) -> RSS:
-        """``Pi`` sends its 3-out-of-3 share ``z_i`` to ``P_{i-1}`` (inside the caller's round)."""
-        comps = np.stack([self._transmit(i, (i - 1) % 3, z[i], alg, what) for i in range(3)])
-        return RSS(comps, alg)
+    def _reshare(self, z: np.ndarray, alg, what: str) -> tuple[RSS, bool]:
+        """``Pi`` sends its 3-out-of-3 share ``z_i`` to ``P_{i-1}`` (inside the caller's round).
+
+        Returns the new sharing and whether it carries an error (a tampered resharing, or a
+        zero sharing off because of a tampered key setup): a *tampered product*."""
+        t = self.tamper
+        bad = t.index if t is not None and t.kind == "reshare" and t.hit(
+            "reshare", self._step(what)) else -1
+        comps = np.stack([self._transmit(i, (i - 1) % 3, z[i], alg, what, i == bad)
+                          for i in range(3)])
+        tampered = self._zero_off or (bad >= 0 and not np.array_equal(comps[bad], z[bad]))
+        if isinstance(self.deviation, Deviation) and not tampered:
+            tampered = not np.array_equal(comps, z)
+        return RSS(comps, alg), tampered
 
     # ------------------------------------------------------------------ protocols frame
     @contextlib.contextmanager
@@ -292,14 +416,17 @@ class Falcon:
                 self.verify()
 
     def verify(self) -> None:
-        """Open every pending multiplication check ``v`` (one round) and abort unless v = 0."""
+        """Open every pending multiplication check ``v`` (one round, or the caller's round)
+        and abort unless v = 0."""
         if not self._pending:
             return
-        pending, self._pending = self._pending, []
+        pending = list(self._pending)
         results = []
         with self.ledger.round():
-            for v, what in pending:
-                results.append((self.open(v, f"mult-check v: {what}"), what))
+            for v, what, _ in pending:
+                results.append((self.open(v, f"mult-check v: {what}", "check", "triple c"),
+                                what))
+        self._pending = []
         for val, what in results:
             if np.any(val != 0):
                 raise MaliciousAbort("multiplication check", PARTIES[self._honest()],
@@ -307,10 +434,11 @@ class Falcon:
                                      f"{int(np.count_nonzero(val))} product(s) inconsistent")
 
     # ------------------------------------------------------------------ multiplication
-    def mul(self, x: RSS, y: RSS, what: str = "mult") -> RSS:
+    def mul(self, x: RSS, y: RSS, what: str = "mult", verify_pending: bool = False) -> RSS:
         """Elementwise product (no truncation), one round; verified when malicious.
 
-        Shapes broadcast like numpy (the output shape is reshared)."""
+        Shapes broadcast like numpy (the output shape is reshared). ``verify_pending``: also
+        open the checks of every earlier unverified product in this round (malicious)."""
         if not isinstance(x, RSS) or not isinstance(y, RSS):
             raise TypeError("mul expects two ReplicatedShares")
         if x.ring != y.ring:
@@ -330,9 +458,11 @@ class Falcon:
             z = alg.add(z, self.zero3(alg, shape))
         triple = self._triple(alg, x.shape, y.shape) if self.malicious else None
         with self.ledger.round():
-            out = self._reshare(z, alg, what)
+            out, tampered = self._reshare(z, alg, what)
             if self.malicious:
-                self._check_mul(x, y, out, triple, what)
+                if verify_pending:
+                    self.verify()
+                self._check_mul(x, y, out, triple, what, tampered)
         if self._depth == 0:  # a product outside any protocol is verified at once
             self.verify()
         return out
@@ -343,6 +473,10 @@ class Falcon:
         F(k_{i+1})`` (below ``3 (p-1)^2 + 2p``)."""
         wide, p = F.wide, F.wide.type(F.p)
         f = [F.random(g, shape) for g in self._keys]
+        if self._key_copy is not None:
+            nxt = list(self._key_view(F, np.stack(f)))
+        else:
+            nxt, self._zero_off = f[1:] + f[:1], False
         z = np.empty((3, *shape), dtype=wide)
         for i in range(3):
             j, zi = (i + 1) % 3, z[i]
@@ -350,24 +484,32 @@ class Falcon:
             np.multiply(zi, X[i], out=zi)
             zi += np.multiply(X[j], Y[i], dtype=wide)
             zi += f[i]
-            zi += p - f[j]
+            zi += p - nxt[i]
         return F.mod(z).astype(F.dtype)
 
     def _triple(self, alg, shape_a, shape_b) -> tuple[RSS, RSS, RSS]:
         """A (broadcasting) triple: ``a`` of ``x``'s shape, ``b`` of ``y``'s, ``c = a * b``."""
         a = alg.random(self.dealer.rngs["triple"], shape_a)
         b = alg.random(self.dealer.rngs["triple"], shape_b)
-        c = alg.mul(a, b)
+        c = self._material("triple c", alg.mul(a, b), alg)
         ta, tb = self.dealer.share(a, alg, "triple"), self.dealer.share(b, alg, "triple")
         tc = self.dealer.share(c, alg, "triple")
         self.dealer.book(2 * (a.size + b.size + c.size) * alg.bits, "multiplication triple")
         return ta, tb, tc
 
-    def _check_mul(self, x: RSS, y: RSS, z: RSS, triple, what: str) -> None:
+    def _material(self, name: str, x: np.ndarray, alg) -> np.ndarray:
+        """Dealer material ``name`` as handed out: ``x``, or -- under a ``dealer`` tamper,
+        outside the threat model -- a wrong value given consistently to both holders."""
+        t = self.tamper
+        if t is None or t.kind != "dealer" or not t.hit("dealer", None, name):
+            return x
+        return t.perturb(np.asarray(x, dtype=alg.dtype), alg).astype(np.asarray(x).dtype)
+
+    def _check_mul(self, x: RSS, y: RSS, z: RSS, triple, what: str, tampered: bool) -> None:
         alg = x.ring
         ta, tb, tc = triple
-        rho = self.open(x - ta, f"mult-check rho: {what}")
-        sigma = self.open(y - tb, f"mult-check sigma: {what}")
+        rho = self.open(x - ta, f"mult-check rho: {what}", "masked", "triple a")
+        sigma = self.open(y - tb, f"mult-check sigma: {what}", "masked", "triple b")
         # v = z - c - rho b - sigma a - rho sigma (broadcasting like the product)
         if isinstance(alg, Zp):  # one reduction: z + (p - c) + (p^2 - rho b) + (p^2 - sigma a)
             wide = alg.wide
@@ -380,9 +522,10 @@ class Falcon:
             comps = alg.sub(alg.sub(z.components, tc.components), alg.mul(tb.components, rho))
             comps = alg.sub(comps, alg.mul(ta.components, sigma))
         v = RSS(comps, alg).add_public(alg.neg(alg.mul(rho, sigma)))
-        self._pending.append((v, what))
+        self._pending.append((v, what, tampered))
 
-    def matmul(self, x: RSS, w: RSS, what: str = "matmul") -> RSS:
+    def matmul(self, x: RSS, w: RSS, what: str = "matmul", verify_pending: bool = False
+               ) -> RSS:
         """Matrix product ``x @ w`` of shared matrices (no truncation), one round.
 
         Only the ``m x p`` output is reshared. Malicious: verified with a matrix triple."""
@@ -402,9 +545,11 @@ class Falcon:
         z = ring.add(z, self.zero3(ring, (x.shape[0], p)))
         triple = self._matrix_triple(x.shape, w.shape) if self.malicious else None
         with self.ledger.round():
-            out = self._reshare(z, ring, what)
+            out, tampered = self._reshare(z, ring, what)
             if self.malicious:
-                self._check_matmul(x, w, out, triple, what)
+                if verify_pending:
+                    self.verify()
+                self._check_matmul(x, w, out, triple, what, tampered)
         if self._depth == 0:
             self.verify()
         return out
@@ -414,16 +559,17 @@ class Falcon:
         g = self.dealer.rngs["triple"]
         a, b = ring.random(g, shape_a), ring.random(g, shape_b)
         ta, tb = self.dealer.share(a, ring, "triple"), self.dealer.share(b, ring, "triple")
-        c = ring_matmul(ring, a, b)
+        c = self._material("triple c", ring_matmul(ring, a, b), ring)
         tc = self.dealer.share(c, ring, "triple")
         self.dealer.book(2 * (a.size + b.size + c.size) * ring.bits, "matrix triple")
         return ta, tb, tc
 
-    def _check_matmul(self, x: RSS, w: RSS, z: RSS, triple, what: str) -> None:
+    def _check_matmul(self, x: RSS, w: RSS, z: RSS, triple, what: str, tampered: bool
+                      ) -> None:
         ring = x.ring
         ta, tb, tc = triple
-        rho = self.open(x - ta, f"mult-check rho: {what}")
-        sigma = self.open(w - tb, f"mult-check sigma: {what}")
+        rho = self.open(x - ta, f"mult-check rho: {what}", "masked", "triple a")
+        sigma = self.open(w - tb, f"mult-check sigma: {what}", "masked", "triple b")
         m, n = x.shape
         p = w.shape[1]
         # rho b_i and a_i sigma for the three components, each as one product
@@ -432,7 +578,7 @@ class Falcon:
         asg = ring_matmul(ring, ta.components.reshape(3 * m, n), sigma).reshape(3, m, p)
         v = RSS(ring.sub(ring.sub(ring.sub(z.components, tc.components), rb), asg), ring)
         v = v.add_public(ring.neg(ring_matmul(ring, rho, sigma)))
-        self._pending.append((v, what))
+        self._pending.append((v, what, tampered))
 
     # ------------------------------------------------------------------ truncation
     def truncate(self, x: RSS, d, what: str = "truncate") -> RSS:
@@ -459,11 +605,12 @@ class Falcon:
         r_low = r & (half - np.uint64(1))
         sh_r = self.dealer.share(r, ring, "trunc")
         sh_msb = self.dealer.share(r_msb, ring, "trunc")
-        sh_lowt = self.dealer.share(r_low >> du, ring, "trunc")
+        sh_lowt = self.dealer.share(self._material("truncation r >> d", r_low >> du, ring),
+                                    ring, "trunc")
         self.dealer.book(3 * 2 * int(np.prod(x.shape, dtype=np.int64)) * ring.bits,
                          "truncation pair (r, msb(r), (r mod 2^(k-1)) >> d)")
         offset = np.uint64(1 << (k - 2))
-        c = self.open((x + offset) + sh_r, what)
+        c = self.open((x + offset) + sh_r, what, "masked", "truncation r")
         c_msb, c_low = c >> np.uint64(k - 1), c & (half - np.uint64(1))
         # u = c_msb XOR r_msb = c_msb + r_msb - 2 c_msb r_msb (linear in the shared r_msb)
         u = sh_msb.mul_public(ring.reduce(1 - 2 * c_msb.astype(np.int64))).add_public(c_msb)
@@ -497,7 +644,7 @@ def truncate_aby3_plain(fal: Falcon, x: RSS, d: int, what: str = "truncate (plai
     sh_rt = fal.dealer.share(ring.reduce(ring.to_signed(r) >> d), ring, "trunc")
     fal.dealer.book(2 * 2 * int(np.prod(x.shape, dtype=np.int64)) * ring.bits,
                     "truncation pair (r, r >> d)")
-    c = fal.open(x - sh_r, what)
+    c = fal.open(x - sh_r, what, "masked", "truncation r")
     return sh_rt.add_public(ring.reduce(ring.to_signed(c) >> d))
 
 

@@ -1,0 +1,152 @@
+"""What a corrupt party can change, message class by message class (for the tamper harness).
+
+A :class:`Tamper` describes one corrupt party's deviation. The runtime asks it at every
+event a party could influence (:class:`~ppnn.protocols.falcon.runtime.Falcon` calls
+:meth:`Tamper.hit` and :meth:`Tamper.perturb`):
+
+``reshare``
+    the 3-out-of-3 share ``z_i`` a party sends when a product is reshared (online);
+``open`` / ``open_copy`` / ``open_both``
+    an opening: the party's first copy (its component ``x_i`` to ``P_{i+1}``), the malicious
+    redundant copy (``x_{i+1}`` to ``P_{i-1}``), or both. This includes the openings of the
+    multiplication checks (``mult-check rho/sigma/v`` steps);
+``dealer_local``
+    the party uses a wrong value for *its copy* of one component of dealer material. The
+    dealer is honest, so this is all a corrupt party can do with preprocessing: the other
+    holder of that component keeps the right value. Its first effect is on the first message
+    computed from that copy; for material that masks an opening (``triple a``, ``triple b``,
+    ``triple c`` inside the check value ``v``, ``truncation r``, ``wrap3 r``, ``bit c``) that
+    is the party's copy of the component in that opening, and the run simulates exactly that
+    (an offset on the send of component ``i`` or ``i+1``). Material used only locally
+    (truncation's ``msb(r)`` and ``r >> d``, the Z_p bits of ``r``, ``alpha``, ``beta``, ``m``,
+    the Z_L copy of the injected bit) reaches a message only through a later opening or
+    product; in the malicious protocols every product also opens its masked inputs
+    (``rho``, ``sigma``), so that first message is again an opening of the wrong copy against
+    the right one. A single-state simulation holds one copy per component and does not
+    propagate a divergent copy; it is not simulated beyond the directly masked items;
+``dealer``
+    *outside the threat model*: the trusted dealer itself hands out wrong material
+    (consistently, to both holders): ``triple c`` (``c != a b``), ``truncation r >> d``,
+    ``bit c (Z_L)`` (the two copies of the random bit disagree), ``wrap3 alpha``. Shown to
+    say what the dealer's honesty buys; not part of the abort guarantee;
+``key``
+    offline key setup: the party hands a wrong copy of its PRF key ``k_i`` to ``P_{i-1}``.
+    From then on the honest ``P_{i-1}`` derives its share of every 3-out-of-3 zero sharing
+    from the wrong key, so every product carries a random error (a tampered product) until a
+    multiplication check catches it.
+
+Selection: ``step`` (exact ``"label::what"``, or None for every step of the kind),
+``occurrence`` (0 = first matching event, None = every one), ``elements`` (None = all
+elements of the message, a fraction in (0, 1] chosen with ``seed``, or flat indices taken
+modulo the message size) and ``offset`` (an additive offset, reduced into the message's
+algebra and replaced by 1 if it vanishes; None = a random nonzero offset per element).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Tamper", "TAMPER_KINDS", "DEALER_LOCAL", "DEALER_CORRUPT", "modulus"]
+
+TAMPER_KINDS = ("reshare", "open", "open_copy", "open_both", "dealer_local", "dealer", "key")
+# masks of openings a party can use a wrong copy of (the opening is tagged with its mask)
+DEALER_LOCAL = ("triple a", "triple b", "triple c", "truncation r", "wrap3 r", "bit c")
+# material a corrupt *dealer* could hand out wrongly (outside the threat model)
+DEALER_CORRUPT = ("triple c", "truncation r >> d", "bit c (Z_L)", "wrap3 alpha")
+_PARTIES = ("P0", "P1", "P2")
+
+
+def modulus(alg) -> int:
+    """Size of a message's algebra: ``p`` for Z_p, ``2^k`` for Z_2^k (2 for Z_2)."""
+    return int(alg.p) if hasattr(alg, "p") else int(alg.modulus)
+
+
+@dataclass
+class Tamper:
+    """One corrupt party's deviation of one message class (see the module docstring).
+
+    ``fired`` counts the events actually changed; ``seen`` the matching events met.
+    """
+
+    party: str
+    kind: str
+    step: str | None = None
+    occurrence: int | None = 0
+    elements: float | Sequence[int] | None = None
+    offset: int | None = None
+    material: str | None = None
+    component: int = 0
+    seed: int = 0
+    seen: int = field(default=0, init=False)
+    fired: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        if self.party not in _PARTIES:
+            raise ValueError(f"tampering party must be one of {_PARTIES}, got {self.party!r}")
+        if self.kind not in TAMPER_KINDS:
+            raise ValueError(f"tamper kind must be one of {TAMPER_KINDS}, got {self.kind!r}")
+        if self.occurrence is not None and (isinstance(self.occurrence, bool) or not isinstance(
+                self.occurrence, int) or self.occurrence < 0):
+            raise ValueError(f"occurrence must be an int >= 0 or None, got {self.occurrence!r}")
+        if self.kind == "dealer_local" and self.material not in DEALER_LOCAL:
+            raise ValueError(f"a party can use a wrong copy of one of {DEALER_LOCAL}, "
+                             f"got {self.material!r}")
+        if self.kind == "dealer" and self.material not in DEALER_CORRUPT:
+            raise ValueError(f"dealer material must be one of {DEALER_CORRUPT}, "
+                             f"got {self.material!r}")
+        if self.component not in (0, 1):
+            raise ValueError(f"component must be 0 (the party's first) or 1, got "
+                             f"{self.component!r}")
+        if isinstance(self.elements, float) and not 0 < self.elements <= 1:
+            raise ValueError(f"a fraction of elements must be in (0, 1], got {self.elements}")
+
+    @property
+    def index(self) -> int:
+        return _PARTIES.index(self.party)
+
+    def hit(self, kind: str, step: str | None = None, material: str | None = None) -> bool:
+        """Count a matching event of ``kind`` (at ``step``, masked by ``material``); True if
+        this occurrence is the one to change."""
+        if kind != self.kind and not (kind == "open" and self.kind in ("open_copy",
+                                                                       "open_both")):
+            return False
+        if self.step is not None and step != self.step:
+            return False
+        if self.material is not None and material != self.material:
+            return False
+        self.seen += 1
+        if self.occurrence is None or self.seen - 1 == self.occurrence:
+            self.fired += 1
+            return True
+        return False
+
+    def sends(self) -> tuple[bool, bool]:
+        """For an opening that was hit: (change the first copy, change the redundant copy)."""
+        if self.kind == "dealer_local":
+            return self.component == 0, self.component == 1
+        return self.kind in ("open", "open_both"), self.kind in ("open_copy", "open_both")
+
+    def perturb(self, value: np.ndarray, alg) -> np.ndarray:
+        """A copy of ``value`` (elements of ``alg``) with the selected elements offset."""
+        out = np.array(value, copy=True)
+        flat = out.reshape(-1)
+        if flat.size == 0:
+            return out
+        g = np.random.default_rng([self.seed, self.fired])
+        if self.elements is None:
+            idx = np.arange(flat.size)
+        elif isinstance(self.elements, float):
+            cnt = max(1, int(round(self.elements * flat.size)))
+            idx = np.sort(g.choice(flat.size, size=cnt, replace=False))
+        else:
+            idx = np.unique(np.asarray(self.elements, dtype=np.int64) % flat.size)
+        mod = modulus(alg)
+        if self.offset is None:
+            off = g.integers(1, mod, size=idx.size, dtype=np.uint64)
+        else:
+            off = np.full(idx.size, int(self.offset) % mod or 1, dtype=np.uint64)
+        flat[idx] = alg.add(flat[idx], alg.reduce(off).astype(flat.dtype))
+        return out
