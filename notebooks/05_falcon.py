@@ -71,7 +71,8 @@ from ppnn.protocols.falcon.comparison import bit_inject, wrap3_protocol
 from ppnn.protocols.falcon.latency import unit_compute_costs
 from ppnn.protocols.falcon.numeric import batchnorm_forward, divide, inverse_sqrt, pow2_bound
 from ppnn.protocols.falcon.pooling import maxpool
-from ppnn.protocols.falcon.tamper import compare_threat_models, default_step, run_all, scenarios
+from ppnn.protocols.falcon.tamper import (compare_threat_models, default_step, harness_summary,
+                                          run_all, run_harness, scenarios)
 
 OUTPUTS = paths.notebook_outputs(QUICK)  # build/quick|full/figures unless the pipeline runs us
 print("this run writes its tables and figures to", OUTPUTS)
@@ -82,6 +83,7 @@ N_TEST = {"falcon_network_a": 16, "falcon_network_b": 16, "falcon_network_c": 4,
 TRAIN_ITERS = 3 if QUICK else 100
 TRAIN_ITERS_CONV = 2 if QUICK else 20
 TAMPER_LIMIT = 6 if QUICK else None  # scenarios per protocol (None: all of them)
+HARNESS_N = 700 if QUICK else 10_500  # full-harness scenarios (all message classes)
 rng = np.random.default_rng(SEED)
 OUT = paths.figures_dir("falcon")
 print("ppnn", ppnn.__version__, "| quick" if QUICK else "| full")
@@ -104,7 +106,7 @@ def save_table(df: pd.DataFrame, name: str) -> None:
 # | parties | P0, P1, P2 | Pi holds components (x_i, x_{i+1}) of x = x_0 + x_1 + x_2 mod L |
 # | randomness | pairwise PRF keys | key k_i known to Pi and P_{i-1}; 3-of-3 zero sharing α_i = F(k_i) − F(k_{i+1}) |
 # | truncation | ABY3 pair + top bit of r | exact up to one unit in the last place for \|x\| < 2^30 (plain ABY3 pairs fail ~\|x\|/2^32 of the time in 32 bits — shown below) |
-# | malicious products | triple verification (Furukawa et al., cited in §3.2) | v = z − c − σa − ρb − ρσ is 0 iff z = xy; checks batched once per layer/protocol |
+# | malicious products | triple verification (Furukawa et al., cited in §3.2) | v = z − c − σa − ρb − ρσ is 0 iff z = xy; checks batched once per layer/protocol, and always before a value that depends on a product is opened in the clear (private compare folds them into rounds it already has) |
 # | preprocessing | a trusted dealer, booked *offline* | Falcon's Fig. 6 protocols are not reproduced |
 #
 # ## 2. Replicated shares, party by party (§3.2)
@@ -276,6 +278,57 @@ print(f"{int(tamper_summary.detected.sum())} of {int(tamper_summary.scenarios.su
       f"scenarios aborted ({tamper_s:.1f} s); by check:",
       tamper["check"].value_counts().to_dict())
 save_table(tamper_summary, "tamper_summary")
+
+# %% [markdown]
+# ### The full harness: every message class, any occurrence, any elements
+#
+# The three deviations above change one online message once. A corrupt party can do more: change
+# a **reshare** of a product, the **first** or the **redundant copy** (or both) of an opening,
+# **its own copy of dealer material** (a triple, a truncation or Wrap3 mask, an injected bit),
+# or hand a wrong **PRF key** to its neighbour during key setup — at any occurrence of a step or
+# at all of them, on all elements or a chosen subset. The harness draws scenarios of every kind
+# in turn and records, besides the abort, **what the honest parties had opened to everyone
+# before it**: a *plain* opening (a pow bit, an output) of a value that depended on a tampered,
+# not yet verified product would be a leak the abort comes too late to prevent
+# (`plain openings of a tainted value`), and a plain value that differs from the honest run's is
+# one the adversary steered. A corrupt *dealer* (wrong `c = ab`, wrong `r >> d`) is outside
+# Falcon's threat model; it is run to show what trusting the dealer buys.
+
+# %%
+t0 = time.perf_counter()
+harness = run_harness(instances, HARNESS_N, np.random.default_rng(SEED), seed=SEED)
+harness_s = time.perf_counter() - t0
+harness_table = harness_summary(harness)
+display(harness_table)
+inside = harness[harness.in_threat_model]
+print(f"{len(harness)} scenarios in {harness_s:.0f} s; inside the threat model "
+      f"{int(inside.aborted.sum())} of {len(inside)} aborted, "
+      f"{int(inside.exposed_openings.sum())} plain openings of a tainted value, "
+      f"{int(inside.plain_values_changed.sum())} plain values changed by the adversary")
+save_table(harness_table, "tamper_harness")
+
+# %% [markdown]
+# The same harness against the first implementation's order — multiplication checks only at the
+# end of the outermost protocol — on `pow` (the binary search of division and batch norm, which
+# opens one DReLU bit per step): every run still aborts, but only after bits computed from a
+# tampered product were public.
+
+# %%
+pow_only = {"pow": protocol_instances(4)["pow"]}
+rows = []
+for verify_first in (False, True):
+    F.Falcon.VERIFY_BEFORE_OPEN = verify_first
+    try:
+        h = run_harness(pow_only, 60 if QUICK else 600, np.random.default_rng(SEED), seed=SEED,
+                        kinds=["reshare", "key"])
+    finally:
+        F.Falcon.VERIFY_BEFORE_OPEN = True
+    rows.append({"checks": "before every plain opening" if verify_first
+                 else "at the end of the protocol (first implementation)",
+                 "scenarios": len(h), "aborted": int(h.aborted.sum()),
+                 "plain openings of a tainted value": int(h.exposed_openings.sum()),
+                 "plain values the adversary changed": int(h.plain_values_changed.sum())})
+display(pd.DataFrame(rows).set_index("checks"))
 
 # %% [markdown]
 # **Try it.** Pick a protocol, a corrupt party, a deviation and a step. The malicious run

@@ -68,7 +68,8 @@ def modulus(alg) -> int:
 class Tamper:
     """One corrupt party's deviation of one message class (see the module docstring).
 
-    ``fired`` counts the events actually changed; ``seen`` the matching events met.
+    ``seen`` counts the matching events met, ``fired`` those selected for a change and
+    ``changed`` the values that actually changed.
     """
 
     party: str
@@ -82,6 +83,8 @@ class Tamper:
     seed: int = 0
     seen: int = field(default=0, init=False)
     fired: int = field(default=0, init=False)
+    #: values actually changed (a message, a piece of material, a zero sharing)
+    changed: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
         if self.party not in _PARTIES:
@@ -149,4 +152,5 @@ class Tamper:
         else:
             off = np.full(idx.size, int(self.offset) % mod or 1, dtype=np.uint64)
         flat[idx] = alg.add(flat[idx], alg.reduce(off).astype(flat.dtype))
+        self.changed += int(idx.size > 0)
         return out

@@ -116,10 +116,12 @@ def private_compare(fal: Falcon, r_bits: RSS, x, beta2: RSS, betap: RSS, m: RSS)
         u = fal.mul(sign.reshape(n, 1), RSS(s_minus_t, F), "pc step 5: u = (-1)^beta (S - T)")
         c = RSS(F.add(u.components, suffix), F).add_public(1)
         factors = RSS(np.concatenate([c.components, m.components[..., None]], axis=-1), F)
-        d_sh = product_tree(fal, factors, "pc step 9: m * prod c", verify_before_last=True)
+        d_sh = product_tree(fal, factors, "pc step 9: m * prod c",
+                            verify_before_last=fal.VERIFY_BEFORE_OPEN)
         with fal.ledger.round():  # d, and the check of the tree's last level
             d = fal.open(d_sh, "pc step 9: open d", "blinded")
-            fal.verify()
+            if fal.VERIFY_BEFORE_OPEN:
+                fal.verify()
         beta_prime = (d != 0).astype(np.uint64)
         return beta2.add_public(beta_prime)
 

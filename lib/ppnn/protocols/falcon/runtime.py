@@ -152,6 +152,12 @@ class Falcon:
         Keep every opened value in :attr:`openings` (:class:`Opened`, for the harness).
     """
 
+    #: Malicious: verify every pending product before a plain value is opened (and private
+    #: compare's products before its last round). False restores the order of the first
+    #: implementation -- checks only at the end of the outermost protocol -- so a test can show
+    #: what the tamper harness finds without it (issue finding 2).
+    VERIFY_BEFORE_OPEN = True
+
     def __init__(self, rng: np.random.Generator, *, malicious: bool = False, k: int = 32,
                  p: int = 37, frac_bits: int = 13, ledger: Ledger | None = None,
                  deviation: Deviation | Tamper | None = None, record_openings: bool = False):
@@ -179,6 +185,9 @@ class Falcon:
         self.deviation = deviation
         self.tamper = deviation if isinstance(deviation, Tamper) else None
         self.openings: list[Opened] | None = [] if record_openings else None
+        # every event a corrupt party could influence, in order: (kind, step, material)
+        self.trace: list[tuple[str, str | None, str | None]] | None = (
+            [] if record_openings else None)
         keys, inputs, *dealer = rng.spawn(8)
         self._keys = [np.random.Generator(np.random.SFC64(int(s.integers(1 << 62))))
                       for s in keys.spawn(3)]
@@ -198,6 +207,8 @@ class Falcon:
         with self.ledger.offline(), self.ledger.label("setup"), self.ledger.round():
             for i in range(3):  # Pi samples k_i and gives it to P_{i-1}
                 self.ledger.send(PARTIES[i], PARTIES[(i - 1) % 3], 128, f"PRF key k_{i}")
+                if self.trace is not None:
+                    self.trace.append(("key", f"setup::PRF key k_{i}", None))
                 t = self.tamper
                 if t is not None and t.index == i and t.hit("key", f"setup::PRF key k_{i}"):
                     wrong = np.random.default_rng([t.seed, 7 + i]).integers(1 << 62)
@@ -259,6 +270,8 @@ class Falcon:
             i, g = self._key_copy
             wrong = alg.random(g, f.shape[1:])
             self._zero_off = not np.array_equal(wrong, f[i])
+            if self._zero_off:
+                self.tamper.changed += 1
             nxt = nxt.copy()
             nxt[(i - 1) % 3] = wrong
         return nxt
@@ -342,13 +355,15 @@ class Falcon:
         """
         if kind not in OPEN_KINDS:
             raise ValueError(f"opening kind must be one of {OPEN_KINDS}, got {kind!r}")
-        if self.malicious and kind == "plain" and self._pending:
+        if self.malicious and kind == "plain" and self._pending and self.VERIFY_BEFORE_OPEN:
             if getattr(self.ledger, "_round_depth", 0):
                 raise RuntimeError("a plain opening inside an open round cannot verify the "
                                    "products it depends on first")
             self.verify()
         alg, C = x.ring, x.components
         step = self._step(what)
+        if self.trace is not None:
+            self.trace.append(("open", step, material))
         first = copy2 = False
         t = self.tamper
         if t is not None and (t.kind in ("open", "open_copy", "open_both")
@@ -388,6 +403,8 @@ class Falcon:
 
         Returns the new sharing and whether it carries an error (a tampered resharing, or a
         zero sharing off because of a tampered key setup): a *tampered product*."""
+        if self.trace is not None:
+            self.trace.append(("reshare", self._step(what), None))
         t = self.tamper
         bad = t.index if t is not None and t.kind == "reshare" and t.hit(
             "reshare", self._step(what)) else -1
@@ -500,6 +517,8 @@ class Falcon:
     def _material(self, name: str, x: np.ndarray, alg) -> np.ndarray:
         """Dealer material ``name`` as handed out: ``x``, or -- under a ``dealer`` tamper,
         outside the threat model -- a wrong value given consistently to both holders."""
+        if self.trace is not None:
+            self.trace.append(("dealer", None, name))
         t = self.tamper
         if t is None or t.kind != "dealer" or not t.hit("dealer", None, name):
             return x

@@ -19,10 +19,12 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from .adversary import TAMPER_KINDS, Tamper
 from .runtime import ACTIONS, PARTIES, RSS, Deviation, Falcon, MaliciousAbort
 
 __all__ = ["steps_sent_by", "scenarios", "run_scenario", "run_all", "default_step",
-           "compare_threat_models"]
+           "compare_threat_models", "event_types", "harness_scenarios", "run_tamper",
+           "run_harness", "harness_summary", "HARNESS_COLUMNS"]
 
 Protocol = Callable[[Falcon], object]
 
@@ -113,3 +115,141 @@ def compare_threat_models(protocol: Protocol, party: str, step: str, action: str
         {"run": "semi-honest", "deviation fired": fsh.deviation.fired,
          "outcome": "completed; result " + ("unchanged" if same else "WRONG"),
          "detected": False, "result_correct": same}])
+
+
+# ---------------------------------------------------------------------------------------------
+# The full harness: every message class (adversary.Tamper), any occurrence, any subset of
+# elements, and a record of what the honest parties revealed before they aborted.
+
+HARNESS_COLUMNS = ["protocol", "party", "kind", "step", "material", "occurrence", "elements",
+                   "offset", "in_threat_model", "changed", "aborted", "check", "detected_by",
+                   "detected_at", "opened_before_abort", "plain_opened_before_abort",
+                   "tainted_openings", "exposed_openings", "plain_values_changed", "error"]
+
+
+def _clean_run(protocol: Protocol, seed: int) -> tuple[list, list]:
+    """(trace, openings) of an honest malicious run."""
+    fal = Falcon(np.random.default_rng(seed), malicious=True, record_openings=True)
+    protocol(fal)
+    return fal.trace, fal.openings
+
+
+def event_types(protocol: Protocol, seed: int = 0) -> dict[str, list[tuple]]:
+    """What a corrupt party can change in ``protocol``, by tamper kind:
+    ``{kind: [(step, material, count), ...]}`` from an honest malicious run's trace."""
+    from collections import Counter
+
+    from .adversary import DEALER_CORRUPT, DEALER_LOCAL
+
+    trace, _ = _clean_run(protocol, seed)
+    counts = Counter(trace)
+    out: dict[str, list[tuple]] = {k: [] for k in TAMPER_KINDS}
+    for (kind, step, material), c in counts.items():
+        if kind == "reshare":
+            out["reshare"].append((step, None, c))
+        elif kind == "open":
+            for k in ("open", "open_copy", "open_both"):
+                out[k].append((step, None, c))
+            if material in DEALER_LOCAL:
+                out["dealer_local"].append((step, material, c))
+        elif kind == "dealer" and material in DEALER_CORRUPT:
+            out["dealer"].append((None, material, c))
+        elif kind == "key":
+            out["key"].append((step, None, c))
+    if not out["reshare"]:  # no product: a wrong PRF key is never used
+        out["key"] = []
+    return out
+
+
+def harness_scenarios(protocols: dict[str, Protocol], n: int, rng: np.random.Generator,
+                      seed: int = 0, kinds=None) -> list[tuple[str, Tamper]]:
+    """``n`` tamper scenarios drawn with ``rng``: the kinds in turn (every message class gets
+    the same share), then a protocol that has events of that kind, an event, an occurrence
+    (or every occurrence), a subset of elements (all, a fraction, one or two indices), an
+    offset (random per element, 1, or a large constant) and a corrupt party."""
+    kinds = tuple(kinds or TAMPER_KINDS)
+    events = {name: event_types(p, seed) for name, p in protocols.items()}
+    out = []
+    for i in range(n):
+        kind = kinds[i % len(kinds)]
+        names = [nm for nm, ev in events.items() if ev[kind]]
+        if not names:
+            raise ValueError(f"no protocol has events of kind {kind!r}")
+        name = names[int(rng.integers(len(names)))]
+        step, material, count = events[name][kind][int(rng.integers(len(events[name][kind])))]
+        occurrence = None if rng.random() < 0.15 else int(rng.integers(count))
+        e = int(rng.integers(4))
+        elements = (None if e == 0 else float(rng.uniform(0.05, 1.0)) if e == 1
+                    else [int(rng.integers(1 << 20))] if e == 2
+                    else [int(v) for v in rng.integers(1 << 20, size=2)])
+        o = int(rng.integers(3))
+        offset = None if o == 0 else 1 if o == 1 else int(rng.integers(2, 1 << 31))
+        party = (step.rsplit("k_", 1)[1] if kind == "key" else PARTIES[int(rng.integers(3))])
+        if kind == "key":
+            party, occurrence = PARTIES[int(party)], 0
+        t = Tamper(party, kind, step=step, occurrence=occurrence, elements=elements,
+                   offset=offset, material=material, component=int(rng.integers(2)),
+                   seed=int(rng.integers(1 << 31)))
+        out.append((name, t))
+    return out
+
+
+def run_tamper(protocol: Protocol, tamper: Tamper, clean_openings: list, seed: int = 0,
+               name: str = "") -> dict:
+    """One scenario: does an honest party abort, and what had the honest parties opened (to
+    everyone) by then? ``plain_values_changed`` counts plain openings whose value differs from
+    the honest run's -- a revealed value the adversary steered."""
+    fal = Falcon(np.random.default_rng(seed), malicious=True, deviation=tamper,
+                 record_openings=True)
+    rec = {"protocol": name, "party": tamper.party, "kind": tamper.kind, "step": tamper.step,
+           "material": tamper.material, "occurrence": tamper.occurrence,
+           "elements": repr(tamper.elements), "offset": tamper.offset,
+           "in_threat_model": tamper.kind != "dealer", "aborted": False, "check": "",
+           "detected_by": "", "detected_at": "", "error": ""}
+    try:
+        protocol(fal)
+    except MaliciousAbort as e:
+        rec.update(aborted=True, check=e.check, detected_by=e.party, detected_at=e.step)
+    except (ValueError, ArithmeticError) as e:  # a protocol's own range check stopped it
+        rec["error"] = f"{type(e).__name__}: {e}"[:200]
+    opened = fal.openings
+    changed_plain = 0
+    for i, o in enumerate(opened):
+        if o.kind != "plain":
+            continue
+        ref = clean_openings[i] if i < len(clean_openings) else None
+        if ref is None or ref.step != o.step or not np.array_equal(ref.value, o.value):
+            changed_plain += 1
+    rec.update(changed=tamper.changed > 0, opened_before_abort=len(opened),
+               plain_opened_before_abort=sum(o.kind == "plain" for o in opened),
+               tainted_openings=sum(o.tainted for o in opened),
+               exposed_openings=sum(o.exposed for o in opened),
+               plain_values_changed=changed_plain)
+    return rec
+
+
+def run_harness(protocols: dict[str, Protocol], n: int, rng: np.random.Generator,
+                seed: int = 0, kinds=None) -> pd.DataFrame:
+    """Run ``n`` scenarios of :func:`harness_scenarios`; one row each (``HARNESS_COLUMNS``)."""
+    clean = {name: _clean_run(p, seed)[1] for name, p in protocols.items()}
+    rows = [run_tamper(protocols[name], t, clean[name], seed, name)
+            for name, t in harness_scenarios(protocols, n, rng, seed, kinds)]
+    return pd.DataFrame(rows, columns=HARNESS_COLUMNS)
+
+
+def harness_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per tamper kind: scenarios, how many changed something, aborted, and what leaked."""
+    g = df.groupby("kind", sort=False)
+    out = pd.DataFrame({
+        "in threat model": g["in_threat_model"].first(),
+        "scenarios": g.size(),
+        "changed a value": g["changed"].sum(),
+        "aborted": g["aborted"].sum(),
+        "aborted (of those that changed a value, %)": g.apply(
+            lambda d: 100.0 * d.loc[d["changed"], "aborted"].mean() if d["changed"].any()
+            else float("nan"), include_groups=False),
+        "openings before the abort (mean)": g["opened_before_abort"].mean(),
+        "plain openings of a tainted value": g["exposed_openings"].sum(),
+        "plain values the adversary changed": g["plain_values_changed"].sum(),
+    })
+    return out.reset_index()
