@@ -201,7 +201,9 @@ class _HEGC(Family):
             logits.append(z[0])
             g, e = g + t["garble_s"], e + t["evaluate_s"]
         prov = {"communication": "counted: ledger of this run on the BFV slot simulator "
-                "(identical counts to SEAL) with real garbled circuits mod p (all online)",
+                "(identical counts to SEAL) with real garbled circuits mod p (all online); "
+                "between layers the client encrypts its share and the server adds its own "
+                "(AddPlain, GAZELLE's flow)",
                 "compute": "measured: garbling and evaluation; HE operations are counted (the "
                 "simulator's time is not a SEAL time)"}
         return np.stack(logits), ledger, [("online", "garbling", g), ("online", "evaluation",

@@ -12,7 +12,11 @@ Building blocks (semi-honest / malicious):
   ``3 n b`` / ``b (9 n + 6 nx + 6 ny)`` (resharing, redundant openings of rho and sigma, and
   the later opening of the check value v);
 * every top-level protocol that multiplied something adds one round in the malicious setting
-  (the batched openings of v), and so does each explicit mid-protocol verification.
+  (the batched openings of v) -- except where nothing is pending at its end: private compare
+  opens the checks of all earlier products in the round of its tree's last level and the
+  check of that level beside ``d`` (no extra round), so Private Compare, Wrap3, DReLU and pow
+  end verified; a plain opening with products pending would add a verification round first
+  (none of the protocols here has one: pow's bits follow a private compare).
 
 Every function returns ``Cost(rounds, bits)`` and accepts ints or sympy symbols.
 """
@@ -107,17 +111,18 @@ def select_share_cost(n, ell=32, mal=False) -> Cost:
 # -- comparisons ---------------------------------------------------------------------------
 def pc_cost(n, ell=32, p=37, mal=False, top=True) -> Cost:
     """Algorithm 1 on ``ell + 1`` positions: step 5 (one product), the tree over ``ell + 2``
-    factors (``ell + 1`` products in ``ceil(log2(ell + 2))`` rounds), the opening of ``d``."""
+    factors (``ell + 1`` products in ``ceil(log2(ell + 2))`` rounds), the opening of ``d``.
+    Malicious, the checks ride in the tree's last round and beside ``d``: no extra round
+    whether or not it is the top-level protocol (``top`` is accepted for symmetry)."""
     bp = _bp(p)
     step5 = _mult(n * (ell + 1), bp, mal, n, n * (ell + 1))
     tree = Cost(clog2(ell + 2), _mult(n * (ell + 1), bp, mal).bits)
-    return step5 + tree + _open(n, bp, mal) + (_check(mal) if top else ZERO)
+    return step5 + tree + _open(n, bp, mal)
 
 
 def wrap3_cost(n, ell=32, p=37, mal=False, top=True) -> Cost:
-    """Algorithm 2: open ``x = a + r`` and one private compare."""
-    return _open(n, ell, mal) + pc_cost(n, ell, p, mal, top=False) + (
-        _check(mal) if top else ZERO)
+    """Algorithm 2: open ``x = a + r`` and one private compare (which ends verified)."""
+    return _open(n, ell, mal) + pc_cost(n, ell, p, mal, top=False)
 
 
 def drelu_cost(n, ell=32, p=37, mal=False, top=True) -> Cost:
@@ -145,26 +150,26 @@ def maxpool_backward_cost(n, k, ell=32, mal=False, top=True) -> Cost:
 
 # -- pow, division, batch norm -------------------------------------------------------------
 def pow_cost(n, ell=32, p=37, mal=False, top=True) -> Cost:
-    """Algorithm 5: ``ceil(log2 ell)`` rounds of DReLU and one opened bit."""
+    """Algorithm 5: ``ceil(log2 ell)`` rounds of DReLU and one opened bit (each bit follows a
+    private compare, so nothing is unverified when it is opened, and nothing at the end)."""
     it = clog2(ell)
-    return it * (drelu_cost(n, ell, p, mal, top=False) + _open(n, 1, mal)) + (
-        _check(mal) if top else ZERO)
+    return it * (drelu_cost(n, ell, p, mal, top=False) + _open(n, 1, mal))
 
 
 def division_cost(n, ell=32, p=37, mal=False) -> Cost:
-    """Algorithm 6: pow (then a check), scale b, three fixed-point product rounds (2n, 2n, n
-    products), scale back."""
+    """Algorithm 6: pow (verified as it goes), scale b, three fixed-point product rounds (2n,
+    2n, n products), scale back."""
     fx = lambda m: _mult(m, ell, mal) + _open(m, ell, mal)  # noqa: E731
-    return (pow_cost(n, ell, p, mal, top=False) + _check(mal) + _open(n, ell, mal)
+    return (pow_cost(n, ell, p, mal, top=False) + _open(n, ell, mal)
             + fx(2 * n) + fx(2 * n) + fx(n) + _open(n, ell, mal) + _check(mal))
 
 
 def inverse_sqrt_cost(n, ell=32, p=37, mal=False, top=True, iters=4) -> Cost:
-    """Eq. 13: pow (then a check), normalise, iteration 0 (a halving), ``iters - 1`` Newton
+    """Eq. 13: pow (verified as it goes), normalise, iteration 0 (a halving), ``iters - 1`` Newton
     iterations of two fixed-point products, one product and a halving truncation, rescale."""
     fx = _mult(n, ell, mal) + _open(n, ell, mal)
     newton = fx + fx + _mult(n, ell, mal) + _open(n, ell, mal)
-    return (pow_cost(n, ell, p, mal, top=False) + _check(mal) + _open(n, ell, mal) * 2
+    return (pow_cost(n, ell, p, mal, top=False) + _open(n, ell, mal) * 2
             + (iters - 1) * newton + _open(n, ell, mal) + (_check(mal) if top else ZERO))
 
 
