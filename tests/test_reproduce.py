@@ -181,3 +181,23 @@ def test_a_kernel_waiting_for_a_model_another_process_trains_is_not_called_hung(
     out = capsys.readouterr().out
     assert "idle for" not in out and "running the notebook again" not in out
     assert log[0]["seconds"] >= 8  # it did wait for the lock
+
+
+def test_a_busy_kernel_whose_worker_processes_ended_is_not_called_hung(
+        project, monkeypatch, capsys):
+    """CPU time of processes the kernel started and that have ended keeps counting: a Dask
+    cluster closing at the end of a cell made the total drop, which read as an idle kernel
+    (04_she was killed right after its Dask cell, twice)."""
+    (project / "notebooks" / "01_uses.py").write_text(NB.format(body=(
+        "import subprocess, sys, time\n"
+        "subprocess.run([sys.executable, '-c', "
+        "'import time\\nt = time.time()\\nwhile time.time() - t < 5: pass'])\n"
+        "t = time.time()\n"
+        "while time.time() - t < 6:\n"
+        "    pass\n")))
+    (project / "notebooks" / "02_plain.py").unlink()
+    monkeypatch.setattr(reproduce, "CELL_TIMEOUT", 600)
+    monkeypatch.setattr(reproduce, "KERNEL_IDLE_LIMIT", 3)
+    log = reproduce.run(quick=True, jobs=1, progress=False)
+    assert [(r["notebook"], r["status"]) for r in log] == [("01_uses", "ran")]
+    assert "idle for" not in capsys.readouterr().out

@@ -62,6 +62,7 @@ CELL_TIMEOUT = int(os.environ.get("PPNN_CELL_TIMEOUT", "900"))
 #: cell of the notebooks computes; a kernel that sits idle while papermill waits for its reply
 #: is the hang above, found in two minutes instead of at the cell timeout. A kernel waiting
 #: on purpose -- for a model another notebook is training (``paths.cache_lock``) -- is not.
+#: ``$PPNN_KERNEL_IDLE_LOG`` (a file) logs the watch's samples: pid, time, CPU seconds.
 KERNEL_IDLE_LIMIT = float(os.environ.get("PPNN_KERNEL_IDLE", "120"))
 
 
@@ -172,18 +173,20 @@ def _ipc_kernel_manager():
     return IPCKernelManager
 
 
-def _tree_cpu_seconds(proc) -> float:
-    """CPU seconds used so far by a process and every process it started."""
+def _tree_cpu_seconds(proc, seen: dict | None = None) -> float:
+    """CPU seconds used so far by a process and every process it started. With ``seen``
+    (kept by the caller between calls) processes that have ended keep counting: a Dask
+    cluster that shuts down must not make the total drop (that read as an idle kernel)."""
     import psutil
 
-    total = 0.0
+    seen = {} if seen is None else seen
     for p in [proc, *proc.children(recursive=True)]:
         try:
             t = p.cpu_times()
-            total += t.user + t.system
+            seen[(p.pid, p.create_time())] = t.user + t.system
         except psutil.Error:  # a child that ended between the listing and the read
             pass
-    return total
+    return sum(seen.values())
 
 
 def _waits_on_purpose(proc) -> bool:
@@ -205,7 +208,8 @@ def _kill_when_idle(pid: int, limit: float) -> None:
 
     try:
         proc = psutil.Process(pid)
-        history = [(time.monotonic(), _tree_cpu_seconds(proc))]
+        seen: dict = {}
+        history = [(time.monotonic(), _tree_cpu_seconds(proc, seen))]
     except psutil.Error:
         return
     step = max(0.5, min(5.0, limit / 4))
@@ -214,12 +218,15 @@ def _kill_when_idle(pid: int, limit: float) -> None:
         try:
             if not proc.is_running() or proc.status() == psutil.STATUS_ZOMBIE:
                 return
-            now, cpu = time.monotonic(), _tree_cpu_seconds(proc)
+            now, cpu = time.monotonic(), _tree_cpu_seconds(proc, seen)
         except psutil.Error:
             return
         if _waits_on_purpose(proc):  # another notebook trains a model this one needs
             history = [(now, cpu)]
             continue
+        if os.environ.get("PPNN_KERNEL_IDLE_LOG"):  # debugging the watch itself
+            with open(os.environ["PPNN_KERNEL_IDLE_LOG"], "a") as log:
+                log.write(f"{pid} {now:.1f} {cpu:.2f} {len(seen)}\n")
         history.append((now, cpu))
         while len(history) > 2 and now - history[1][0] >= limit:
             history.pop(0)  # keep the oldest sample that is at least `limit` seconds old
