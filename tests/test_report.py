@@ -290,3 +290,22 @@ def test_second_reading_errata_follow_from_the_transcribed_cells():
     assert f"{gain:.2f} points" in finding("she", "TCN over FCN")
     # SHE §3.4: FCN's first FC layer is outside '1K~2K'
     assert cell("she", "table2", "FCN", "md_layer07_F") == 3.1 > 2
+
+
+def test_no_committed_row_whose_reason_calls_it_an_input_is_counted_as_a_match():
+    """A tolerance the paper states is the input of our search, not a result: status input,
+    never exact (Tabula Fig. 4 had two such rows counted as exact)."""
+    tables = paths.root() / "figures" / "tables"
+    seen = 0
+    for f in sorted(tables.glob("*.csv")):
+        df = pd.read_csv(f)
+        if not {"status", "reason", "kind"} <= set(df.columns):
+            continue
+        seen += 1
+        said_input = df["reason"].fillna("").str.contains(
+            r"input of our search|tolerance used", regex=True)
+        bad = df[said_input & (df["kind"] != "input")]
+        assert bad.empty, (f.name, bad[["row", "metric", "kind", "status"]])
+        assert not (df["kind"].eq("input") & df["status"].isin(
+            ["exact", "within tolerance", "differs"])).any(), f.name
+    assert seen > 20

@@ -250,7 +250,8 @@ class _HEGC(Family):
             f"GALA's fixed-point plan: plaintext prime p = {hp.p} (20 bits), inputs 2^-6, "
             "per-layer weight bits, clipped activations",
             "ledger of a run on the BFV slot simulator (identical counts to SEAL) with real "
-            "garbled circuits mod p (all online)",
+            "garbled circuits mod p (all online); between layers the client encrypts its "
+            "share and the server adds its own under encryption (AddPlain, GAZELLE's flow)",
             {"he_s": lin, "gc_s": gc_s})
 
 
