@@ -201,3 +201,31 @@ def test_a_busy_kernel_whose_worker_processes_ended_is_not_called_hung(
     log = reproduce.run(quick=True, jobs=1, progress=False)
     assert [(r["notebook"], r["status"]) for r in log] == [("01_uses", "ran")]
     assert "idle for" not in capsys.readouterr().out
+
+
+def test_the_pipelines_kernel_client_waits_in_slices_and_still_times_out():
+    import asyncio
+    from queue import Empty
+
+    from ppnn._kernel import SlicedChannel, SlicedKernelClient
+
+    async def go():
+        km = reproduce._ipc_kernel_manager()(kernel_name="python3")
+        await km.start_kernel()
+        kc = km.client()
+        try:
+            assert isinstance(kc, SlicedKernelClient)
+            kc.start_channels()
+            assert isinstance(kc.shell_channel, SlicedChannel)
+            msg_id = kc.kernel_info()
+            reply = await kc.shell_channel.get_msg(timeout=60)  # longer than one slice
+            assert reply["parent_header"]["msg_id"] == msg_id
+            t0 = time.monotonic()
+            with pytest.raises(Empty):  # nothing more will come: the timeout still holds
+                await kc.shell_channel.get_msg(timeout=1.5)
+            assert 1.4 <= time.monotonic() - t0 < 10
+        finally:
+            kc.stop_channels()
+            await km.shutdown_kernel(now=True)
+
+    asyncio.run(go())

@@ -150,7 +150,8 @@ def _env(**kv):
 @functools.cache
 def _ipc_kernel_manager():
     """A kernel manager on local IPC sockets: the pipeline's kernels listen on no TCP port
-    (and print no "Kernel is running over TCP without encryption" warning). Each kernel's
+    (and print no "Kernel is running over TCP without encryption" warning); its clients wait
+    for replies in one-second slices (:mod:`ppnn._kernel`). Each kernel's
     sockets live in a private temporary folder: kernels started side by side would otherwise
     pick the same socket file names in one working directory and read each other's messages."""
     import tempfile
@@ -159,6 +160,7 @@ def _ipc_kernel_manager():
 
     class IPCKernelManager(AsyncKernelManager):
         def __init__(self, **kw):
+            kw.setdefault("client_class", "ppnn._kernel.SlicedKernelClient")
             kw.setdefault("transport", "ipc")
             kw.setdefault("ip", os.path.join(tempfile.mkdtemp(prefix="ppnn-kernel-"), "k"))
             super().__init__(**kw)
