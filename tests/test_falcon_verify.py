@@ -28,3 +28,29 @@ def test_a_tampered_private_compare_product_aborts_before_its_pow_bit_is_opened(
         pow2_bound(fal, b)
     assert dev.fired
     assert [w.split(":")[0] for w in _pow_bit_messages(fal)] == opened_before
+
+
+def test_a_plain_opening_inside_an_open_round_with_pending_products_is_refused():
+    """It could not verify first without a round of its own: refuse rather than open."""
+    fal = Falcon(np.random.default_rng(1), malicious=True)
+    x = fal.share_fixed(np.array([0.5, -1.25]))
+    with fal.protocol("demo"):
+        y = fal.mul(x, x, "square")
+        with fal.ledger.round(), pytest.raises(RuntimeError, match="inside an open round"):
+            fal.open(y, "open y", "plain")
+        with pytest.raises(ValueError, match="opening kind"):
+            fal.open(y, "open y", "secret")
+        pending = len(fal._pending)
+        opened = fal.open(y, "open y", "plain")  # verifies first, then opens
+        assert pending == 1 and not fal._pending
+    np.testing.assert_array_equal(opened, fal.reveal(y))
+
+
+def test_a_plain_opening_verifies_pending_products_first():
+    fal = Falcon(np.random.default_rng(2), malicious=True,
+                 deviation=Deviation("P2", "demo::square", "inconsistent_send"))
+    x = fal.share_fixed(np.array([0.5, -1.25]))
+    with pytest.raises(MaliciousAbort, match="multiplication check"), fal.protocol("demo"):
+        y = fal.mul(x, x, "square")
+        fal.open(y, "open y", "plain")
+    assert not [m for m in fal.ledger.messages if m.what == "open y"]  # never sent
