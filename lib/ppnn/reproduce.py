@@ -29,6 +29,12 @@ workers must see this checkout at the same path, e.g. a shared file system). Mod
 notebooks need are trained once: the model cache is locked per entry
 (:func:`ppnn.paths.cache_lock`). Wall-clock times go to ``build/<mode>/pipeline_timings.csv``
 (and ``figures/pipeline_timings.csv`` in full mode, beside the figures they produced).
+
+**Hung kernels.** A cell that runs longer than ``$PPNN_CELL_TIMEOUT`` seconds (900), a kernel
+that dies, and a kernel that sits idle -- it and the processes it started use less than 1% of
+a core for ``$PPNN_KERNEL_IDLE`` seconds (120; 0 turns the watch off) while papermill waits on
+it -- make the notebook run once more in a new kernel. A kernel waiting for a model another
+notebook is training is not idle in that sense (:func:`ppnn.paths.cache_lock`).
 """
 
 from __future__ import annotations
