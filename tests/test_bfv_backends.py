@@ -137,3 +137,17 @@ def test_batching_prime_matches_seal(seal64):
     assert (seal64.p - 1) % (2 * seal64.poly_degree) == 0
     with pytest.raises(ValueError):
         batching_prime(40, 4096)
+
+
+@pytest.mark.parametrize("real", [True, False])
+def test_key_scope_drops_the_keys_made_inside(real):
+    he = SealBFV(n=64) if real else BFVSim(n=64)
+    v = np.arange(he.n) % he.p
+    he.keygen([1])
+    with he.key_scope():
+        assert he.keygen([2, 3]) == [2, 3]
+        np.testing.assert_array_equal(he.decrypt(he.rotate(he.encrypt(v), 2)), np.roll(v, -2))
+    assert he.rotation_steps == {1}
+    with pytest.raises(ValueError, match="no Galois key"):
+        he.rotate(he.encrypt(v), 2)
+    np.testing.assert_array_equal(he.decrypt(he.rotate(he.encrypt(v), 1)), np.roll(v, -1))

@@ -155,7 +155,8 @@ def flooding_runs(he, matvec_dims=MATVEC_DIMS, conv_dims=CONV_DIMS,
         W, x = rng.integers(-8, 9, (n_o, n_i)), rng.integers(-8, 9, n_i)
         for m in methods:
             k = matvec_kernel(m, n_o, n_i, he.n)
-            res = run_linear(k, he, W, x, np.random.default_rng(seed))
+            with he.key_scope():  # one layer's Galois keys at a time (memory)
+                res = run_linear(k, he, W, x, np.random.default_rng(seed))
             # before flooding: the kernel's output (masking with r moves no noise)
             record("Matrix-vector", m, mv_label(n_o, n_i), n_i, res.out, res.returned,
                    np.array_equal(res.reveal(), W @ x), res.returned.size)
@@ -169,8 +170,9 @@ def flooding_runs(he, matvec_dims=MATVEC_DIMS, conv_dims=CONV_DIMS,
             sim = BFVSim(n=he.n, p=he.p, noise_model=he.noise_model)
             sim.keygen(k.rotation_steps())
             want = sim.decrypt(k.evaluate(sim, sim.encrypt(k.pack_input(x)), K))
-            he.keygen(k.rotation_steps())
-            out = k.evaluate(he, he.encrypt(k.pack_input(x)), K)
+            with he.key_scope():  # one layer's Galois keys at a time (memory)
+                he.keygen(k.rotation_steps())
+                out = k.evaluate(he, he.encrypt(k.pack_input(x)), K)
             r = rng.integers(0, he.p, size=out.shape + (he.n,), dtype=np.int64)
             masked = he.sub_plain(out, he.encode(r))
             flooded = he.flood(masked)

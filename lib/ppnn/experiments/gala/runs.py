@@ -153,7 +153,8 @@ def measure_conv(he, dims=CONV_DIMS, groups: int = 1, seed: int = 0,
             run = conv_kernel(m, H, W, ci, k, c_o, he.n)
             full = conv_kernel(m, H, W, c_i, k, c_o, he.n)
             g = min(groups, run.layout.ct_out)
-            r = time_kernel(run, he, K, x, rng, groups=range(g))
+            with he.key_scope():  # one layer's Galois keys at a time (memory)
+                r = time_kernel(run, he, K, x, rng, groups=range(g))
             counts = costs.count_kernel(full)
             whole = g == full.layout.ct_out and ci == c_i
             if whole:

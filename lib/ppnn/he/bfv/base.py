@@ -245,6 +245,26 @@ class PackedBackend:
             self._steps.update(new)
         return new
 
+    @contextlib.contextmanager
+    def key_scope(self):
+        """Rotation keys created inside are dropped on exit (the earlier set comes back).
+
+        For experiments that run many independent layers on one backend: keys accumulate
+        otherwise, and on real SEAL at N = 8192 each Galois key is ~1.5 MB -- a sweep over
+        every Table II-VII dimension reached thousands of steps and 10 GB."""
+        saved = (set(self._steps), self._key_state())
+        try:
+            yield self
+        finally:
+            self._steps = saved[0]
+            self._set_key_state(saved[1])
+
+    def _key_state(self):
+        return None
+
+    def _set_key_state(self, state) -> None:
+        pass
+
     def _check_steps(self, steps: np.ndarray) -> None:
         missing = sorted({int(s) for s in np.unique(steps)} - {0} - self._steps)
         if missing:

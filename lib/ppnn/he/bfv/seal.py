@@ -30,6 +30,7 @@ flood with 40 bits, ``N = 8192`` with SEAL's default 174-bit ``q`` can (the cons
 
 from __future__ import annotations
 
+import contextlib
 import math
 import secrets
 
@@ -162,6 +163,12 @@ class SealBFV(PackedBackend):
         gk = sealapi.GaloisKeys()
         self._keygen.create_galois_keys(elts, gk)
         self._gk = gk
+
+    def _key_state(self):
+        return self._gk  # _make_keys builds a new GaloisKeys object, never changes this one
+
+    def _set_key_state(self, state) -> None:
+        self._gk = state
 
     # -- encoding ---------------------------------------------------------------------------
     def _tile(self, v: np.ndarray) -> np.ndarray:
@@ -472,8 +479,9 @@ def calibrate_noise_model(backend: SealBFV, chain: int = 32) -> NoiseModel:
     rng = np.random.default_rng(12345)
     n = backend.n
     saved_ledger, backend.ledger = backend.ledger, None
-    saved_steps, saved_keys = set(backend._steps), backend._gk
-    try:
+    with contextlib.ExitStack() as stack:
+        stack.callback(setattr, backend, "ledger", saved_ledger)
+        stack.enter_context(backend.key_scope())
         backend.keygen([1])
         ct = backend.encrypt(rng.integers(0, backend.p, size=n))
         fresh = float(backend.noise_budget(ct)[()])
@@ -483,9 +491,6 @@ def calibrate_noise_model(backend: SealBFV, chain: int = 32) -> NoiseModel:
         for _ in range(chain):
             r = backend.rotate(r, 1)
         after_rot = float(backend.noise_budget(r)[()])
-    finally:
-        backend.ledger = saved_ledger
-        backend._steps, backend._gk = saved_steps, saved_keys
     eta_mult = 2.0 ** (fresh - after_mult)
     eta_rot = max(0.0, (2.0 ** (fresh - after_rot) - 1.0) / chain)
     return NoiseModel(eta_mult=eta_mult, eta_rot=eta_rot, eta0=1.0, fresh_bits=fresh,
