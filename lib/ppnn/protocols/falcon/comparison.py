@@ -35,23 +35,25 @@ __all__ = ["private_compare", "wrap3_protocol", "drelu", "relu", "bit_inject",
 
 def product_tree(fal: Falcon, factors: RSS, what: str, verify_before_last: bool = False
                  ) -> RSS:
-    """Product over the last axis by a binary tree of multiplications (one round per level).
+    """Product over the first value axis by a binary tree of multiplications (one round per
+    level): factor ``i`` of the first half meets factor ``i + half`` (an odd one out waits for
+    the next level). Each level multiplies two contiguous blocks, so the elements of every
+    comparison stay side by side in memory.
 
     ``verify_before_last``: in the round of the last level, also open the checks of every
     earlier product (malicious; no extra round)."""
     level = 0
-    while factors.shape[-1] > 1:
-        n = factors.shape[-1]
+    while factors.shape[0] > 1:
+        n = factors.shape[0]
         half = n // 2
-        left, right = factors[..., 0:2 * half:2], factors[..., 1:2 * half:2]
-        prod = fal.mul(left, right, f"{what} level {level}",
+        prod = fal.mul(factors[:half], factors[half:2 * half], f"{what} level {level}",
                        verify_pending=verify_before_last and n == 2)
         if n % 2:
-            comps = np.concatenate([prod.components, factors.components[..., n - 1:]], axis=-1)
+            comps = np.concatenate([prod.components, factors.components[:, n - 1:]], axis=1)
             prod = RSS(comps, factors.ring)
         factors = prod
         level += 1
-    return factors[..., 0]
+    return factors[0]
 
 
 def pc_factors(k: int) -> int:
@@ -94,9 +96,12 @@ def private_compare(fal: Falcon, r_bits: RSS, x, beta2: RSS, betap: RSS, m: RSS)
     with fal.protocol("private_compare"):
         n, k = r_bits.shape
         x = np.asarray(x, dtype=np.uint64)
-        t_bits = bits_of(fal.ring, x, dtype=F.dtype)                          # (n, k)
-        T = np.concatenate([np.ones((n, 1), F.dtype), t_bits], axis=1)        # bits of 2x+1
-        S = np.concatenate([np.zeros((3, n, 1), F.dtype), r_bits.components], axis=2)  # 2r
+        # arrays are position-major, (k + 1, n) per component: every step below works on whole
+        # contiguous rows of one bit position
+        t_bits = bits_of(fal.ring, x, dtype=F.dtype).T                        # (k, n)
+        T = np.concatenate([np.ones((1, n), F.dtype), t_bits], axis=0)        # bits of 2x+1
+        S = np.concatenate([np.zeros((3, 1, n), F.dtype),
+                            r_bits.components.transpose(0, 2, 1)], axis=1)    # bits of 2r
         # w = S xor T = S + T - 2 T S: where T = 1 negate S, then add T to component 0.
         # S + T (-S - S) selects -S where T = 1 (exact in the storage dtype's wrap-around)
         w = F.neg(S) - S
@@ -108,14 +113,14 @@ def private_compare(fal: Falcon, r_bits: RSS, x, beta2: RSS, betap: RSS, m: RSS)
         suffix = np.zeros_like(S)
         acc = np.zeros((3, n), dtype=F.wide)
         for i in range(k - 1, -1, -1):
-            acc += w[:, :, i + 1]
-            suffix[:, :, i] = F.mod(acc.copy())
+            acc += w[:, i + 1]
+            suffix[:, i] = F.mod(acc.copy())
         sign = betap.mul_public(F.reduce(-2)).add_public(1)                    # 1 - 2 beta
         s_minus_t = S.copy()
         s_minus_t[0] = F.sub(S[0], T)
-        u = fal.mul(sign.reshape(n, 1), RSS(s_minus_t, F), "pc step 5: u = (-1)^beta (S - T)")
+        u = fal.mul(sign.reshape(1, n), RSS(s_minus_t, F), "pc step 5: u = (-1)^beta (S - T)")
         c = RSS(F.add(u.components, suffix), F).add_public(1)
-        factors = RSS(np.concatenate([c.components, m.components[..., None]], axis=-1), F)
+        factors = RSS(np.concatenate([c.components, m.components[:, None, :]], axis=1), F)
         d_sh = product_tree(fal, factors, "pc step 9: m * prod c",
                             verify_before_last=fal.VERIFY_BEFORE_OPEN)
         with fal.ledger.round():  # d, and the check of the tree's last level
