@@ -98,6 +98,46 @@ def test_private_gradients_match_float_backprop(name):
             assert np.abs(ours - r[k]).max() <= 0.05 * scale, (name, k)
 
 
+def test_training_does_not_compute_or_send_the_error_of_the_input_image():
+    """Network-A starts with Flatten: back-propagation stops at its first Dense layer, whose
+    input error (delta W^T, the gradient with respect to the image) no parameter needs. Before
+    this was fixed the iteration computed, truncated and sent it (15% of its online bits)."""
+    from ppnn.protocols.falcon.costs import network_cost
+
+    net = zoo.get("falcon_network_a")
+    x = np.random.default_rng(4).uniform(0, 1, (8, *net.input_shape))
+    fal = Falcon(np.random.default_rng(0))
+    model = share_model(fal, net, _params(net))
+    out, caches = secure_forward(fal, model, fal.share_fixed(x), train=True)
+    grads = secure_backward(fal, model, caches, output_delta(fal, out, np.arange(8) % 10, 10))
+    first = net.layer_names[1]
+    assert not [m for m in fal.ledger.messages if m.what.startswith(f"{first}: dx")
+                or m.what.startswith(f"truncate: {first}: dx")]
+    assert [m for m in fal.ledger.messages if m.what.startswith(f"{first}: dW")]
+    assert set(grads[1]) == {"W", "b"} and grads[0] == {}
+    rows = dict(network_cost(net, 8, train=True, per_layer=True))
+    assert f"{net.layer_names[0]}_backward" not in rows  # the Flatten below it is not visited
+    # the closed form agrees with the run (forward, then backward down to the first Dense; a
+    # batch of 8 needs no pre-scaling of the output error)
+    total = network_cost(net, 8, train=True)
+    assert total.bits == fal.ledger.total_bits("online")
+    assert total.rounds == fal.ledger.rounds("online")
+
+
+def test_plaintext_backprop_stops_at_the_first_layer_with_parameters():
+    net = zoo.get("falcon_network_a")
+    params = _params(net)
+    x = np.random.default_rng(1).uniform(0, 1, (4, *net.input_shape))
+    y, c = forward_train(net.layers, [dict(p) for p in params], x)
+    dx, grads = backward(net.layers, params, c, y)
+    assert grads[0] == {} and set(grads[1]) == {"W", "b"}
+    dx_full, grads_full = backward(net.layers, params, c, y, need_dx=True)
+    assert dx_full.shape == x.shape
+    for g, h in zip(grads[1:], grads_full[1:]):
+        for k in g:
+            np.testing.assert_array_equal(g[k], h[k])
+
+
 def test_training_step_lowers_the_loss_like_float_sgd():
     from ppnn import data
 

@@ -23,9 +23,19 @@ from .layers import (
     Square,
 )
 
-__all__ = ["forward_train", "backward", "softmax_cross_entropy", "TRAINABLE"]
+__all__ = ["forward_train", "backward", "softmax_cross_entropy", "TRAINABLE", "first_trainable"]
 
 TRAINABLE = ("W", "b", "gamma", "beta")
+
+
+def first_trainable(layers) -> int:
+    """Index of the first layer with parameters (``len(layers)`` if none). Back-propagation
+    stops there: no parameter below it needs the error, so the error with respect to that
+    layer's input (e.g. the image, under a leading ``Flatten``) is never computed."""
+    for i, layer in enumerate(layers):
+        if isinstance(layer, Dense | Conv2d | BatchNorm | Residual):
+            return i
+    return len(layers)
 
 
 def _fwd(layer: Layer, p: dict, x: np.ndarray, momentum: float):
@@ -112,9 +122,13 @@ def _bwd(layer: Layer, p: dict, cache, dy: np.ndarray, need_dx: bool):
 def backward(layers, params, caches, dy, need_dx: bool = False):
     """Backward over a layer sequence; returns ``(dx, grads)`` (``dx`` None unless asked)."""
     grads: list = [None] * len(layers)
+    stop = 0 if need_dx else first_trainable(layers)
     for i in range(len(layers) - 1, -1, -1):
         layer, p = layers[i], params[i]
-        last = i == 0 and not need_dx
+        if i < stop:  # below the first parameter: nothing left to learn
+            grads[i] = {}
+            continue
+        last = i == stop and not need_dx
         if isinstance(layer, Residual):
             cb, cs = caches[i]
             dxb, gb = backward(layer.body, p["body"], cb, dy, need_dx=True)

@@ -330,7 +330,8 @@ def network_cost(net, batch: int = 1, ell=32, p=37, mal=False, train=False,
     """Online rounds and bits of private inference (or one training iteration) of ``net``.
 
     Training = forward in training mode + the loss (one truncation of the output error when
-    ``batch > 8``) + backward through every layer; the SGD update is local."""
+    ``batch > 8``) + backward down to the first layer with parameters (the error of its input
+    is not computed); the SGD update is local."""
     shapes = net.shapes()
     rows = []
     for i, (name, layer) in enumerate(zip(net.layer_names, net.layers)):
@@ -341,9 +342,12 @@ def network_cost(net, batch: int = 1, ell=32, p=37, mal=False, train=False,
             n_out *= d
         if batch > 8:
             rows.append(("loss", _open(n_out, ell, mal)))
-        for i in reversed(range(len(net.layers))):
+        from ppnn.nn.backprop import first_trainable
+
+        first = first_trainable(net.layers)  # back-propagation stops at the first parameter
+        for i in reversed(range(first, len(net.layers))):
             rows.append((f"{net.layer_names[i]}_backward",
-                         layer_backward_cost(net.layers[i], shapes[i], batch, i == 0, ell,
+                         layer_backward_cost(net.layers[i], shapes[i], batch, i == first, ell,
                                              mal)))
     if per_layer:
         return rows

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ppnn.nn import BatchNorm, Conv2d, Dense, Flatten, MaxPool, MeanPool, Network, ReLU, ops
+from ppnn.nn.backprop import first_trainable
 
 from .comparison import relu
 from .numeric import batchnorm_backward, batchnorm_forward
@@ -299,16 +300,19 @@ def _layer_backward(fal: Falcon, name: str, layer, q: dict, cache, delta: RSS, n
 
 def secure_backward(fal: Falcon, model: SecureModel, caches: list, delta: RSS,
                     extra_shift: int = 0) -> list[dict[str, RSS]]:
-    """Back-propagate ``delta`` through every layer; returns the parameter gradients.
+    """Back-propagate ``delta`` down to the first layer with parameters (the error of that
+    layer's input -- the image, for a network that starts with ``Flatten`` -- is never needed,
+    so it is neither computed nor sent); returns the parameter gradients.
 
     Weight gradients are truncated by ``frac_bits + extra_shift`` (the learning rate folded in).
     """
     net = model.net
     grads: list[dict[str, RSS]] = [{} for _ in net.layers]
-    for i in reversed(range(len(net.layers))):
+    first = first_trainable(net.layers)  # below it no parameter needs the error
+    for i in reversed(range(first, len(net.layers))):
         layer, q, cache, name = net.layers[i], model.params[i], caches[i], net.layer_names[i]
         with fal.protocol(f"{name}_backward"):
-            delta, grads[i] = _layer_backward(fal, name, layer, q, cache, delta, i > 0,
+            delta, grads[i] = _layer_backward(fal, name, layer, q, cache, delta, i > first,
                                               extra_shift)
     return grads
 
