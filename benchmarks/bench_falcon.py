@@ -23,7 +23,10 @@ Run::
 ``--baseline REV`` checks out ``REV`` in a temporary git worktree and runs every case with this
 checkout's library and with ``REV``'s, alternating the two (A B B A ...) so that both see the
 same machine load; it prints each case's best-of-``repeats`` seconds on both sides, the
-speed-up (``REV`` seconds / ours) and whether bits and rounds are identical, and writes
+speed-up (``REV`` seconds / ours), both sides' online megabytes and rounds and whether bits
+and rounds are identical (they differ where the protocol itself changed in between: since
+6d1f59b a training iteration of Network-A no longer sends the error of the input image), and
+writes
 ``figures/falcon/bench_falcon_vs_<REV>.csv``. Without it, writes
 ``figures/falcon/bench_falcon_timings.csv``.
 
@@ -178,8 +181,9 @@ def compare(rev: str, cases: list[str], quick: bool, seed: int, repeats: int):
             same = all(o[k] == b[k] for k in ("online_bits", "rounds", "offline_bits"))
             rows.append({"case": case, "mode": o["mode"], "ours_s": o["seconds"],
                          f"{rev}_s": b["seconds"], "speedup_x": b["seconds"] / o["seconds"],
-                         "online_MB": o["online_bits"] / 8e6, "rounds": o["rounds"],
-                         "bits_and_rounds_identical": same})
+                         "online_MB": o["online_bits"] / 8e6,
+                         f"{rev}_online_MB": b["online_bits"] / 8e6, "rounds": o["rounds"],
+                         f"{rev}_rounds": b["rounds"], "bits_and_rounds_identical": same})
             print(f"{case:10s} ours {o['seconds']:8.3f} s  {rev} {b['seconds']:8.3f} s  "
                   f"speed-up {b['seconds'] / o['seconds']:5.2f}x  identical ledger: {same}",
                   flush=True)
