@@ -78,8 +78,8 @@ OUTPUTS = paths.notebook_outputs(QUICK)  # build/quick|full/figures unless the p
 print("this run writes its tables and figures to", OUTPUTS)
 
 N_TEST = {"falcon_network_a": 16, "falcon_network_b": 16, "falcon_network_c": 4,
-          "falcon_lenet": 4} if QUICK else {"falcon_network_a": 1000, "falcon_network_b": 500,
-                                            "falcon_network_c": 100, "falcon_lenet": 100}
+          "falcon_lenet": 4} if QUICK else {"falcon_network_a": 2000, "falcon_network_b": 2000,
+                                            "falcon_network_c": 2000, "falcon_lenet": 2000}
 TRAIN_ITERS = 3 if QUICK else 100
 TRAIN_ITERS_CONV = 2 if QUICK else 20
 TAMPER_LIMIT = 6 if QUICK else None  # scenarios per protocol (None: all of them)
