@@ -77,7 +77,7 @@ def test_layer_times_are_measured_where_a_configuration_ran_else_projected(model
 def test_a_run_that_disagrees_with_the_integer_model_raises(models, keys, images):
     bad = dict(models)
     m = models["exp1_hybrid"]
-    wrong = SwannModel(m.net, m.params, "hybrid", FixedPointPlan(), np.zeros((2, 1, 6, 6)))
+    wrong = SwannModel(m.net, m.params, "hybrid", FixedPointPlan(), np.ones((2, 1, 6, 6)))
     wrong.forward_int = lambda x: np.full(3, 10**9, dtype=object)  # an oracle that is off
     bad["exp1_hybrid"] = wrong
     with pytest.raises(AssertionError, match="differ from the integer model"):

@@ -149,17 +149,35 @@ def test_int64_and_float_evaluation_modes(kind, setting):
     assert np.allclose(approx, exact.astype(float), rtol=1e-9)
 
 
+@pytest.mark.parametrize("simulated", [False, True], ids=["real-paillier", "simulated"])
 @pytest.mark.parametrize("setting", ["phe", "hybrid"])
-def test_an_input_outside_the_calibrated_range_raises_instead_of_overflowing(keys, setting):
-    """Calibrated on images in [0, 1); an image 10^6 x brighter makes the first activation
-    exceed ℓ bits: the (simulated) protocol refuses to mask it rather than let a packed slot
-    overflow into its neighbour."""
+def test_an_input_outside_the_calibrated_range_raises_instead_of_overflowing(keys, setting,
+                                                                           simulated):
+    """Calibrated on images in [0, 1); an image 10^6 x brighter would make the first
+    activation exceed ℓ bits. On a real key nobody can see that under encryption, so the
+    client refuses such an input before it encrypts it (on either backend); nothing is sent."""
     kind = "square" if setting == "phe" else "relu"
     model, rng = _model(kind, setting, seed=4)
     x = rng.random((1, 1, 6, 6))
     ok = run_inference(model, x, "client-server", True, keys, np.random.default_rng(1),
-                       simulated=True)
+                       simulated=simulated)
     assert (ok.logits[0] == model.forward_int(model.encode(x[0]))).all()
+    with pytest.raises(ValueError, match="input outside the calibrated range"):
+        run_inference(model, 1e6 * x, "client-server", True, keys,
+                      np.random.default_rng(1), simulated=simulated)
+    # within the margin (2^margin_bits x the calibration maximum) is accepted
+    model.check_input(model.encode(1.5 * x[0]))
+
+
+@pytest.mark.parametrize("setting", ["phe", "hybrid"])
+def test_the_simulator_also_checks_every_activation_against_its_width(keys, setting):
+    """Without the client's input check (an uncalibrated input contract), the simulated
+    backend -- which holds the plaintexts -- still refuses to mask an activation that does not
+    fit ℓ rather than let a packed slot overflow into its neighbour."""
+    kind = "square" if setting == "phe" else "relu"
+    model, rng = _model(kind, setting, seed=4)
+    x = rng.random((1, 1, 6, 6))
+    model.input_bound = None
     with pytest.raises(ValueError, match="outside ℓ = .* signed bits"):
         run_inference(model, 1e6 * x, "client-server", True, keys,
                       np.random.default_rng(1), simulated=True)

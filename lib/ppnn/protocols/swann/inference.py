@@ -205,7 +205,9 @@ def run_inference(model: SwannModel, images, scenario: str = "client-server",
     for i, img in enumerate(images):
         roles = _roles(scenario, keys, i)
         with ledger.label("input"):
-            c = be.encrypt(model.encode(img).ravel(), "client")
+            x_int = model.encode(img)
+            model.check_input(x_int)  # the client's own check, on any backend
+            c = be.encrypt(x_int.ravel(), "client")
             ledger.send("client", roles.evaluator, c.bits(), "[image]")
         tpc = TwoPC(ledger, (roles.helper, roles.evaluator), rng, ot, timings)
         pipes.append([roles, tpc, c])

@@ -132,6 +132,8 @@ class SwannModel:
         self.net, self.setting, self.params = net, setting, params
         self.plan = plan or FixedPointPlan()
         self.steps = self._build(net, params, {})
+        #: the client's input contract: largest |encoded pixel| allowed (None: uncalibrated)
+        self.input_bound: int | None = None
         if calibration is not None:
             self.calibrate(calibration)
 
@@ -224,6 +226,9 @@ class SwannModel:
         Activations are sized in order: a wider ``ℓ`` can change the truncations and hence
         the scales of every later layer, so the plan is rebuilt after each one."""
         x_int = self.encode(x)
+        # the widths below hold for inputs like these: the client refuses larger ones
+        top = int(np.max(np.abs(x_int))) if x_int.size else 0
+        self.input_bound = max(top, 1) << self.plan.margin_bits
         ells: dict[str, int] = {}
         n_act = sum(s.kind == "act" for s in self.steps)
         for _ in range(n_act + 1):
@@ -266,6 +271,24 @@ class SwannModel:
         if not np.all(np.isfinite(x)):
             raise ValueError("images contain NaN or infinity")
         return integer.to_fixed(x, self.plan.f_in)
+
+    def check_input(self, x_int) -> None:
+        """The client's check before it encrypts: every encoded pixel within the calibrated
+        input range (the largest calibration magnitude x ``2^margin_bits``, as for every
+        activation). Each ``ℓ`` was sized for such inputs; a larger one could push an
+        activation past ``ℓ`` bits, where -- under real encryption, which nobody can inspect --
+        the masked value would no longer hide it statistically and its share would wrap.
+        Raises ValueError naming the range; no-op for an uncalibrated model."""
+        if self.input_bound is None:
+            return
+        x = np.asarray(x_int)
+        top = int(np.max(np.abs(x))) if x.size else 0
+        if top > self.input_bound:
+            raise ValueError(
+                f"input outside the calibrated range: |pixel| up to {top / 2**self.plan.f_in:g} "
+                f"(encoded {top}), allowed <= {self.input_bound / 2**self.plan.f_in:g} (encoded "
+                f"{self.input_bound} = calibration maximum x 2^{self.plan.margin_bits}); the "
+                "client refuses to encrypt it: recalibrate on such inputs or raise margin_bits")
 
     def forward_int(self, x_int, check: bool = True, return_steps: bool = False,
                     exact: bool | str = True):

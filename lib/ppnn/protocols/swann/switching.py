@@ -182,16 +182,21 @@ def _mask_and_send(be: Paillier, x: CipherArray, r_off, roles: Roles, masking: M
     """Server side of Protocols 1 and 2: ``[x + 2^{ℓ−1} + r]``, packed or not, sent.
 
     The masks hide ``x`` statistically and the packed slots do not overflow only while ``x``
-    fits ``ℓ`` signed bits. No party can check that under encryption; the simulated backend
-    holds the plaintexts, so there the contract is enforced (``Masking.check`` raises,
-    naming the range), instead of a slot silently overflowing into its neighbour."""
+    fits ``ℓ`` signed bits. No party can check that under encryption: on a real key the client
+    refuses inputs outside the calibrated range before it encrypts
+    (:meth:`SwannModel.check_input`), which is what the widths ``ℓ`` were sized for; the
+    simulated backend holds the plaintexts, so there every activation is checked too
+    (``Masking.check`` raises, naming the range) instead of a slot silently overflowing into
+    its neighbour. The packed value ``x + 2^{ℓ-1} + r < 2^ℓ + 2^{ℓ+κ}`` has ``ℓ + κ + 1``
+    bits, which :meth:`Paillier.pack` checks against the layout's slot."""
     ev = roles.evaluator
     if be.simulated:
         masking.check(decode_int(x.data, be.pk))
     if pack:
         layout = be.layout(masking.slot_bits)
         masked = be.add_plain(x, r_off, ev)
-        sent = be.rerandomize(be.pack(masked, layout, masking.slot_bits, ev), ev)
+        value_bits = max(masking.ell, masking.mask_bits) + 1  # bits of x + offset + r
+        sent = be.rerandomize(be.pack(masked, layout, value_bits, ev), ev)
     else:
         layout = None
         sent = be.add(x, be.encrypt(r_off, ev), ev)  # [x]·[r] with a fresh encryption of r
