@@ -45,8 +45,11 @@ __all__ = ["load_paper", "compare", "save", "build_report", "save_errata", "STAT
            "reproduced_frame", "status_counts", "paper_choice", "paper_row_of", "PAPER_CHOICE"]
 
 STATUSES = ("exact", "within tolerance", "differs", "definition differs", "verified",
-            "machine-dependent", "quoted", "input", "not reproducible here", "ours only",
-            "paper value missing", "paper value garbled")
+            "machine-dependent", "claim holds", "claim fails", "too close to call", "quoted",
+            "input", "not reproducible here", "ours only", "paper value missing",
+            "paper value garbled")
+#: statuses of a claim row (see :func:`_claim`)
+CLAIM_STATUSES = ("claim holds", "claim fails", "too close to call")
 #: statuses that judge a value against the paper's (a definition mismatch overrides them)
 JUDGED = ("exact", "within tolerance", "differs", "verified")
 #: a paper cell whose note starts with this is unreadable in this copy of the paper
@@ -93,18 +96,69 @@ def _is_accuracy(metric: str, unit) -> bool:
     return _base_unit(unit) == "%" and "acc" in m and "tolerance" not in m
 
 
-#: units of values derived from timings measured here (speed-ups, shares of the run time)
-TIMING_RATIO_UNITS = {"x", "%"}
+#: a percentage is a share of the run time when its metric says so (a relative error or an
+#: accuracy in % is deterministic for a seed)
+TIME_SHARE = re.compile(r"pct|share|time|latency|fraction")
 
 
 def _timing_derived(kind: str, unit, metric: str = "") -> bool:
     """A value computed from wall-clock times measured on this machine: an absolute time, or
-    a speed-up / share of time measured or projected from measured unit costs. Accuracies
-    (``%`` with ``acc`` in the metric) are not timings."""
+    a speed-up (``x``) / share of the run time (``%`` with pct/share/time in the metric)
+    measured or projected from measured unit costs. Accuracies and relative errors are not
+    timings."""
     if kind not in ("measured", "projected"):
         return False
     base = _base_unit(unit)
-    return base in TIME_UNITS or (base in TIMING_RATIO_UNITS and not _is_accuracy(metric, unit))
+    if base in TIME_UNITS or base == "x":
+        return True
+    return base == "%" and not _is_accuracy(metric, unit) and bool(
+        TIME_SHARE.search(str(metric).lower()))
+
+
+#: a speed-up the paper prints is also a claim about who wins; ours is "about as fast" inside
+#: this zone around parity (what a loaded machine cannot tell apart)
+CLAIM_PARITY = (0.8, 1.25)
+#: a share of the run time the paper prints is a claim that the part dominates (> 50 %) or
+#: not; ours is too close to call inside this zone
+CLAIM_MAJORITY = (45.0, 55.0)
+
+
+def _claim(metric: str, unit, paper_s: str, ours) -> tuple[str, str, str] | None:
+    """The relative claim behind a timing-derived cell: ``(paper's claim, ours, status)``.
+
+    A speed-up ``P`` says the method is faster (``P > 1``), about as fast (``P = 1``) or slower
+    (``P < 1``) than the baseline; ours ``R`` is faster above ``CLAIM_PARITY[1]``, slower below
+    ``CLAIM_PARITY[0]`` and about as fast in between. A share of the run time ``P`` says the
+    part takes most of the time (``P > 50``) or not. The status is ``claim holds`` /
+    ``claim fails``, or ``too close to call`` when ours lies in the zone of doubt and the claim
+    is a direction. Because both sides of a speed-up are measured (or projected) in the same
+    run, machine load moves them together: the direction survives where the magnitude does
+    not. None for other cells."""
+    p, o = _to_float(paper_s), _to_float(ours)
+    if math.isnan(p) or math.isnan(o):
+        return None
+    base, m = _base_unit(unit), str(metric).lower()
+    if base == "x" and "speedup" in m:
+        lo, hi = CLAIM_PARITY
+        said = "faster" if p > 1 else "slower" if p < 1 else "about as fast"
+        got = "faster" if o >= hi else "slower" if o <= lo else "about as fast"
+        paper = f"{said} ({paper_s.strip()}x)"
+        mine = f"{got} ({o:.3g}x)"
+    elif base == "%" and TIME_SHARE.search(m) and not _is_accuracy(metric, unit):
+        lo, hi = CLAIM_MAJORITY
+        said = "most of the time" if p > 50 else "less than half" if p < 50 else "half"
+        got = "most of the time" if o >= hi else "less than half" if o <= lo else "half"
+        paper = f"{said} ({paper_s.strip()}%)"
+        mine = f"{got} ({o:.3g}%)"
+    else:
+        return None
+    if got == said:
+        status = "claim holds"
+    elif said in ("about as fast", "half") or got not in ("about as fast", "half"):
+        status = "claim fails"
+    else:
+        status = "too close to call"
+    return paper, mine, status
 
 
 def _final_status(status: str, kind: str, unit, check, metric: str = "") -> str:
@@ -314,16 +368,31 @@ def compare(paper: str, table: str, reproduced: pd.DataFrame, rtol: float = 0.05
                 "ratio": ratio, "kind": o.kind if o is not None else "", "status": status,
                 "reason": reason}
 
+    def claim_row(r, j: dict) -> dict | None:
+        """The paper's relative claim behind a machine-dependent speed-up or time share."""
+        if j["status"] != "machine-dependent":
+            return None
+        c = _claim(r.metric, r.unit, r.value, j["ours"])
+        if c is None:
+            return None
+        said, got, status = c
+        return {"table": r.table, "row": j["row"], "metric": f"{r.metric} (claim)",
+                "unit": "", "paper": said, "ours": got, "ratio": math.nan, "kind": j["kind"],
+                "status": status,
+                "reason": "the paper's value read as a claim about which side wins; ours from "
+                          "the row above (both sides measured or projected in one run)"}
+
     out = []
     for r in ref.itertuples(index=False):
         mine = judged(r, ours_by.get((r.row, r.metric)))
+        claim = claim_row(r, mine)
         alts = [judged(r, ours_by[k]) for k in choices.get((r.row, r.metric), [])]
         for alt in alts:
             what = alt["row"].split(PAPER_CHOICE, 1)[1]
             mine["reason"] = "; ".join(x for x in (mine["reason"], (
                 f"with the paper's choice ({what}): {_fmt(alt['ours'])}, {alt['status']} "
                 "(next row)")) if x)
-        out += [mine, *alts]
+        out += [mine, *([claim] if claim else []), *alts]
     for key in sorted(unknown, key=str) if keep_extra else []:
         o = ours_by[key]
         out.append({"table": ref["table"].iloc[0] if len(ref) else table, "row": o.row,
@@ -418,6 +487,15 @@ STATUS_LEGEND = [
     "from unit costs measured here): the ratio is shown, no pass/fail -- such values move with "
     "the machine's load, so two runs could disagree on any status given to them. Every other "
     "row is deterministic for a seed: two runs give identical statuses.",
+    "- **claim holds** / **claim fails** / **too close to call**: the relative claim behind a "
+    "speed-up or a share of the run time the paper prints (its rows have metric '... (claim)', "
+    "right below the machine-dependent value): a speed-up P says the method is faster (P > 1), "
+    "about as fast (P = 1) or slower (P < 1) than the baseline; ours counts as faster at "
+    f">= {CLAIM_PARITY[1]}x, slower at <= {CLAIM_PARITY[0]}x, about as fast in between (too "
+    "close to call when the paper claims a direction). A share of time P claims the part takes "
+    f"most of the time (P > 50 %); ours is too close to call between {CLAIM_MAJORITY[0]:g} and "
+    f"{CLAIM_MAJORITY[1]:g} %. Both sides of a speed-up are measured in one run, so load moves "
+    "them together: the direction is stable where the magnitude is not.",
     "- **quoted** / **input**: a value quoted from a publication, or a setting chosen to match "
     "the paper: context, not a reproduced value.",
     "- **definition differs**: ours and the paper's measure the same quantity by different "
@@ -440,9 +518,11 @@ def status_counts(rows: pd.DataFrame) -> dict:
     summary line of a paper in REPORT.md and the README)."""
     counts = rows["status"].value_counts()
     n_md = int(counts.get("machine-dependent", 0))
+    n_claim = int(sum(counts.get(s, 0) for s in CLAIM_STATUSES))
     n_choice = int(rows["row"].astype(str).str.contains(PAPER_CHOICE, regex=False).sum())
-    return {"rows": len(rows), "deterministic rows": len(rows) - n_md,
-            "machine-dependent rows": n_md, "paper's choice rows": n_choice,
+    return {"rows": len(rows), "deterministic rows": len(rows) - n_md - n_claim,
+            "machine-dependent rows": n_md, "claim rows": n_claim,
+            "paper's choice rows": n_choice,
             **{s: int(counts.get(s, 0)) for s in STATUSES if s != "machine-dependent"}}
 
 
