@@ -490,6 +490,7 @@ t6 = show("table6", tables.table6_values(big, per_bit_s, lat), "Table 6: ImageNe
 t7 = show("table7", tables.table7_values(), "Table 7: Penn Treebank")
 sq = ex.square_activation_accuracy(quick=QUICK, seed=SEED, n_test=N_TEST)
 f1 = show("fig1", tables.fig1_values(sq), "Fig. 1 / §2: cost of square activations (MNIST)")
+f4 = show("fig4", tables.fig4_values(), "Fig. 4 / §5.4: depth of the ReLU-LSTM's products")
 
 # %%
 paths.atomic_write(paths.results_dir("she") / "she_timings.csv",

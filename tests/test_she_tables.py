@@ -164,3 +164,19 @@ def test_longer_training_note_reads_the_benchmark(tmp_path, monkeypatch):
     note = she_paper.longer_training_note("SHE")
     assert "30 epochs" in note and "98.82%" in note and "0.72 points" in note
     assert she_paper.longer_training_note("DSHE") == ""  # no DSHE row in this file
+
+
+def test_fig4_lstm_arithmetic_is_checked_and_the_lstm_depths_are_named_as_not_computed():
+    from ppnn import report
+    from ppnn.experiments.she import paper
+
+    out = report.compare("she", "fig4", paper.fig4_values()).set_index(["row", "metric"])
+    assert out.loc[("LSTM; TCN H_{t-1} x X_t over 25 time steps", "md_total"),
+                   "status"] == "verified"
+    assert float(out.loc[("LSTM; TCN H_{t-1} x X_t over 25 time steps", "md_total"),
+                         "ours"]) == 117.5
+    assert out.loc[("LSTM; TCN over 25 time steps vs the 32K LTFHE MD budget",
+                    "exceeds_md_budget"), "status"] == "verified"
+    lstm = out[out.index.get_level_values("metric") == "md"]
+    assert (lstm["status"] == "not reproducible here").all()
+    assert lstm["reason"].str.contains("not in our layer set").all()

@@ -19,7 +19,7 @@ from ..records import in_paper_units, unit_scale
 __all__ = ["unit_scale", "frame", "OTHER_SCHEMES", "LIL_REASON", "DEPTH_DEFINITION",
            "table2_values", "table2_dshe_values", "per_layer_md", "table4_values", "zoo_costs",
            "table5_values", "table6_values", "table7_values", "paper_msize_bytes",
-           "batchnorm_products", "MSIZE_CHOICE", "BN_CHOICE", "fig1_values"]
+           "batchnorm_products", "MSIZE_CHOICE", "BN_CHOICE", "fig1_values", "fig4_values"]
 
 #: schemes of Tables 4-5 that are not TFHE gate circuits (or not ours)
 OTHER_SCHEMES = {
@@ -410,3 +410,29 @@ def fig1_values(acc: dict) -> pd.DataFrame:
                                    "are other cryptosystems, not implemented here: no latency "
                                    "per layer to take a share of")
     return frame("fig1", v)
+
+
+def fig4_values() -> pd.DataFrame:
+    """§5.4 / Fig. 4 (ReLU-LSTM on Penn Treebank): the arithmetic of the text is checked --
+    the per-step depth of TCN's H_{t-1} x X_t times the 25 time steps gives the printed total,
+    and that total exceeds the 32K budget the text names; the per-step depths themselves need
+    the ReLU-LSTM, which is not in our layer set (see Table 7)."""
+    ref = report.load_paper("she", "fig4").set_index(["row", "metric"])
+    step = float(ref.loc[("LSTM; TCN H_{t-1} x X_t per time step", "md"), "value"])
+    steps, budget_k = 25, 32.0  # §5.4: 'each LSTM layer repeats for 25 timesteps'; '32K'
+    total = step * steps
+    printed = float(ref.loc[("LSTM; TCN H_{t-1} x X_t over 25 time steps", "md_total"),
+                            "value"])
+    lstm = ("the ReLU-LSTM is not in our layer set (she.txt gives only '1 300-unit layer, 25 "
+            "time steps'); not computed")
+    rows = [
+        ("LSTM; TCN H_{t-1} x X_t per time step", "md", None, "counted", lstm, None),
+        ("LSTM; TCN H_{t-1} x X_t over 25 time steps", "md_total", total, "formula",
+         f"the text's own arithmetic: {step:g}K x {steps} time steps = {total:g}K",
+         abs(total - printed) < 1e-9),
+        ("LSTM; TCN over 25 time steps vs the 32K LTFHE MD budget", "exceeds_md_budget",
+         "yes" if total > budget_k else "no", "formula",
+         f"{total:g}K {'>' if total > budget_k else '<='} {budget_k:g}K", total > budget_k),
+        ("LSTM; SHE H_{t-1} x X_t per time step", "md", None, "counted", lstm, None),
+    ]
+    return pd.DataFrame(rows, columns=["row", "metric", "value", "kind", "note", "check"])
