@@ -40,11 +40,14 @@ def family_row(r: FamilyResult, w: Workload, networks=(LAN, WAN)) -> dict:
     acc = float((r.predictions == w.y_acc).mean())
     two = " (the ledger of one run covers two images, one per server; per image = / 2)" \
         if per > 1 else ""
+    ops = {k: n / per for k, n in sorted(led.op_counts("online").items()) if n}
+    ops_note = ("; operations per inference (counted, online): " + ", ".join(
+        f"{k} {v:,.0f}" for k, v in ops.items())) if ops else ""
     provenance = (f"communication and rounds: counted ({r.comm_note}){two}; compute: "
                   f"{r.compute_kind} ({r.compute_note}); LAN/WAN: projected (shared time "
                   f"model + compute); accuracy: measured on {len(w.y_acc)} "
                   f"{_DATASETS[w.dataset]} test images ({r.accuracy_note}); storage: "
-                  f"{r.storage_note}")
+                  f"{r.storage_note}{ops_note}")
     return {"family": s.name, "key": s.key, "paper": s.paper, "parties": ", ".join(s.parties),
             "threat_model": s.threat_model,
             "online_MB": led.total_bytes("online") / MB / per,
