@@ -9,6 +9,8 @@ cryptosystems: CryptoNets' YASHE, BFV, HEAAN, DiNN ...) get no value and a reaso
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -228,6 +230,21 @@ def longer_training_note(row: str) -> str:
             f"{MNIST_NETS[row]}, are an assumption)")
 
 
+def accuracy_gap_note(row: str, m) -> str:
+    """Where the points between the paper's accuracy and our integer model go: the float
+    model, the quantized weights (float activations) and the 5-bit inputs and activations."""
+    paper = float(report.load_paper("she", "table4").set_index(["row", "metric"]).loc[
+        (row, "accuracy"), "value"])
+    fl, wq, it = (100 * m.float_accuracy, 100 * m.weights_only_accuracy, 100 * m.accuracy)
+    if any(math.isnan(v) for v in (fl, wq, it)):
+        return ""
+    weights = "power-of-two" if m.scheme == "she" else "uniform"
+    return (f"; of the {paper - it:.2f} points below the paper, {paper - fl:.2f} are the "
+            f"float model's, {fl - wq:.2f} the 5-bit {weights} weights after fine-tuning "
+            f"({wq:.2f}% with float activations) and {wq - it:.2f} the 5-bit inputs and "
+            "activations of the integer model")
+
+
 def table4_values(runs: dict, suite: dict, edl: dict, lat: dict, per_gate_s: float,
                   n_sim: int) -> pd.DataFrame:
     """Table 4 (MNIST) from the simulated runs, the model suite and the measured timings."""
@@ -279,6 +296,7 @@ def table4_values(runs: dict, suite: dict, edl: dict, lat: dict, per_gate_s: flo
                                 f"integer model on {suite[row].n_test} MNIST test images "
                                 f"(float {100 * suite[row].float_accuracy:.2f}%); "
                                 f"encrypted circuit checked equal on {n_sim} images"
+                                + accuracy_gap_note(row, suite[row])
                                 + longer_training_note(row))
     for row in ("CNT", "GHE"):
         for m, c in _cryptonets_counts().items():

@@ -35,6 +35,9 @@ class MnistModel:
     float_accuracy: float
     n_test: int
     info: dict = field(default_factory=dict)
+    #: the fine-tuned network with its quantized weights but float activations and inputs:
+    #: separates what the weights cost from what the 5-bit activations cost
+    weights_only_accuracy: float = float("nan")
 
 
 def mnist_suite(quick: bool = True, seed: int = 0, n_test: int | None = None,
@@ -52,8 +55,9 @@ def mnist_suite(quick: bool = True, seed: int = 0, n_test: int | None = None,
     for key, name, scheme, g in specs:
         fnet, shadow, info = models.trained(name, scheme, quick=quick, seed=seed)
         qn = compile_network(fnet, shadow, x[:n_calib], scheme=scheme, guard_bits=g)
+        wq = nn.accuracy(fnet, models.quantize_weights(shadow, scheme, qn.weight_bits), xt, yt)
         out[key] = MnistModel(name, scheme, qn, qn.accuracy(xt, yt),
-                              info["float_test_accuracy"], len(xt), info)
+                              info["float_test_accuracy"], len(xt), info, wq)
     return out
 
 
