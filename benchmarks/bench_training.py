@@ -29,7 +29,7 @@ import pandas as pd  # noqa: E402
 
 from ppnn import data, nn, paths, report  # noqa: E402
 from ppnn.experiments.she.models import finetune_quantized  # noqa: E402
-from ppnn.protocols.she.quant import compile_network  # noqa: E402
+from ppnn.experiments.she.runs import calibrate_scales  # noqa: E402
 
 #: the Table 4 row of each (network, scheme): the paper's accuracy is read from
 #: data/paper/she_table4.csv
@@ -69,14 +69,15 @@ def run(quick: bool, long_epochs: int, seed: int = 0) -> pd.DataFrame:
                 rng = np.random.default_rng([seed, 0x5E, 5])
                 fnet, shadow, _ = finetune_quantized(net, params, x[:n], y[:n], scheme, 5, 1,
                                                      lr=5e-5, rng=rng)
-                qn = compile_network(fnet, shadow, x[:1000], scheme=scheme, guard_bits=2
-                                     if scheme == "she" else 0)
+                qn, pct, _ = calibrate_scales(fnet, shadow, x[:1000], x[-5000:], y[-5000:],
+                                              scheme, 2 if scheme == "she" else 0)
                 acc = 100 * qn.accuracy(xt[:n_test], yt[:n_test])
                 paper = paper_accuracy(name, scheme)
                 rows.append({"network": name, "scheme": scheme, "schedule": label,
                              "epochs": epochs, "augment_px": augment, "lr_decay": decay,
                              "train_s": round(secs, 1), "float_acc": round(100 * float_acc, 2),
-                             "quantized_acc": round(acc, 2), "paper_acc": paper,
+                             "quantized_acc": round(acc, 2), "scale_percentile": pct,
+                             "paper_acc": paper,
                              "error_ratio": round((100 - acc) / (100 - paper), 2)})
                 print(rows[-1], flush=True)
     return pd.DataFrame(rows)

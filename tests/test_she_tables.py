@@ -93,7 +93,7 @@ class _Run:
 
 class _Model:
     accuracy, float_accuracy, n_test = 0.98, 0.99, 100
-    weights_only_accuracy, scheme = 0.985, "she"
+    weights_only_accuracy, scheme, percentile = 0.985, "she", 99.5
 
 
 def test_table4_papers_choice_rows_and_depth_definition():
@@ -115,6 +115,7 @@ def test_table4_papers_choice_rows_and_depth_definition():
     assert ("of the 1.54 points below the paper, 0.54 are the float model's, 0.50 the 5-bit "
             "power-of-two weights after fine-tuning (98.50% with float activations) and 0.50 "
             "the 5-bit inputs and activations") in why
+    assert "99.5th percentile, chosen on 5,000 training images" in why
     bn = got.loc[(report.paper_choice("SHE", T.BN_CHOICE), "pc_mult")]
     assert bn["ours"] == 945 and bn["status"] == "exact"
     assert got.loc[("SHE", "pc_mult"), "status"] == "differs"  # ours (folded) stays
@@ -167,9 +168,16 @@ def test_longer_training_note_reads_the_benchmark(tmp_path, monkeypatch):
         {"network": "she_mnist", "scheme": "she", "schedule": "longer + shifts", "epochs": 30,
          "augment_px": 2, "float_acc": 99.27, "quantized_acc": 98.82, "paper_acc": 99.54},
     ]).to_csv(tmp_path / "she" / "bench_training.csv", index=False)
+    # measured before the integer model chose its activation scales on validation images:
+    # only the float accuracy is quoted
     note = she_paper.longer_training_note("SHE")
-    assert "30 epochs" in note and "98.82%" in note and "0.72 points" in note
+    assert "30 epochs" in note and "99.27%" in note and "0.27 points" in note
+    assert "98.82" not in note
     assert she_paper.longer_training_note("DSHE") == ""  # no DSHE row in this file
+    df = pd.read_csv(tmp_path / "she" / "bench_training.csv").assign(scale_percentile=99.5)
+    df.to_csv(tmp_path / "she" / "bench_training.csv", index=False)
+    note = she_paper.longer_training_note("SHE")  # with it: the integer model's too
+    assert "98.82%" in note and "0.72 points" in note
 
 
 def test_fig4_lstm_arithmetic_is_checked_and_the_lstm_depths_are_named_as_not_computed():
@@ -186,3 +194,24 @@ def test_fig4_lstm_arithmetic_is_checked_and_the_lstm_depths_are_named_as_not_co
     lstm = out[out.index.get_level_values("metric") == "md"]
     assert (lstm["status"] == "not reproducible here").all()
     assert lstm["reason"].str.contains("not in our layer set").all()
+
+
+def test_activation_scales_are_chosen_on_validation_images_not_the_test_set():
+    import numpy as np
+
+    from ppnn import nn
+    from ppnn.experiments.she.runs import calibrate_scales
+    from ppnn.protocols.she.quant import compile_network
+
+    net = nn.Network("tiny", (1, 6, 6), [nn.Conv2d(2, 3, 1, 1), nn.ReLU(), nn.Flatten(),
+                                         nn.Dense(4), nn.ReLU(), nn.Dense(3)])
+    params = nn.init_params(net, np.random.default_rng(0))
+    g = np.random.default_rng(1)
+    x_cal, x_val = g.random((50, 1, 6, 6)), g.random((80, 1, 6, 6))
+    ref = compile_network(net, params, x_val, "she", guard_bits=2)
+    y_val = ref.predict(x_val)  # labels one percentile fits exactly
+    qn, pct, val = calibrate_scales(net, params, x_cal, x_val, y_val, "she", 2)
+    assert set(val) == {99.99, 99.9, 99.5, 99.0} and val[pct] == max(val.values())
+    same = compile_network(net, params, x_cal, "she", guard_bits=2, percentile=pct)
+    assert [op.sigma_out for op in qn.linear_layers()] == [
+        op.sigma_out for op in same.linear_layers()]

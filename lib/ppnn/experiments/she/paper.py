@@ -222,11 +222,15 @@ def longer_training_note(row: str) -> str:
     if hit.empty:
         return ""
     r = hit.iloc[0]
-    gap = r.paper_acc - r.quantized_acc
+    if "scale_percentile" in df:  # measured with the integer model's current calibration
+        gap = r.paper_acc - r.quantized_acc
+        integer = f" and this integer model {r.quantized_acc:.2f}%, {gap:.2f} points below " \
+                  "the paper"
+    else:
+        integer = f", {r.paper_acc - r.float_acc:.2f} points below the paper"
     return (f"; trained longer ({r.epochs} epochs, {r.augment_px}-px shifts: "
-            f"benchmarks/bench_training.py) the float model reaches {r.float_acc:.2f}% and "
-            f"this integer model {r.quantized_acc:.2f}%, {gap:.2f} points below the paper; "
-            f"the paper prints no channel counts for this network (ours, zoo "
+            f"benchmarks/bench_training.py) the float model reaches {r.float_acc:.2f}%"
+            f"{integer}; the paper prints no channel counts for this network (ours, zoo "
             f"{MNIST_NETS[row]}, are an assumption)")
 
 
@@ -239,10 +243,13 @@ def accuracy_gap_note(row: str, m) -> str:
     if any(math.isnan(v) for v in (fl, wq, it)):
         return ""
     weights = "power-of-two" if m.scheme == "she" else "uniform"
+    pct = getattr(m, "percentile", None)
+    scales = (f" (activation scales at the {pct:g}th percentile, chosen on 5,000 training "
+              "images)") if pct is not None else ""
     return (f"; of the {paper - it:.2f} points below the paper, {paper - fl:.2f} are the "
             f"float model's, {fl - wq:.2f} the 5-bit {weights} weights after fine-tuning "
             f"({wq:.2f}% with float activations) and {wq - it:.2f} the 5-bit inputs and "
-            "activations of the integer model")
+            f"activations of the integer model{scales}")
 
 
 def table4_values(runs: dict, suite: dict, edl: dict, lat: dict, per_gate_s: float,
