@@ -388,3 +388,10 @@ def test_a_claim_changes_status_only_where_its_ratio_crosses_the_zone_of_doubt()
             moved = report._claim("lan_speedup", "x", paper, r * g.uniform(0.9, 1.1))[2]
             near = min(abs(np.log(r / lo)), abs(np.log(r / hi))) < np.log(1.1)
             assert base == moved or near, (paper, r)
+
+
+def test_each_saved_table_states_its_tolerance(paper_table):
+    ours = report.reproduced_frame([("net-a", "comm", 2.1049, "")], kind="counted")
+    df = report.compare("demo", "table9", ours, rtol=0.02)
+    md = report.save(df, "demo", "table9", "demo").with_suffix(".md").read_text()
+    assert "Tolerance: 2 % relative difference" in md and "error rate" in md

@@ -399,7 +399,9 @@ def compare(paper: str, table: str, reproduced: pd.DataFrame, rtol: float = 0.05
                     "metric": o.metric, "unit": "", "paper": "", "ours": o.value,
                     "ratio": math.nan, "kind": o.kind, "status": "ours only",
                     "reason": o.note if isinstance(o.note, str) else ""})
-    return pd.DataFrame(out, columns=COLUMNS)
+    df = pd.DataFrame(out, columns=COLUMNS)
+    df.attrs["rtol"] = rtol  # stated in the table's heading by save()
+    return df
 
 
 def _fmt(v) -> str:
@@ -410,6 +412,10 @@ def _fmt(v) -> str:
             return f"{v:.4g}"
         return f"{v:.4g}" if abs(v) < 1e4 else f"{v:,.0f}"
     return str(v)
+
+
+def _pct(rtol: float) -> str:
+    return f"{100 * rtol:g} %"
 
 
 def to_markdown(df: pd.DataFrame) -> str:
@@ -431,6 +437,10 @@ def save(df: pd.DataFrame, paper: str, table: str, title: str = "") -> Path:
     head = f"### {paper} {df['table'].iloc[0] if len(df) else table}"
     if title:
         head += f" — {title}"
+    if "rtol" in df.attrs:
+        head += f"\n\nTolerance: {_pct(df.attrs['rtol'])} relative difference for 'within " \
+                f"tolerance'; accuracies by error rate (ours <= {ACCURACY_ERROR_RATIO}x the " \
+                "paper's)."
     paths.atomic_write(out / f"{stem}.md", head + "\n\n" + to_markdown(df))
     return out / f"{stem}.csv"
 
@@ -476,7 +486,8 @@ STATUS_LEGEND = [
     "What a status means:",
     "",
     "- **exact**: equal to the precision the paper prints *and* within the table's tolerance "
-    "(5 % unless the table's notebook states another); **within tolerance**: within it; "
+    "(stated under each table's heading; 5 % unless the notebook chose another); **within "
+    "tolerance**: within it; "
     "**differs**: outside it (the reason column says why where we know). Accuracies compare "
     "error rates: within tolerance when our error rate (100 - accuracy) is at most "
     f"{ACCURACY_ERROR_RATIO}x the paper's.",
