@@ -395,3 +395,14 @@ def test_each_saved_table_states_its_tolerance(paper_table):
     df = report.compare("demo", "table9", ours, rtol=0.02)
     md = report.save(df, "demo", "table9", "demo").with_suffix(".md").read_text()
     assert "Tolerance: 2 % relative difference" in md and "error rate" in md
+
+
+def test_numbers_keep_six_digits_when_claim_rows_make_the_column_mixed(paper_table):
+    csv = "table,row,metric,value,unit,note\nT,a,lan_speedup,2.5,x,\nT,a,comm,1.3,MB,\n"
+    (paper_table / "data" / "paper" / "demo_t.csv").write_text(csv)
+    df = report.compare("demo", "t", pd.DataFrame(
+        {"row": ["a", "a"], "metric": ["lan_speedup", "comm"], "value": [3.14159265, 1.3195520],
+         "kind": ["projected", "counted"]}))
+    text = report.save(df, "demo", "t").read_text()
+    assert "1.31955," in text and "3.14159," in text and "1.319552" not in text
+    assert "faster (3.14x)" in text

@@ -433,7 +433,11 @@ def save(df: pd.DataFrame, paper: str, table: str, title: str = "") -> Path:
         raise ValueError("save() takes the frame returned by compare()")
     out = paths.tables_dir()
     stem = f"{paper}_{table}"
-    paths.atomic_write(out / f"{stem}.csv", df.to_csv(index=False, float_format="%.6g"))
+    # six significant digits for every number, also in an 'ours' column that mixes numbers
+    # with text (claim rows, formulas), where pandas' float_format does not apply
+    csv = df.assign(ours=[f"{v:.6g}" if isinstance(v, float | np.floating) and not math.isnan(v)
+                          else v for v in df["ours"]])
+    paths.atomic_write(out / f"{stem}.csv", csv.to_csv(index=False, float_format="%.6g"))
     head = f"### {paper} {df['table'].iloc[0] if len(df) else table}"
     if title:
         head += f" — {title}"
