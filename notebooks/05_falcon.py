@@ -581,8 +581,13 @@ for r in table6.to_dict("records"):
            if rec.augment and not QUICK else ""))
     reasons6[(row, "relative_error")] = ("defined here as mean relative L2 error of the final "
                                          "outputs vs float64; the paper does not define it")
-cmp6 = report.compare("falcon", "table6", report.reproduced_frame(ours6, kind="measured"),
-                      rtol=0.02, reasons=reasons6)
+frame6 = report.reproduced_frame(ours6, kind="measured")
+# the paper prints a 'Relative Error' column without saying what it is: ours is one
+# definition, shown beside the paper's number and not judged against it
+frame6["definition"] = ["the paper does not define its relative error; ours is the mean "
+                        "relative L2 error of the final-layer outputs vs float64"
+                        if m == "relative_error" else "" for m in frame6["metric"]]
+cmp6 = report.compare("falcon", "table6", frame6, rtol=0.02, reasons=reasons6)
 report.save(cmp6, "falcon", "table6", "accuracy of private inference (MNIST)")
 display(cmp6)
 
@@ -711,6 +716,9 @@ frame_c = report.reproduced_frame(ours_c)
 frame_c["kind"] = ["input" if m in INPUT_METRICS else kinds.get(r, "counted")
                    if not (r in labels.values() and m != "accuracy")
                    else "counted" for r, m in zip(frame_c["row"], frame_c["metric"])]
+# §5.6 states a bound ('differ by less than 1%'): ours is checked against it
+frame_c["check"] = [bool(v < 1.0) if m == "relative_difference_max" else None
+                    for m, v in zip(frame_c["metric"], frame_c["value"])]
 cmp_c = report.compare("falcon", "text_claims", frame_c, rtol=0.01)
 report.save(cmp_c, "falcon", "text_claims", "numbers stated in the text")
 display(cmp_c[["table", "row", "metric", "paper", "ours", "status"]])
