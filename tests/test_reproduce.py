@@ -64,6 +64,13 @@ def test_stamps_cover_what_a_notebook_imported(project):
                           .read_text())
     assert not any("_j.dumps" in "".join(c["source"]) for c in executed["cells"])
 
+    # one notebook run on its own: the timings still list the other, from its stamp
+    log = reproduce.run(["02_plain"], quick=True, force=True, progress=False)
+    assert [(r["notebook"], r["status"]) for r in log] == [("02_plain", "ran")]
+    timings = (project / "build" / "quick" / "pipeline_timings.csv").read_text().splitlines()
+    assert timings[1] == f"01_uses,not selected (last run),{_stamp(project, '01_uses')['seconds']}"
+    assert timings[2].startswith("02_plain,ran,") and "only 02_plain" in timings[-1]
+
     # nothing changed: nothing runs
     assert {r["status"] for r in reproduce.run(quick=True, progress=False)} == {SKIPPED}
     # a module no notebook imports changed: nothing runs

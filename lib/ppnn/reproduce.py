@@ -114,6 +114,14 @@ def _file_hashes(files) -> dict[str, str]:
     return {_rel(f): _sha(f) for f in files if Path(f).exists()}
 
 
+def _stamp_seconds(stamp: Path) -> float | None:
+    """The seconds a notebook's last successful run took (from its stamp), or None."""
+    try:
+        return float(json.loads(stamp.read_text())["seconds"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def stale(nb: Path, params: dict, stamp: Path) -> str | None:
     """Why ``nb`` must run (a short reason), or None when its stamp is up to date."""
     if not stamp.exists():
@@ -363,10 +371,7 @@ def run(names: list[str] | None = None, quick: bool = False, seed: int = 0,
         why = "forced" if force else stale(nb, params, stamps / f"{nb.stem}.json")
         if why is None:
             print(f"{nb.stem}: up to date, skipped", flush=True)
-            try:  # the seconds its last run took (from its stamp)
-                last = float(json.loads((stamps / f"{nb.stem}.json").read_text())["seconds"])
-            except (OSError, ValueError, KeyError):
-                last = 0.0
+            last = _stamp_seconds(stamps / f"{nb.stem}.json") or 0.0
             log.append({"notebook": nb.stem, "status": "skipped (last run)", "seconds": last})
         else:
             todo.append((nb, why))
@@ -383,10 +388,8 @@ def run(names: list[str] | None = None, quick: bool = False, seed: int = 0,
         pass
 
     def last_seconds(nb: Path) -> float:
-        try:
-            return float(json.loads((stamps / f"{nb.stem}.json").read_text())["seconds"])
-        except (OSError, ValueError, KeyError):
-            return committed.get(nb.stem, 0.0)
+        last = _stamp_seconds(stamps / f"{nb.stem}.json")
+        return committed.get(nb.stem, 0.0) if last is None else last
 
     todo.sort(key=lambda t: -last_seconds(t[0]))
     n_par = workers or (None if scheduler else (jobs or _default_jobs(len(todo))))
@@ -414,14 +417,24 @@ def run(names: list[str] | None = None, quick: bool = False, seed: int = 0,
         from . import frontdoor
 
         print(f"README sections regenerated: {frontdoor.update_readme()}", flush=True)
-    order = {nb.stem: i for i, nb in enumerate(selected)}
+    # a run of some notebooks (--only) keeps the others' rows, from their stamps, so the
+    # timings beside the figures still cover every notebook that produced them
+    chosen = {nb.stem for nb in selected}
+    others = [{"notebook": nb.stem, "status": "not selected (last run)",
+               "seconds": _stamp_seconds(stamps / f"{nb.stem}.json")}
+              for nb in notebooks() if nb.stem not in chosen]
+    order = {nb.stem: i for i, nb in enumerate(notebooks())}
+    order.update({nb.stem: i for i, nb in enumerate(selected) if nb.stem not in order})
     log.sort(key=lambda r: order.get(r["notebook"], 99))
     wall = time.perf_counter() - t_start
     how = (f"dask {scheduler}" if scheduler else f"dask LocalCluster x{workers}" if workers
            else f"{n_par} job(s)")
-    lines = ["notebook,status,seconds"] + [f"{r['notebook']},{r['status']},{r['seconds']}"
-                                           for r in log]
-    lines.append(f"pipeline ({how}; {cores} cores),wall,{wall:.1f}")
+    lines = ["notebook,status,seconds"] + [
+        f"{r['notebook']},{r['status']},{r['seconds']}"
+        for r in sorted(log + [o for o in others if o["seconds"] is not None],
+                        key=lambda r: order.get(r["notebook"], 99))]
+    only = f"; only {' '.join(sorted(chosen))}" if others else ""
+    lines.append(f"pipeline ({how}; {cores} cores{only}),wall,{wall:.1f}")
     text = "\n".join(lines) + "\n"
     paths.atomic_write(paths.build_dir() / mode / "pipeline_timings.csv", text)
     if not quick:
