@@ -297,15 +297,19 @@ def test_second_reading_errata_follow_from_the_transcribed_cells():
     assert cell("she", "table2", "FCN", "md_layer07_F") == 3.1 > 2
 
 
+def _committed_tables(columns: set):
+    """(path, frame) of every committed report table that has ``columns``."""
+    for f in sorted((paths.root() / "figures" / "tables").glob("*.csv")):
+        df = pd.read_csv(f)
+        if columns <= set(df.columns):
+            yield f, df
+
+
 def test_no_committed_row_whose_reason_calls_it_an_input_is_counted_as_a_match():
     """A tolerance the paper states is the input of our search, not a result: status input,
     never exact (Tabula Fig. 4 had two such rows counted as exact)."""
-    tables = paths.root() / "figures" / "tables"
     seen = 0
-    for f in sorted(tables.glob("*.csv")):
-        df = pd.read_csv(f)
-        if not {"status", "reason", "kind"} <= set(df.columns):
-            continue
+    for f, df in _committed_tables({"status", "reason", "kind"}):
         seen += 1
         said_input = df["reason"].fillna("").str.contains(
             r"input of our search|tolerance used", regex=True)
@@ -326,12 +330,8 @@ SETTING_METRICS = {"batch_size", "fractional_bits", "integer_bits", "tabula_elem
 def test_settings_chosen_to_match_the_paper_are_inputs_not_exact_rows():
     """Falcon Tables 4-5 printed 'batch 128' and we cost batch 128: that row was 'exact'
     (8 of Falcon's 20 exact rows were such settings). A setting is context (status input)."""
-    tables = paths.root() / "figures" / "tables"
     seen = 0
-    for f in sorted(tables.glob("*.csv")):
-        df = pd.read_csv(f)
-        if not {"status", "metric", "kind"} <= set(df.columns):
-            continue
+    for f, df in _committed_tables({"status", "metric", "kind"}):
         setting = df[df["metric"].isin(SETTING_METRICS) & df["paper"].notna()]
         seen += len(setting)
         bad = setting[setting["status"].isin(["exact", "within tolerance", "differs"])]
