@@ -579,8 +579,6 @@ for r in table6.to_dict("records"):
         + ("; the last epoch's accuracy on its randomly shifted batches, harder than the "
            "images themselves (the test accuracy beside it is on unshifted images)"
            if rec.augment and not QUICK else ""))
-    reasons6[(row, "relative_error")] = ("defined here as mean relative L2 error of the final "
-                                         "outputs vs float64; the paper does not define it")
 frame6 = report.reproduced_frame(ours6, kind="measured")
 # the paper prints a 'Relative Error' column without saying what it is: ours is one
 # definition, shown beside the paper's number and not judged against it
