@@ -500,8 +500,9 @@ STATUS_LEGEND = [
     "- **machine-dependent**: an absolute time measured or projected here beside one measured "
     "on the paper's machine, or a speed-up / share of run time measured here (or projected "
     "from unit costs measured here): the ratio is shown, no pass/fail -- such values move with "
-    "the machine's load, so two runs could disagree on any status given to them. Every other "
-    "row is deterministic for a seed: two runs give identical statuses.",
+    "the machine's load, so two runs could disagree on any status given to them. Every row "
+    "but these and the claim rows below is deterministic for a seed: two runs give identical "
+    "statuses.",
     "- **claim holds** / **claim fails** / **too close to call**: the relative claim behind a "
     "speed-up or a share of the run time the paper prints (its rows have metric '... (claim)', "
     "right below the machine-dependent value): a speed-up P says the method is faster (P > 1), "
@@ -510,7 +511,10 @@ STATUS_LEGEND = [
     "close to call when the paper claims a direction). A share of time P claims the part takes "
     f"most of the time (P > 50 %); ours is too close to call between {CLAIM_MAJORITY[0]:g} and "
     f"{CLAIM_MAJORITY[1]:g} %. Both sides of a speed-up are measured in one run, so load moves "
-    "them together: the direction is stable where the magnitude is not.",
+    "them together: the direction is stable where the magnitude is not -- but a claim whose "
+    "value lies near the edge of a zone can still change status between two runs, which is "
+    "why the summary counts claim rows apart ('claim rows'; they are not among the "
+    "deterministic rows).",
     "- **quoted** / **input**: a value quoted from a publication, or a setting chosen to match "
     "the paper: context, not a reproduced value.",
     "- **definition differs**: ours and the paper's measure the same quantity by different "
