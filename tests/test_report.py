@@ -1,3 +1,4 @@
+import math
 import os
 
 import pandas as pd
@@ -406,3 +407,27 @@ def test_numbers_keep_six_digits_when_claim_rows_make_the_column_mixed(paper_tab
     text = report.save(df, "demo", "t").read_text()
     assert "1.31955," in text and "3.14159," in text and "1.319552" not in text
     assert "faster (3.14x)" in text
+
+
+def test_ratio_claims_judge_the_speed_up_the_paper_states_through_two_printed_times():
+    """SwaNN prints 43 s without optimizations, 30 s with them, 10 s hybrid (text, l. 182)
+    and no ratio: the claim rows compute the paper's ratio from its two transcribed cells."""
+    paper = pd.DataFrame({"table": "T", "row": "r", "metric": ["slow", "mid", "fast"],
+                          "unit": "s", "paper": ["43", "30", "10"],
+                          "ours": [22.7, 7.2, 7.0], "ratio": math.nan, "kind": "measured",
+                          "status": "machine-dependent", "reason": ""})
+    paper.attrs["rtol"] = 0.25
+    out = report.ratio_claims(paper, [("r", "slow", "mid", "opt"), ("r", "mid", "fast", "hyb")])
+    assert list(out["metric"]) == ["slow", "mid", "opt speed-up (claim)", "fast",
+                                   "hyb speed-up (claim)"]
+    opt, hyb = out.iloc[2], out.iloc[4]
+    assert opt["paper"] == "faster (1.43x)" and opt["ours"] == "faster (3.15x)"
+    assert opt["status"] == "claim holds"
+    assert hyb["paper"] == "faster (3x)" and hyb["status"] == "too close to call"  # 7.2/7.0
+    assert "30 s" in hyb["reason"] and "10 s" in hyb["reason"]
+    assert out.attrs["rtol"] == 0.25
+    with pytest.raises(ValueError, match="no compared row"):
+        report.ratio_claims(paper, [("r", "slow", "nope", "x")])
+    bad = paper.assign(paper=["43", "", "10"])
+    with pytest.raises(ValueError, match="positive paper and ours"):
+        report.ratio_claims(bad, [("r", "slow", "mid", "x")])

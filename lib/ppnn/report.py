@@ -404,6 +404,45 @@ def compare(paper: str, table: str, reproduced: pd.DataFrame, rtol: float = 0.05
     return df
 
 
+def ratio_claims(compared: pd.DataFrame, pairs) -> pd.DataFrame:
+    """Claim rows for speed-ups the paper states only through two times it prints.
+
+    ``pairs``: ``(row, slow_metric, fast_metric, label)`` -- the paper says ``fast`` beats
+    ``slow`` by the ratio of its two printed times (SwaNN: 'takes 43 seconds ... reduced to 30
+    seconds with optimizations'). The paper's ratio is computed from its two transcribed cells
+    (never typed in) and ours from our two values of the same run (``compared``, the output of
+    :func:`compare`); the claim is judged as a printed speed-up's is (:func:`_claim`). Each
+    claim row is placed right after the row of ``fast_metric``."""
+    df = compared.reset_index(drop=True)
+    cells = {(r.row, r.metric): r for r in df.itertuples(index=False)}
+    after: dict[int, list] = {}
+    for row, slow, fast, label in pairs:
+        missing = [m for m in (slow, fast) if (row, m) not in cells]
+        if missing:
+            raise ValueError(f"ratio claim {label!r}: no compared row ({row!r}, {missing[0]!r})")
+        s, f = cells[(row, slow)], cells[(row, fast)]
+        ps, pf, os_, of = (_to_float(v) for v in (s.paper, f.paper, s.ours, f.ours))
+        if not all(math.isfinite(v) and v > 0 for v in (ps, pf, os_, of)):
+            raise ValueError(f"ratio claim {label!r}: both sides need positive paper and ours "
+                             f"values, got paper {s.paper!r} / {f.paper!r}, ours {s.ours!r} / "
+                             f"{f.ours!r}")
+        said, got, status = _claim(f"{label}_speedup", "x", f"{ps / pf:.3g}", os_ / of)
+        reason = (f"the paper's ratio of its printed {slow} {s.paper} {s.unit} to {fast} "
+                  f"{f.paper} {f.unit}, read as a claim about which side wins; ours is "
+                  f"{_fmt(os_)} / {_fmt(of)} from the rows above (one run)")
+        i = int(df.index[(df["row"] == row) & (df["metric"] == fast)][0])
+        after.setdefault(i, []).append(
+            {"table": f.table, "row": row, "metric": f"{label} speed-up (claim)", "unit": "",
+             "paper": said, "ours": got, "ratio": math.nan, "kind": f.kind, "status": status,
+             "reason": reason})
+    out = []
+    for i, r in enumerate(df.to_dict("records")):
+        out += [r, *after.get(i, [])]
+    res = pd.DataFrame(out, columns=COLUMNS)
+    res.attrs.update(compared.attrs)
+    return res
+
+
 def _fmt(v) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return ""
