@@ -404,7 +404,7 @@ def compare(paper: str, table: str, reproduced: pd.DataFrame, rtol: float = 0.05
     return df
 
 
-def ratio_claims(compared: pd.DataFrame, pairs) -> pd.DataFrame:
+def ratio_claims(compared: pd.DataFrame, pairs, reasons: dict | None = None) -> pd.DataFrame:
     """Claim rows for speed-ups the paper states only through two times it prints.
 
     ``pairs``: ``(row, slow_metric, fast_metric, label)`` -- the paper says ``fast`` beats
@@ -412,7 +412,8 @@ def ratio_claims(compared: pd.DataFrame, pairs) -> pd.DataFrame:
     seconds with optimizations'). The paper's ratio is computed from its two transcribed cells
     (never typed in) and ours from our two values of the same run (``compared``, the output of
     :func:`compare`); the claim is judged as a printed speed-up's is (:func:`_claim`). Each
-    claim row is placed right after the row of ``fast_metric``."""
+    claim row is placed right after the row of ``fast_metric``; ``reasons`` (``{label:
+    text}``) adds what explains a difference."""
     df = compared.reset_index(drop=True)
     cells = {(r.row, r.metric): r for r in df.itertuples(index=False)}
     after: dict[int, list] = {}
@@ -430,6 +431,8 @@ def ratio_claims(compared: pd.DataFrame, pairs) -> pd.DataFrame:
         reason = (f"the paper's ratio of its printed {slow} {s.paper} {s.unit} to {fast} "
                   f"{f.paper} {f.unit}, read as a claim about which side wins; ours is "
                   f"{_fmt(os_)} / {_fmt(of)} from the rows above (one run)")
+        if (reasons or {}).get(label):
+            reason += f"; {reasons[label]}"
         i = int(df.index[(df["row"] == row) & (df["metric"] == fast)][0])
         after.setdefault(i, []).append(
             {"table": f.table, "row": row, "metric": f"{label} speed-up (claim)", "unit": "",
