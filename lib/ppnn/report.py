@@ -414,7 +414,7 @@ def ratio_claims(compared: pd.DataFrame, pairs, reasons: dict | None = None) -> 
     :func:`compare`); the claim is judged as a printed speed-up's is (:func:`_claim`). Each
     claim row is placed right after the row of ``fast_metric``; ``reasons`` (``{label:
     text}``) adds what explains a difference."""
-    df = compared.reset_index(drop=True)
+    df, reasons = compared.reset_index(drop=True), reasons or {}
     cells = {(r.row, r.metric): r for r in df.itertuples(index=False)}
     after: dict[int, list] = {}
     for row, slow, fast, label in pairs:
@@ -431,7 +431,7 @@ def ratio_claims(compared: pd.DataFrame, pairs, reasons: dict | None = None) -> 
         reason = (f"the paper's ratio of its printed {slow} {s.paper} {s.unit} to {fast} "
                   f"{f.paper} {f.unit}, read as a claim about which side wins; ours is "
                   f"{_fmt(os_)} / {_fmt(of)} from the rows above (one run)")
-        if (reasons or {}).get(label):
+        if reasons.get(label):
             reason += f"; {reasons[label]}"
         i = int(df.index[(df["row"] == row) & (df["metric"] == fast)][0])
         after.setdefault(i, []).append(

@@ -419,21 +419,19 @@ def run(names: list[str] | None = None, quick: bool = False, seed: int = 0,
         print(f"README sections regenerated: {frontdoor.update_readme()}", flush=True)
     # a run of some notebooks (--only) keeps the others' rows, from their stamps, so the
     # timings beside the figures still cover every notebook that produced them
-    chosen = {nb.stem for nb in selected}
-    others = [{"notebook": nb.stem, "status": "not selected (last run)",
-               "seconds": _stamp_seconds(stamps / f"{nb.stem}.json")}
-              for nb in notebooks() if nb.stem not in chosen]
-    order = {nb.stem: i for i, nb in enumerate(notebooks())}
-    order.update({nb.stem: i for i, nb in enumerate(selected) if nb.stem not in order})
+    chosen, every = {nb.stem for nb in selected}, notebooks()
+    others = [{"notebook": nb.stem, "status": "not selected (last run)", "seconds": last}
+              for nb in every if nb.stem not in chosen
+              and (last := _stamp_seconds(stamps / f"{nb.stem}.json")) is not None]
+    order = {nb.stem: i for i, nb in enumerate(every)}
     log.sort(key=lambda r: order.get(r["notebook"], 99))
     wall = time.perf_counter() - t_start
     how = (f"dask {scheduler}" if scheduler else f"dask LocalCluster x{workers}" if workers
            else f"{n_par} job(s)")
     lines = ["notebook,status,seconds"] + [
         f"{r['notebook']},{r['status']},{r['seconds']}"
-        for r in sorted(log + [o for o in others if o["seconds"] is not None],
-                        key=lambda r: order.get(r["notebook"], 99))]
-    only = f"; only {' '.join(sorted(chosen))}" if others else ""
+        for r in sorted(log + others, key=lambda r: order.get(r["notebook"], 99))]
+    only = f"; only {' '.join(sorted(chosen))}" if len(chosen) < len(every) else ""
     lines.append(f"pipeline ({how}; {cores} cores{only}),wall,{wall:.1f}")
     text = "\n".join(lines) + "\n"
     paths.atomic_write(paths.build_dir() / mode / "pipeline_timings.csv", text)

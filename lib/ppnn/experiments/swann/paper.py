@@ -26,7 +26,8 @@ from ..records import frame as _frame
 __all__ = ["CONFIGS", "TABLE_PARTIES", "build_models", "accuracy_frame", "table1_records",
            "table2_records", "table3_records", "comparison_records", "table5_records",
            "paper_column_sums", "projected_table2", "bandwidth_frame", "cifar_model",
-           "paper_accounting_mb", "PAPER_CONVERSION", "total_reasons"]
+           "paper_accounting_mb", "PAPER_CONVERSION", "total_reasons", "TEXT_ROW",
+           "TEXT_CLAIMS", "text_claims_records", "hybrid_reason"]
 
 # Table 1 column groups: name -> (setting, optimized)
 CONFIGS = {"nonopt_phe": ("phe", False), "opt_phe": ("phe", True), "opt_hybrid": ("hybrid", True)}
@@ -154,6 +155,42 @@ def total_reasons(table: str, records: pd.DataFrame) -> dict:
         out[("Total", m)] = (f"this copy's Total row is garbled; the paper's per-layer cells sum "
                              f"to {p:.0f} ms{ratio}")
     return out
+
+
+# ----------------------------------------------------------------------------------------
+# §5 Exp. 1 text (l. 182): prediction times, and the speed-ups they imply
+# ----------------------------------------------------------------------------------------
+TEXT_ROW = "Client-server prediction of one image"
+#: (row, slow, fast, label): the speed-ups the text states only through its printed times
+TEXT_CLAIMS = [(TEXT_ROW, "nonopt_phe_total", "opt_phe_total", "optimizations (PHE only)"),
+               (TEXT_ROW, "opt_phe_total", "opt_hybrid_total", "hybrid over optimized PHE only")]
+
+
+def text_claims_records(table1: pd.DataFrame, note: str) -> pd.DataFrame:
+    """Our client-server prediction time per setting (s): Table 1's Total client + server
+    (one image, the parties taking turns), projected if either side is."""
+    tot = table1[table1["row"] == "Total"].set_index("metric")
+    recs = []
+    for s in CONFIGS:
+        sides = [tot.loc[f"{s}_{p}"] for p in TABLE_PARTIES["client-server"]]
+        kind = "projected" if any(r["kind"] == "projected" for r in sides) else "measured"
+        recs.append((TEXT_ROW, f"{s}_total", sum(r["value"] for r in sides) / 1e3,
+                     f"ours: Table 1's Total client + server ({note})", kind))
+    return _frame(recs)
+
+
+def hybrid_reason(table1: pd.DataFrame) -> str:
+    """What the hybrid saves: the server time of Act 1 (PHE's interactive x^2, replaced by 2PC),
+    ours and the paper's (Table 1's cells)."""
+    ours = table1[table1["row"] == "Act 1"].set_index("metric")["value"]
+    ref = report.load_paper("swann", "table1")
+    paper = ref[ref["row"] == "Act 1"].set_index("metric")["value"].astype(float)
+    return ("the hybrid replaces the Paillier x^2 step of Act 1 by 2PC: that layer's server "
+            f"time is {ours['opt_phe_server'] / 1e3:.2g} s with PHE vs "
+            f"{ours['opt_hybrid_server'] / 1e3:.2g} s hybrid here, "
+            f"{paper['opt_phe_server'] / 1e3:.3g} s vs {paper['opt_hybrid_server'] / 1e3:.2g} s "
+            "in the paper (Table 1), where it is most of the 30 s; our PHE x^2 step is a small "
+            "share of the prediction, so the hybrid saves little")
 
 
 # ----------------------------------------------------------------------------------------
