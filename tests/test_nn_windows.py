@@ -74,3 +74,30 @@ def test_maxpool_keeps_the_first_maximum_and_routes_the_gradient_there(dtype, k,
     n_i, c_i, i_i, j_i = np.indices(y.shape)
     np.add.at(ref, (n_i, c_i, i_i * s + idx // k, j_i * s + idx % k), dy)
     np.testing.assert_allclose(dx, ref[:, :, p:p + 7, p:p + 7], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("k,s,p", [(2, 2, 0), (3, 1, 1), (3, 2, 1), (3, 3, 2)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_maxpool_keeps_the_first_maximum_and_routes_gradients_there(k, s, p, dtype):
+    """The running-maximum kernel against the definition: an arg-max over each window's
+    elements in kernel order (padding never wins), ties to the first; the gradient of every
+    window goes to that element, summed where windows overlap."""
+    rng = np.random.default_rng([k, s, p])
+    x = rng.integers(-3, 3, (2, 3, 7, 8)).astype(dtype)  # small range: many ties
+    y, idx = ops.maxpool(x, k, s, p)
+    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    win = ops.window_positions((3, 7, 8), k, s, p).reshape(3, *y.shape[2:], k * k)
+    for n in range(2):
+        vals = np.where(win >= 0, x[n].ravel()[win], fill)
+        np.testing.assert_array_equal(idx[n], vals.argmax(axis=-1))
+        np.testing.assert_array_equal(y[n], vals.max(axis=-1))
+    if dtype is np.int64:
+        return
+    dy = rng.standard_normal(y.shape).astype(dtype)
+    dx = ops.maxpool_backward(dy, idx, x.shape, k, s, p)
+    ref = np.zeros(x.shape, dtype)
+    for n in range(2):
+        src = np.take_along_axis(win, idx[n][..., None].astype(np.int64), -1)[..., 0]
+        np.add.at(ref[n].reshape(-1), src.ravel(), dy[n].ravel())
+    np.testing.assert_allclose(dx, ref, rtol=1e-6)
+    assert dx.dtype == dtype

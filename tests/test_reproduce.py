@@ -218,6 +218,8 @@ def test_the_pipelines_kernel_client_waits_in_slices_and_still_times_out():
 
     async def go():
         km = reproduce._ipc_kernel_manager()(kernel_name="python3")
+        socket_dir = Path(km.ip).parent
+        assert socket_dir.name.startswith("ppnn-kernel-") and socket_dir.is_dir()
         await km.start_kernel()
         kc = km.client()
         try:
@@ -234,5 +236,6 @@ def test_the_pipelines_kernel_client_waits_in_slices_and_still_times_out():
         finally:
             kc.stop_channels()
             await km.shutdown_kernel(now=True)
+        assert not socket_dir.exists()  # the kernel's private socket folder goes with it
 
     asyncio.run(go())

@@ -167,7 +167,9 @@ def _ipc_kernel_manager():
     (and print no "Kernel is running over TCP without encryption" warning); its clients wait
     for replies in one-second slices (:mod:`ppnn._kernel`). Each kernel's
     sockets live in a private temporary folder: kernels started side by side would otherwise
-    pick the same socket file names in one working directory and read each other's messages."""
+    pick the same socket file names in one working directory and read each other's messages.
+    The folder is removed with the kernel's other resources when it shuts down."""
+    import shutil
     import tempfile
 
     from jupyter_client.manager import AsyncKernelManager
@@ -176,8 +178,16 @@ def _ipc_kernel_manager():
         def __init__(self, **kw):
             kw.setdefault("client_class", "ppnn._kernel.SlicedKernelClient")
             kw.setdefault("transport", "ipc")
-            kw.setdefault("ip", os.path.join(tempfile.mkdtemp(prefix="ppnn-kernel-"), "k"))
+            self._socket_dir = None
+            if "ip" not in kw:
+                self._socket_dir = tempfile.mkdtemp(prefix="ppnn-kernel-")
+                kw["ip"] = os.path.join(self._socket_dir, "k")
             super().__init__(**kw)
+
+        async def _async_cleanup_resources(self, restart: bool = False) -> None:
+            await super()._async_cleanup_resources(restart=restart)
+            if not restart and self._socket_dir is not None:
+                shutil.rmtree(self._socket_dir, ignore_errors=True)
 
         async def start_kernel(self, **kw):
             await super().start_kernel(**kw)

@@ -131,22 +131,34 @@ def _offsets(xp, k: int, s: int, oh: int, ow: int):
 
 def maxpool(x, k: int, s: int, p: int):
     """Max over windows (padding is -inf); returns ``(y, argmax)`` with the window offset of
-    the first maximum (vectorized: one arg-max over the ``k*k`` stacked kernel offsets)."""
+    the first maximum: a running maximum over the ``k*k`` kernel offsets (vectorized over the
+    batch), an offset replacing the best only when strictly larger -- what an arg-max over
+    the stacked offsets returns, without stacking them."""
     n, c, h, w = x.shape
     oh, ow = out_size(h, k, s, p), out_size(w, k, s, p)
     fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    stack = np.stack([v for _, v in _offsets(_pad(x, p, fill), k, s, oh, ow)])
-    idx = stack.argmax(axis=0)  # the first maximum, as a strict "v > best" scan would keep
-    y = np.take_along_axis(stack, idx[None], axis=0)[0]
-    return y, idx.astype(np.int16)
+    views = _offsets(_pad(x, p, fill), k, s, oh, ow)
+    _, first = next(views)
+    y = first.copy()
+    idx = np.zeros(y.shape, dtype=np.int16)
+    for o, v in views:
+        better = v > y
+        idx[better] = o
+        np.maximum(y, v, out=y)
+    return y, idx
 
 
 def maxpool_backward(dy, idx, x_shape, k: int, s: int, p: int):
     n, c, h, w = x_shape
     oh, ow = dy.shape[2], dy.shape[3]
     dxp = np.zeros((n, c, h + 2 * p, w + 2 * p), dtype=dy.dtype)
+    disjoint = s >= k  # every input in at most one window: a copy, not a sum
     for o, view in _offsets(dxp, k, s, oh, ow):  # offsets in order: the same sums as before
-        view += dy * (idx == o)
+        hit = idx == o
+        if disjoint:
+            np.copyto(view, dy, where=hit)
+        else:
+            view += dy * hit
     return dxp[:, :, p: p + h, p: p + w]
 
 
