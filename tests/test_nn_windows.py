@@ -101,3 +101,27 @@ def test_maxpool_keeps_the_first_maximum_and_routes_gradients_there(k, s, p, dty
         np.add.at(ref[n].reshape(-1), src.ravel(), dy[n].ravel())
     np.testing.assert_allclose(dx, ref, rtol=1e-6)
     assert dx.dtype == dtype
+
+
+@pytest.mark.parametrize("k,s,p,groups", [(5, 1, 0, 1), (3, 1, 1, 1), (5, 2, 1, 1), (3, 2, 1, 2),
+                                          (3, 1, 1, 3)])
+def test_conv_backward_dx_is_the_adjoint_of_the_windows(k, s, p, groups):
+    """``dx`` of the convolution (accumulated channels-last) is the column gradient added back
+    through :func:`ops._scatter`, the adjoint of the window view: the same numbers, bit for
+    bit (the offsets are summed in the same order), and <dx, x> = <dy, conv(x)>."""
+    rng = np.random.default_rng([k, s, p, groups])
+    x = rng.standard_normal((3, 6, 9, 8)).astype(np.float32)
+    W = rng.standard_normal((6, 6 // groups, k, k)).astype(np.float32)
+    y, cols = ops.conv2d(x, W, s, p, groups)
+    dy = rng.standard_normal(y.shape).astype(np.float32)
+    dx, dW, db = ops.conv2d_backward(dy, cols, x.shape, W, s, p, groups)
+    n, _, oh, ow = y.shape
+    cg, og = 6 // groups, 6 // groups
+    dy2 = dy.transpose(0, 2, 3, 1).reshape(-1, 6)
+    dcols = np.concatenate([(dy2[:, g * og:(g + 1) * og] @ W[g * og:(g + 1) * og].reshape(og, -1))
+                            .reshape(n, oh, ow, cg, k, k) for g in range(groups)], axis=3)
+    ref = ops._scatter(dcols.transpose(0, 3, 1, 2, 4, 5), x.shape, k, s, p)
+    np.testing.assert_array_equal(dx, ref)
+    assert dx.dtype == x.dtype and dW.shape == W.shape and db.shape == (6,)
+    np.testing.assert_allclose(float((dx * x).sum()), float((dy * y).sum()), rtol=1e-4)
+    assert ops.conv2d_backward(dy, cols, x.shape, W, s, p, groups, need_dx=False)[0] is None

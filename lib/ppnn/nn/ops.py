@@ -100,24 +100,32 @@ def conv2d(x, W, stride: int, padding: int, groups: int = 1, matmul=np.matmul):
 
 def conv2d_backward(dy, cols, x_shape, W, stride: int, padding: int, groups: int = 1,
                     need_dx: bool = True):
-    """Gradients ``(dx, dW, db)`` of :func:`conv2d` (``dx`` is None unless ``need_dx``)."""
+    """Gradients ``(dx, dW, db)`` of :func:`conv2d` (``dx`` is None unless ``need_dx``).
+
+    ``dx`` adds each kernel offset's columns back in offset order ``(0, 0), (0, 1), ...`` onto
+    a channels-last buffer, where a window row of every channel is one contiguous run (the
+    same sums as :func:`_scatter` on the channels-first layout, several times faster)."""
     n, cout, oh, ow = dy.shape
     _, cg, k, _ = W.shape
     og = cout // groups
     dy2 = dy.transpose(0, 2, 3, 1).reshape(-1, cout)
     dW = np.empty_like(W)
-    dcols = []
     for g in range(groups):
-        dyg = dy2[:, g * og:(g + 1) * og]
-        dW[g * og:(g + 1) * og] = (dyg.T @ cols[g]).reshape(og, cg, k, k)
-        if need_dx:
-            dcols.append((dyg @ W[g * og:(g + 1) * og].reshape(og, -1))
-                         .reshape(n, oh, ow, cg, k, k))
+        dW[g * og:(g + 1) * og] = (dy2[:, g * og:(g + 1) * og].T @ cols[g]).reshape(og, cg, k, k)
     db = dy2.sum(axis=0)
     if not need_dx:
         return None, dW, db
-    dc = dcols[0] if groups == 1 else np.concatenate(dcols, axis=3)
-    return _scatter(dc.transpose(0, 3, 1, 2, 4, 5), x_shape, k, stride, padding), dW, db
+    _, c, h, w = x_shape
+    p, s = padding, stride
+    dxp = np.zeros((n, h + 2 * p, w + 2 * p, c), dtype=dy.dtype)  # channels last
+    for g in range(groups):
+        dc = (dy2[:, g * og:(g + 1) * og] @ W[g * og:(g + 1) * og].reshape(og, -1)
+              ).reshape(n, oh, ow, cg, k, k)
+        for i in range(k):
+            for j in range(k):
+                dxp[:, i: i + (oh - 1) * s + 1: s, j: j + (ow - 1) * s + 1: s,
+                    g * cg:(g + 1) * cg] += dc[..., i, j]
+    return dxp[:, p: p + h, p: p + w].transpose(0, 3, 1, 2), dW, db
 
 
 # -- pooling ---------------------------------------------------------------------------------
