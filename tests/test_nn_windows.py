@@ -125,3 +125,20 @@ def test_conv_backward_dx_is_the_adjoint_of_the_windows(k, s, p, groups):
     assert dx.dtype == x.dtype and dW.shape == W.shape and db.shape == (6,)
     np.testing.assert_allclose(float((dx * x).sum()), float((dy * y).sum()), rtol=1e-4)
     assert ops.conv2d_backward(dy, cols, x.shape, W, s, p, groups, need_dx=False)[0] is None
+
+
+@pytest.mark.parametrize("k,s,p", [(2, 2, 0), (3, 1, 1), (5, 2, 2), (7, 3, 1), (8, 1, 0)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_meanpool_sums_windows_as_numpy_does(k, s, p, dtype):
+    """The slice-by-slice window sums equal numpy's reduction over each window bit for bit
+    (floats added in numpy's order: a changed order in a numpy release fails here)."""
+    rng = np.random.default_rng([k, s, p])
+    x = (rng.standard_normal((4, 3, 17, 16)) * 10.0 ** rng.uniform(-4, 4, (4, 3, 17, 16)))
+    x = x.astype(dtype) if dtype is not np.int64 else rng.integers(-99, 99, x.shape)
+    oh, ow = ops.out_size(17, k, s, p), ops.out_size(16, k, s, p)
+    ref = ops.windows(ops._pad(x, p), k, s, oh, ow).sum(axis=(-2, -1))
+    got = ops.meanpool(x, k, s, p, scaled=True)
+    assert got.dtype == ref.dtype and got.tobytes() == ref.tobytes()
+    if dtype is not np.int64:
+        mean = ops.meanpool(x, k, s, p, scaled=False)
+        assert mean.tobytes() == (ref / dtype(k * k)).tobytes()

@@ -13,7 +13,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 __all__ = [
     "out_size", "windows", "pool_windows", "window_positions", "pool_index", "conv_index",
-    "conv2d", "conv2d_backward", "maxpool", "maxpool_backward",
+    "im2col", "cols_to_image", "conv2d", "conv2d_backward", "maxpool", "maxpool_backward",
     "meanpool", "meanpool_backward", "batchnorm_train", "batchnorm_backward", "bn_axes",
 ]
 
@@ -79,23 +79,32 @@ def _scatter(dcols: np.ndarray, shape, k: int, s: int, p: int) -> np.ndarray:
 
 
 # -- convolution -----------------------------------------------------------------------------
+def im2col(x, k: int, stride: int, padding: int, groups: int = 1) -> tuple[list, int, int]:
+    """``(cols, oh, ow)``: one ``(N*oh*ow, C/groups*k*k)`` matrix per group, rows in
+    ``(n, oh, ow)`` order and columns in the order of ``W.reshape(C_out/groups, -1)``."""
+    n, c, h, w = x.shape
+    oh, ow = out_size(h, k, stride, padding), out_size(w, k, stride, padding)
+    win = windows(_pad(x, padding), k, stride, oh, ow)
+    cg = c // groups
+    return [win[:, g * cg:(g + 1) * cg].transpose(0, 2, 3, 1, 4, 5).reshape(n * oh * ow, -1)
+            for g in range(groups)], oh, ow
+
+
+def cols_to_image(out: np.ndarray, n: int, oh: int, ow: int) -> np.ndarray:
+    """``(N*oh*ow, C_out)`` products of :func:`im2col` columns -> ``(N, C_out, oh, ow)``."""
+    return np.ascontiguousarray(out.reshape(n, oh, ow, -1).transpose(0, 3, 1, 2))
+
+
 def conv2d(x, W, stride: int, padding: int, groups: int = 1, matmul=np.matmul):
     """Convolution (no bias) of ``x (N, C, H, W)`` with ``W (Cout, C/groups, k, k)``; returns
     ``(y, cols)`` where ``cols`` (one im2col matrix per group) is kept for the backward pass.
     ``matmul`` lets the fixed-point oracle reuse the same im2col with ring arithmetic."""
-    n, c, h, w = x.shape
-    cout, cg, k, _ = W.shape
-    oh, ow = out_size(h, k, stride, padding), out_size(w, k, stride, padding)
-    win = windows(_pad(x, padding), k, stride, oh, ow)
+    cout, _, k, _ = W.shape
+    cols, oh, ow = im2col(x, k, stride, padding, groups)
     og = cout // groups
-    outs, cols = [], []
-    for g in range(groups):
-        col = win[:, g * cg:(g + 1) * cg].transpose(0, 2, 3, 1, 4, 5).reshape(n * oh * ow, -1)
-        wg = W[g * og:(g + 1) * og].reshape(og, -1)
-        outs.append(matmul(col, wg.T))
-        cols.append(col)
+    outs = [matmul(col, W[g * og:(g + 1) * og].reshape(og, -1).T) for g, col in enumerate(cols)]
     out = outs[0] if groups == 1 else np.concatenate(outs, axis=1)
-    return np.ascontiguousarray(out.reshape(n, oh, ow, cout).transpose(0, 3, 1, 2)), cols
+    return cols_to_image(out, x.shape[0], oh, ow), cols
 
 
 def conv2d_backward(dy, cols, x_shape, W, stride: int, padding: int, groups: int = 1,
@@ -174,7 +183,17 @@ def meanpool(x, k: int, s: int, p: int, scaled: bool):
     """Window sums (``scaled``) or means (divisor ``k*k``, zero padding counted)."""
     n, c, h, w = x.shape
     oh, ow = out_size(h, k, s, p), out_size(w, k, s, p)
-    tot = windows(_pad(x, p), k, s, oh, ow).sum(axis=(-2, -1))
+    xp = _pad(x, p)
+    if k >= 8:  # numpy sums rows of 8 or more elements in unrolled blocks
+        tot = windows(xp, k, s, oh, ow).sum(axis=(-2, -1))
+    else:  # numpy's order for short rows -- each window row left to right, then the rows --
+        tot = None  # as k*k slice additions over the whole batch: the same bits, no 6-D view
+        for i in range(k):
+            row = None
+            for j in range(k):
+                v = xp[:, :, i: i + (oh - 1) * s + 1: s, j: j + (ow - 1) * s + 1: s]
+                row = v.copy() if row is None else np.add(row, v, out=row)
+            tot = row if tot is None else np.add(tot, row, out=tot)
     return tot if scaled else tot / x.dtype.type(k * k)
 
 

@@ -221,6 +221,31 @@ class QLinear:
             return y.reshape(b, -1)
         return x @ w.T
 
+    def _bit_planes(self, x: np.ndarray):
+        """``f(i, w)``: the layer's linear map with weights ``w`` of bit plane ``i`` of ``x``.
+
+        A convolution unfolds ``x`` into its im2col columns once (in a small integer dtype)
+        and takes each plane's bits from them: the same float64 columns and products as a
+        convolution per plane (bits of the zero padding are zero), without unfolding every
+        plane again."""
+        if self.kind != "conv":
+            return lambda i, w: self._apply(((x >> i) & 1).astype(np.float64), w)
+        b = x.shape[0]
+        k, st, pad, groups = self.geometry
+        small = np.int16 if x.size == 0 or (
+            x.min() >= np.iinfo(np.int16).min and x.max() <= np.iinfo(np.int16).max) else np.int64
+        cols, oh, ow = ops.im2col(x.reshape((b,) + self.in_shape).astype(small), k, st, pad,
+                                  groups)
+        og = self.out_shape[0] // groups
+
+        def plane(i, w):
+            outs = [((col >> i) & 1).astype(np.float64) @ w[g * og:(g + 1) * og].reshape(og, -1).T
+                    for g, col in enumerate(cols)]
+            out = outs[0] if groups == 1 else np.concatenate(outs, axis=1)
+            return ops.cols_to_image(out, b, oh, ow).reshape(b, -1)
+
+        return plane
+
     def accumulate_int(self, x: np.ndarray) -> np.ndarray:
         """Integer pre-activation for a batch ``x (B, n_in)``.
 
@@ -237,13 +262,13 @@ class QLinear:
             a = self.in_bits
             acc = np.zeros((x.shape[0], self.n_out))
             sgn = np.where(self.w_zero, 0, self.w_sign).astype(np.float64)
+            planes = self._bit_planes(x)
             for i in range(a):
-                bit = ((x >> i) & 1).astype(np.float64)
                 p = i + self.guard - self.w_exp
                 coef = np.where(p >= 0, np.exp2(np.maximum(p, 0)), 0.0)
                 if self.in_signed and i == a - 1:
                     coef = -np.where(p >= 0, coef, 1.0)
-                acc += self._apply(bit, sgn * coef)
+                acc += planes(i, sgn * coef)
         if x.size and np.abs(acc).max() >= 2.0**52:
             raise OverflowError("accumulator exceeds exact float64 range")
         return np.rint(acc).astype(np.int64) + self.bias
