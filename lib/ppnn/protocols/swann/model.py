@@ -105,6 +105,12 @@ def _to_int(a) -> np.ndarray:
     return np.asarray(a, dtype=object)
 
 
+def _exact_f64_matmul(a, b) -> np.ndarray:
+    """``a @ b`` of integer arrays whose every partial sum is below 2^53 in magnitude (the
+    caller's bound): exact in float64, returned as int64."""
+    return (np.asarray(a, np.int64).astype(np.float64)
+            @ np.asarray(b, np.int64).astype(np.float64)).astype(np.int64)
+
 class SwannModel:
     """The integer network of one SwaNN setting (``"phe"`` or ``"hybrid"``).
 
@@ -334,13 +340,8 @@ class SwannModel:
         if step.kind == "flatten":
             return x
         # activation
-        if check and step.ell_in:
-            lim = 1 << (step.ell_in - 1)
-            mx = max(abs(int(np.max(x))), abs(int(np.min(x)))) if x.size else 0
-            if mx >= lim:
-                raise ValueError(f"{step.label}: activation input magnitude {mx} does not fit "
-                                 f"ℓ = {step.ell_in} signed bits (calibrated on "
-                                 f"|x| <= {step.seen_max}); recalibrate or raise margin_bits")
+        if check:
+            self._check_range(step, x)
         if step.pre_trunc:
             x = x // (1 << step.pre_trunc) if exact else np.floor(x / 2.0 ** step.pre_trunc)
         y = x * x if step.act == "square" else np.where(x > 0, x, 0 * x)
@@ -349,6 +350,18 @@ class SwannModel:
         if step.trunc:
             y = y // (1 << step.trunc) if exact else np.floor(y / 2.0 ** step.trunc)
         return y
+
+    @staticmethod
+    def _check_range(step: Step, x) -> None:
+        """An activation's input must fit its calibrated ℓ signed bits."""
+        if not step.ell_in:
+            return
+        lim = 1 << (step.ell_in - 1)
+        mx = max(abs(int(np.max(x))), abs(int(np.min(x)))) if x.size else 0
+        if mx >= lim:
+            raise ValueError(f"{step.label}: activation input magnitude {mx} does not fit "
+                             f"ℓ = {step.ell_in} signed bits (calibrated on "
+                             f"|x| <= {step.seen_max}); recalibrate or raise margin_bits")
 
     def _step_int64(self, step: Step, x, check: bool):
         """The same step in int64, refusing any value that could leave int64."""
@@ -364,12 +377,15 @@ class SwannModel:
                                     "exact=True")
             if step.b is not None:
                 b64 = np.array([int(v) for v in step.b], dtype=np.int64)
+            # below 2^53 every partial sum of integers is exact in float64: BLAS, not
+            # numpy's integer loop (same integers)
+            mm = _exact_f64_matmul if bound < 2.0 ** 53 else np.matmul
             if step.kind == "fc":
-                return x @ step.W.T + b64
+                return mm(x, step.W.T) + b64
             xp = np.concatenate([x, np.zeros((x.shape[0], 1), dtype=x.dtype)], axis=1)
             if step.kind == "sumpool":
                 return xp[:, step.index].sum(axis=2)
-            y = xp[:, step.index] @ step.W.T
+            y = mm(xp[:, step.index], step.W.T)
             return (y.transpose(0, 2, 1) + b64[None, :, None]).reshape(x.shape[0], -1)
         if step.kind == "flatten":
             return x
@@ -377,7 +393,18 @@ class SwannModel:
             mx = int(np.abs(x).max()) >> step.pre_trunc if x.size else 0
             if mx >= 3037000499:  # ⌊√(2^63 − 1)⌋
                 raise OverflowError(f"{step.label}: x² leaves int64; use exact=True")
-        return self._step(step, x.astype(object), check, True).astype(np.int64)
+        if check:
+            self._check_range(step, x)
+        # the activation in int64: >> is floor division by 2^t, as // is on Python ints
+        x = np.asarray(x, np.int64)
+        if step.pre_trunc:
+            x = x >> step.pre_trunc
+        y = x * x if step.act == "square" else np.where(x > 0, x, 0)
+        if step.pool_index is not None:
+            y = y[:, step.pool_index].max(axis=2)
+        if step.trunc:
+            y = y >> step.trunc
+        return y
 
     def predict(self, x, batch: int = 500, exact: bool | str = False) -> np.ndarray:
         """Arg-max class of float images (the integer model's prediction)."""
