@@ -109,17 +109,23 @@ class Ring:
         return ((self.reduce(x) >> np.uint64(self.k - 1)) & np.uint64(1)).astype(np.uint8)
 
     # -- arithmetic ----------------------------------------------------------------------
+    def _wrap(self, x: np.ndarray) -> np.ndarray:
+        """``x mod 2^k`` for a *fresh* uint64 result ``x`` (never an input: :meth:`reduce`
+        must copy). For k = 64 the mask is the identity and is skipped, except on 0-d values
+        where ``&`` also turns a 0-d array into a scalar."""
+        return x if self.k == 64 and x.ndim else x & self.mask
+
     def add(self, a, b) -> np.ndarray:
-        return (np.asarray(a, dtype=np.uint64) + np.asarray(b, dtype=np.uint64)) & self.mask
+        return self._wrap(np.asarray(a, dtype=np.uint64) + np.asarray(b, dtype=np.uint64))
 
     def sub(self, a, b) -> np.ndarray:
-        return (np.asarray(a, dtype=np.uint64) - np.asarray(b, dtype=np.uint64)) & self.mask
+        return self._wrap(np.asarray(a, dtype=np.uint64) - np.asarray(b, dtype=np.uint64))
 
     def neg(self, a) -> np.ndarray:
-        return (np.uint64(0) - np.asarray(a, dtype=np.uint64)) & self.mask
+        return self._wrap(np.uint64(0) - np.asarray(a, dtype=np.uint64))
 
     def mul(self, a, b) -> np.ndarray:
-        return (np.asarray(a, dtype=np.uint64) * np.asarray(b, dtype=np.uint64)) & self.mask
+        return self._wrap(np.asarray(a, dtype=np.uint64) * np.asarray(b, dtype=np.uint64))
 
     def matmul(self, a, b) -> np.ndarray:
         """Matrix product mod 2^k, exact: with BLAS on 16-bit limbs (:func:`ring_matmul`) for
@@ -127,17 +133,17 @@ class Ring:
         a, b = np.asarray(a, dtype=np.uint64), np.asarray(b, dtype=np.uint64)
         if self.k <= 32 and a.ndim >= 1 and a.shape[-1] <= MAX_EXACT_INNER:
             return ring_matmul(self, a & self.mask, b & self.mask)  # only a, b mod 2^k matter
-        return np.matmul(a, b) & self.mask
+        return self._wrap(np.matmul(a, b))
 
     def sum(self, a, axis=None) -> np.ndarray:
-        return np.sum(np.asarray(a, dtype=np.uint64), axis=axis, dtype=np.uint64) & self.mask
+        return self._wrap(np.sum(np.asarray(a, dtype=np.uint64), axis=axis, dtype=np.uint64))
 
     def random(self, rng: np.random.Generator, shape=()) -> np.ndarray:
         """Uniform elements of Z_2^k drawn from ``rng``."""
         if not isinstance(rng, np.random.Generator):
             raise TypeError("rng must be a numpy.random.Generator (seed it explicitly)")
-        return rng.integers(0, np.iinfo(np.uint64).max, size=shape, dtype=np.uint64,
-                            endpoint=True) & self.mask
+        return self._wrap(rng.integers(0, np.iinfo(np.uint64).max, size=shape, dtype=np.uint64,
+                                       endpoint=True))
 
 
 Z2_64 = Ring(64)

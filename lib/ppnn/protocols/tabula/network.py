@@ -124,6 +124,19 @@ def _windows(x: np.ndarray, layer) -> np.ndarray:
     return ops.pool_windows(x, layer.kernel, layer.step)
 
 
+def _window_slices(x: np.ndarray, layer) -> list[np.ndarray]:
+    """The ``k*k`` entries of :func:`_windows` (same order) as strided views over the last two
+    axes of ``x``: no window copy, any leading axes (e.g. the party axis of shares)."""
+    if layer.padding:
+        raise ValueError(f"{layer.kind} with padding is not supported by the Tabula runner")
+    k, s = layer.kernel, layer.step
+    oh, ow = (ops.out_size(n, k, s, 0) for n in x.shape[-2:])
+    if oh < 1 or ow < 1:
+        raise ValueError(f"{layer.kind}: input {x.shape[-2:]} is smaller than the {k}x{k} window")
+    return [x[..., i:i + (oh - 1) * s + 1:s, j:j + (ow - 1) * s + 1:s]
+            for i in range(k) for j in range(k)]
+
+
 def _activation(layer) -> Callable | None:
     if isinstance(layer, ReLU):
         return relu
@@ -252,8 +265,7 @@ def _table_layer(X: AdditiveShares, st: Step, rng, ledger, mode, check) -> Addit
 def _maxpool(X: AdditiveShares, st: Step, rng, ledger, mode, check) -> AdditiveShares:
     """Max over windows by a tree of max(a, b) = b + ReLU(a - b): one round per level."""
     ring = X.ring
-    win = np.stack([_windows(s, st.layer) for s in X.shares])  # (2, n, c, oh, ow, k*k)
-    cur = [AdditiveShares(win[..., j], ring) for j in range(win.shape[-1])]
+    cur = [AdditiveShares(w, ring) for w in _window_slices(X.shares, st.layer)]
     while len(cur) > 1:
         a, bb = cur[0::2], cur[1::2]
         pairs = len(bb)
@@ -320,20 +332,19 @@ def plain_inference(plan: Plan, x: np.ndarray) -> np.ndarray:
     """The same integer pipeline in the clear with exact floor truncation (the oracle)."""
     cfg, ring = plan.cfg, plan.cfg.ring
     v = integer.to_fixed(x, cfg.act_frac_bits)
-    p = 1 << cfg.bits
+    m = (1 << cfg.bits) - 1  # & m == % 2^b (two's complement)
     for st in plan.steps:
         if st.kind == "linear":
             v = ring.to_signed(delphi.exact_linear(st.layer, st.W_int, v, ring))
             if st.bias is not None:
                 v = v + ring.to_signed(st.bias)
         elif st.kind == "table":
-            v = ring.to_signed(st.F_table[((v >> st.d) % p).astype(np.int64)])
+            v = ring.to_signed(st.F_table[(v >> st.d) & m])
         elif st.kind == "maxpool":
-            win = _windows(v, st.layer)
-            cur = [win[..., j] for j in range(win.shape[-1])]
+            cur = _window_slices(v, st.layer)
             while len(cur) > 1:
                 a, bb = cur[0::2], cur[1::2]
-                nxt = [y + ring.to_signed(st.F_table[(((z - y) >> st.d) % p).astype(np.int64)])
+                nxt = [y + ring.to_signed(st.F_table[((z - y) >> st.d) & m])
                        for z, y in zip(a, bb)]
                 cur = nxt + a[len(bb):]
             v = cur[0]
