@@ -12,9 +12,10 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 __all__ = [
-    "out_size", "windows", "pool_windows", "window_positions", "pool_index", "conv_index",
-    "im2col", "cols_to_image", "conv2d", "conv2d_backward", "maxpool", "maxpool_backward",
-    "meanpool", "meanpool_backward", "batchnorm_train", "batchnorm_backward", "bn_axes",
+    "out_size", "windows", "window_offsets", "pool_windows", "window_positions", "pool_index",
+    "conv_index", "im2col", "cols_to_image", "conv2d", "conv2d_backward", "maxpool",
+    "maxpool_backward", "meanpool", "meanpool_backward", "batchnorm_train", "batchnorm_backward",
+    "bn_axes",
 ]
 
 
@@ -126,24 +127,25 @@ def conv2d_backward(dy, cols, x_shape, W, stride: int, padding: int, groups: int
         return None, dW, db
     _, c, h, w = x_shape
     p, s = padding, stride
-    dxp = np.zeros((n, h + 2 * p, w + 2 * p, c), dtype=dy.dtype)  # channels last
+    dxp = np.zeros((n, h + 2 * p, w + 2 * p, c), dtype=dy.dtype)  # channels last in memory
     for g in range(groups):
         dc = (dy2[:, g * og:(g + 1) * og] @ W[g * og:(g + 1) * og].reshape(og, -1)
-              ).reshape(n, oh, ow, cg, k, k)
-        for i in range(k):
-            for j in range(k):
-                dxp[:, i: i + (oh - 1) * s + 1: s, j: j + (ow - 1) * s + 1: s,
-                    g * cg:(g + 1) * cg] += dc[..., i, j]
+              ).reshape(n, oh, ow, cg, k, k).transpose(0, 3, 1, 2, 4, 5)
+        part = dxp[..., g * cg:(g + 1) * cg].transpose(0, 3, 1, 2)  # (N, C, H, W) view
+        for o, view in window_offsets(part, k, s, oh, ow):
+            view += dc[..., o // k, o % k]
     return dxp[:, p: p + h, p: p + w].transpose(0, 3, 1, 2), dW, db
 
 
 # -- pooling ---------------------------------------------------------------------------------
-def _offsets(xp, k: int, s: int, oh: int, ow: int):
-    """Yield ``(o, slice)`` for the ``k*k`` kernel offsets: ``slice[n, c, i, j]`` is the
-    element at offset ``o`` of window ``(i, j)``."""
+def window_offsets(xp, k: int, s: int, oh: int, ow: int):
+    """Yield ``(o, view)`` for the ``k*k`` kernel offsets in order ``o = i*k + j``: ``view``
+    (strided, no copy) holds the element at offset ``o`` of every ``oh x ow`` window at
+    stride ``s`` over the last two axes of ``xp`` (any leading axes: batch, channels,
+    parties)."""
     for i in range(k):
         for j in range(k):
-            yield i * k + j, xp[:, :, i: i + (oh - 1) * s + 1: s, j: j + (ow - 1) * s + 1: s]
+            yield i * k + j, xp[..., i: i + (oh - 1) * s + 1: s, j: j + (ow - 1) * s + 1: s]
 
 
 def maxpool(x, k: int, s: int, p: int):
@@ -154,7 +156,7 @@ def maxpool(x, k: int, s: int, p: int):
     n, c, h, w = x.shape
     oh, ow = out_size(h, k, s, p), out_size(w, k, s, p)
     fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    views = _offsets(_pad(x, p, fill), k, s, oh, ow)
+    views = window_offsets(_pad(x, p, fill), k, s, oh, ow)
     _, first = next(views)
     y = first.copy()
     idx = np.zeros(y.shape, dtype=np.int16)
@@ -170,7 +172,7 @@ def maxpool_backward(dy, idx, x_shape, k: int, s: int, p: int):
     oh, ow = dy.shape[2], dy.shape[3]
     dxp = np.zeros((n, c, h + 2 * p, w + 2 * p), dtype=dy.dtype)
     disjoint = s >= k  # every input in at most one window: a copy, not a sum
-    for o, view in _offsets(dxp, k, s, oh, ow):  # offsets in order: the same sums as before
+    for o, view in window_offsets(dxp, k, s, oh, ow):  # offsets in order: the same sums as before
         hit = idx == o
         if disjoint:
             np.copyto(view, dy, where=hit)
@@ -187,13 +189,11 @@ def meanpool(x, k: int, s: int, p: int, scaled: bool):
     if k >= 8:  # numpy sums rows of 8 or more elements in unrolled blocks
         tot = windows(xp, k, s, oh, ow).sum(axis=(-2, -1))
     else:  # numpy's order for short rows -- each window row left to right, then the rows --
-        tot = None  # as k*k slice additions over the whole batch: the same bits, no 6-D view
-        for i in range(k):
-            row = None
-            for j in range(k):
-                v = xp[:, :, i: i + (oh - 1) * s + 1: s, j: j + (ow - 1) * s + 1: s]
-                row = v.copy() if row is None else np.add(row, v, out=row)
-            tot = row if tot is None else np.add(tot, row, out=tot)
+        tot = row = None  # as k*k slice additions over the whole batch: same bits, no 6-D view
+        for o, v in window_offsets(xp, k, s, oh, ow):
+            row = v.copy() if o % k == 0 else np.add(row, v, out=row)
+            if o % k == k - 1:
+                tot = row if tot is None else np.add(tot, row, out=tot)
     return tot if scaled else tot / x.dtype.type(k * k)
 
 

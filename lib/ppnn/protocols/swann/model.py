@@ -111,6 +111,7 @@ def _exact_f64_matmul(a, b) -> np.ndarray:
     return (np.asarray(a, np.int64).astype(np.float64)
             @ np.asarray(b, np.int64).astype(np.float64)).astype(np.int64)
 
+
 class SwannModel:
     """The integer network of one SwaNN setting (``"phe"`` or ``"hybrid"``).
 

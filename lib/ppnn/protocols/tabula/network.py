@@ -133,8 +133,7 @@ def _window_slices(x: np.ndarray, layer) -> list[np.ndarray]:
     oh, ow = (ops.out_size(n, k, s, 0) for n in x.shape[-2:])
     if oh < 1 or ow < 1:
         raise ValueError(f"{layer.kind}: input {x.shape[-2:]} is smaller than the {k}x{k} window")
-    return [x[..., i:i + (oh - 1) * s + 1:s, j:j + (ow - 1) * s + 1:s]
-            for i in range(k) for j in range(k)]
+    return [v for _, v in ops.window_offsets(x, k, s, oh, ow)]
 
 
 def _activation(layer) -> Callable | None:
