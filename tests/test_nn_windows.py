@@ -142,3 +142,80 @@ def test_meanpool_sums_windows_as_numpy_does(k, s, p, dtype):
     if dtype is not np.int64:
         mean = ops.meanpool(x, k, s, p, scaled=False)
         assert mean.tobytes() == (ref / dtype(k * k)).tobytes()
+
+
+def _conv_by_row_major_columns(x, W, s, p, groups, dy):
+    """Reference: the convolution and its gradients from row-major im2col columns and a
+    row-major ``dy`` matrix (the layouts before the K-major columns)."""
+    cout, cg, k, _ = W.shape
+    og = cout // groups
+    cols, oh, ow = ops.im2col(x, k, s, p, groups)
+    y = np.concatenate([c @ W[g * og:(g + 1) * og].reshape(og, -1).T
+                        for g, c in enumerate(cols)], axis=1)
+    dy2 = dy.transpose(0, 2, 3, 1).reshape(-1, cout)
+    dW = np.concatenate([(dy2[:, g * og:(g + 1) * og].T @ c).reshape(og, cg, k, k)
+                         for g, c in enumerate(cols)])
+    dcols = np.concatenate([(dy2[:, g * og:(g + 1) * og] @ W[g * og:(g + 1) * og].reshape(og, -1))
+                            .reshape(x.shape[0], oh, ow, cg, k, k) for g in range(groups)], axis=3)
+    dx = ops._scatter(dcols.transpose(0, 3, 1, 2, 4, 5), x.shape, k, s, p)
+    return ops.cols_to_image(y, x.shape[0], oh, ow), dW, dy2.sum(axis=0), dx
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n,c,hw,cout,k,s,p,groups", [
+    (64, 1, 28, 20, 5, 1, 0, 1),   # falcon_lenet conv1 (one input channel)
+    (64, 20, 12, 50, 5, 1, 0, 1),  # falcon_lenet conv2
+    (16, 32, 14, 64, 5, 1, 2, 1),  # tabula_lenet conv2
+    (64, 3, 14, 6, 3, 1, 1, 1),    # dshe_mnist
+    (8, 1, 28, 5, 5, 2, 1, 1),     # cryptonets / she_mnist conv1
+    (4, 1, 28, 1, 5, 6, 0, 1),     # she_mnist_reduced: one output map (a matrix-vector product)
+    (5, 4, 9, 6, 3, 2, 1, 2),      # grouped
+    (3, 6, 7, 6, 1, 1, 0, 3),      # two terms per sum (no K-major columns)
+    (1, 2, 5, 4, 5, 1, 0, 1)])     # one output position
+def test_kmajor_columns_give_the_bits_of_row_major_columns(dtype, n, c, hw, cout, k, s, p, groups):
+    """conv2d builds float columns K-major (k*k slice copies) and its backward reads dy
+    channels-first: forward output and every gradient equal the row-major computation bit for
+    bit, because OpenBLAS sums each product in the same order whatever the operands' layout --
+    except matrix-vector shapes, which keep the row-major columns (_kmajor)."""
+    rng = np.random.default_rng([n, c, hw, cout, k])
+    x = rng.standard_normal((n, c, hw, hw)).astype(dtype)
+    W = rng.standard_normal((cout, c // groups, k, k)).astype(dtype)
+    y, cols = ops.conv2d(x, W, s, p, groups)
+    dy = rng.standard_normal(y.shape).astype(dtype)
+    dx, dW, db = ops.conv2d_backward(dy, cols, x.shape, W, s, p, groups)
+    ref = _conv_by_row_major_columns(x, W, s, p, groups, dy)
+    for got, want, what in zip((y, dW, db, dx), ref, ("y", "dW", "db", "dx")):
+        assert got.dtype == want.dtype and got.shape == want.shape, what
+        assert got.tobytes() == np.ascontiguousarray(want).tobytes(), what
+
+
+def test_conv_backward_in_pieces_adds_the_same_bits(monkeypatch):
+    """A column gradient too large for the cache is added back a few images at a time: the
+    same sums in the same offset order as all at once."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((6, 8, 10, 10)).astype(np.float32)
+    W = rng.standard_normal((12, 8, 5, 5)).astype(np.float32)
+    y, cols = ops.conv2d(x, W, 1, 2)
+    dy = rng.standard_normal(y.shape).astype(np.float32)
+    whole = ops.conv2d_backward(dy, cols, x.shape, W, 1, 2)[0]
+    monkeypatch.setattr(ops, "_SCATTER_BYTES", (0, 1))  # one image at a time
+    pieces = ops.conv2d_backward(dy, cols, x.shape, W, 1, 2)[0]
+    assert pieces.tobytes() == whole.tobytes()
+
+
+@pytest.mark.parametrize("k,s,p", [(3, 1, 1), (3, 2, 1), (5, 2, 2), (2, 2, 0), (3, 3, 1)])
+def test_maxpool_backward_sums_overlapping_windows_in_offset_order(k, s, p):
+    """Overlapping windows are scanned on the (H, W, N, C) layout; the gradient sums equal the
+    (N, C, H, W) offset-by-offset sums bit for bit."""
+    rng = np.random.default_rng([k, s, p, 1])
+    x = rng.integers(-3, 3, (3, 4, 9, 8)).astype(np.float32)
+    y, idx = ops.maxpool(x, k, s, p)
+    dy = (rng.standard_normal(y.shape) * 10.0 ** rng.uniform(-3, 3, y.shape)).astype(np.float32)
+    dx = ops.maxpool_backward(dy, idx, x.shape, k, s, p)
+    ref = np.zeros((3, 4, 9 + 2 * p, 8 + 2 * p), np.float32)
+    for o, view in ops.window_offsets(ref, k, s, *y.shape[2:]):
+        view += dy * (np.asarray(idx) == o)
+    assert dx.tobytes() == np.ascontiguousarray(ref[:, :, p:p + 9, p:p + 8]).tobytes()
+    # the arg-max the backward pass reads can come in either memory layout
+    again = ops.maxpool_backward(dy, np.ascontiguousarray(idx), x.shape, k, s, p)
+    assert again.tobytes() == dx.tobytes()

@@ -69,14 +69,41 @@ def conv_index(in_shape, k: int, s: int, p: int) -> np.ndarray:
 
 
 def _scatter(dcols: np.ndarray, shape, k: int, s: int, p: int) -> np.ndarray:
-    """Adjoint of :func:`windows`: add ``dcols (N, C, oh, ow, k, k)`` back onto the input."""
+    """Adjoint of :func:`windows`: add ``dcols (N, C, oh, ow, k, k)`` back onto the input.
+
+    The offsets are added in order ``(0, 0), (0, 1), ...`` onto a ``(H, W, N, C)`` buffer, where
+    one window row of every image and channel is a long contiguous run (the same sums, in the
+    same order, as on the ``(N, C, H, W)`` layout)."""
     n, c, h, w = shape
     oh, ow = dcols.shape[2], dcols.shape[3]
-    dxp = np.zeros((n, c, h + 2 * p, w + 2 * p), dtype=dcols.dtype)
+    dxp = np.zeros((h + 2 * p, w + 2 * p, n, c), dtype=dcols.dtype)
+    for o, view in _hwnc_offsets(dxp, k, s, oh, ow):
+        view += dcols[..., o // k, o % k].transpose(2, 3, 0, 1)
+    return _from_hwnc(dxp[p: p + h, p: p + w])
+
+
+def _to_hwnc(x: np.ndarray, p: int = 0, fill=0) -> np.ndarray:
+    """``x (N, C, H, W)`` copied to ``(H + 2p, W + 2p, N, C)`` with a border of ``fill``: the
+    layout in which a window offset of the whole batch is one slice with long contiguous rows
+    (the kernels below loop over the ``k*k`` offsets)."""
+    n, c, h, w = x.shape
+    if p == 0:
+        return np.ascontiguousarray(x.transpose(2, 3, 0, 1))
+    out = np.full((h + 2 * p, w + 2 * p, n, c), fill, dtype=x.dtype)
+    out[p: p + h, p: p + w] = x.transpose(2, 3, 0, 1)
+    return out
+
+
+def _from_hwnc(y: np.ndarray) -> np.ndarray:
+    """``(H, W, N, C)`` -> a contiguous ``(N, C, H, W)`` array."""
+    return np.ascontiguousarray(y.transpose(2, 3, 0, 1))
+
+
+def _hwnc_offsets(xp: np.ndarray, k: int, s: int, oh: int, ow: int):
+    """:func:`window_offsets` over the first two axes of an ``(H, W, N, C)`` array."""
     for i in range(k):
         for j in range(k):
-            dxp[:, :, i: i + (oh - 1) * s + 1: s, j: j + (ow - 1) * s + 1: s] += dcols[..., i, j]
-    return dxp[:, :, p: p + h, p: p + w]
+            yield i * k + j, xp[i: i + (oh - 1) * s + 1: s, j: j + (ow - 1) * s + 1: s]
 
 
 # -- convolution -----------------------------------------------------------------------------
@@ -96,13 +123,47 @@ def cols_to_image(out: np.ndarray, n: int, oh: int, ow: int) -> np.ndarray:
     return np.ascontiguousarray(out.reshape(n, oh, ow, -1).transpose(0, 3, 1, 2))
 
 
+#: :func:`conv2d_backward` adds a column gradient larger than the first number back to the
+#: input in pieces of about the second (that stay in the cache over the ``k*k`` offsets)
+_SCATTER_BYTES = (16 << 20, 4 << 20)
+
+
+def _kmajor(dtype, og: int, kg: int, m: int) -> bool:
+    """Whether :func:`conv2d` builds its columns K-major (:func:`_kmajor_cols`): float BLAS
+    products with at least 2 outputs per group, 3 terms per sum and 2 rows -- the shapes for
+    which OpenBLAS returns the same bits for either memory layout of the columns (and of the
+    output gradient); a product with one output column or row runs as a matrix-vector product
+    whose bits depend on the layout (tests/test_nn_windows.py)."""
+    return np.dtype(dtype).kind == "f" and og > 1 and kg > 2 and m > 1
+
+
+def _kmajor_cols(x, k: int, stride: int, padding: int, groups: int) -> tuple[list, int, int]:
+    """:func:`im2col` for BLAS: the same ``(N*oh*ow, C/groups*k*k)`` matrices, as transposed
+    views of one ``(C*k*k, N*oh*ow)`` buffer filled by ``k*k`` slice copies with long rows
+    (the generic copy of the 6-D window view moves ``k`` elements per inner loop)."""
+    n, c, h, w = x.shape
+    oh, ow = out_size(h, k, stride, padding), out_size(w, k, stride, padding)
+    buf = np.empty((c, k, k, n, oh, ow), dtype=x.dtype)
+    xt = _pad(x, padding).transpose(1, 0, 2, 3)  # (C, N, H, W) view
+    for o, view in window_offsets(xt, k, stride, oh, ow):
+        buf[:, o // k, o % k] = view
+    rows = buf.reshape(c * k * k, n * oh * ow)
+    cg = (c // groups) * k * k
+    return [rows[g * cg:(g + 1) * cg].T for g in range(groups)], oh, ow
+
+
 def conv2d(x, W, stride: int, padding: int, groups: int = 1, matmul=np.matmul):
     """Convolution (no bias) of ``x (N, C, H, W)`` with ``W (Cout, C/groups, k, k)``; returns
     ``(y, cols)`` where ``cols`` (one im2col matrix per group) is kept for the backward pass.
     ``matmul`` lets the fixed-point oracle reuse the same im2col with ring arithmetic."""
-    cout, _, k, _ = W.shape
-    cols, oh, ow = im2col(x, k, stride, padding, groups)
+    cout, cg, k, _ = W.shape
     og = cout // groups
+    n, _, h, w = x.shape
+    m = n * out_size(h, k, stride, padding) * out_size(w, k, stride, padding)
+    if matmul is np.matmul and _kmajor(x.dtype, og, cg * k * k, m):
+        cols, oh, ow = _kmajor_cols(x, k, stride, padding, groups)
+    else:
+        cols, oh, ow = im2col(x, k, stride, padding, groups)
     outs = [matmul(col, W[g * og:(g + 1) * og].reshape(og, -1).T) for g, col in enumerate(cols)]
     out = outs[0] if groups == 1 else np.concatenate(outs, axis=1)
     return cols_to_image(out, x.shape[0], oh, ow), cols
@@ -112,28 +173,40 @@ def conv2d_backward(dy, cols, x_shape, W, stride: int, padding: int, groups: int
                     need_dx: bool = True):
     """Gradients ``(dx, dW, db)`` of :func:`conv2d` (``dx`` is None unless ``need_dx``).
 
-    ``dx`` adds each kernel offset's columns back in offset order ``(0, 0), (0, 1), ...`` onto
-    a channels-last buffer, where a window row of every channel is one contiguous run (the
-    same sums as :func:`_scatter` on the channels-first layout, several times faster)."""
+    With :func:`_kmajor` columns, ``dy`` is read as ``(N*oh*ow, Cout)`` through a transposed
+    view of one channels-first copy (BLAS gives the same bits for either layout) and ``db``
+    sums it row after row, as numpy's reduction over the first axis of the row-major matrix
+    does. ``dx`` adds each kernel offset's columns back in offset order ``(0, 0), (0, 1), ...``
+    onto a channels-last buffer, where a window row of every channel is one contiguous run
+    (the same sums as :func:`_scatter`)."""
     n, cout, oh, ow = dy.shape
     _, cg, k, _ = W.shape
     og = cout // groups
-    dy2 = dy.transpose(0, 2, 3, 1).reshape(-1, cout)
+    if _kmajor(dy.dtype, og, cg * k * k, n * oh * ow):  # columns K-major: dy channels-first
+        dy2 = np.ascontiguousarray(dy.transpose(1, 0, 2, 3)).reshape(cout, -1).T
+        db = np.cumsum(dy2.T, axis=1)[:, -1]  # sequential, as the row-major sum below
+    else:
+        dy2 = dy.transpose(0, 2, 3, 1).reshape(-1, cout)
+        db = dy2.sum(axis=0)
     dW = np.empty_like(W)
     for g in range(groups):
         dW[g * og:(g + 1) * og] = (dy2[:, g * og:(g + 1) * og].T @ cols[g]).reshape(og, cg, k, k)
-    db = dy2.sum(axis=0)
     if not need_dx:
         return None, dW, db
     _, c, h, w = x_shape
     p, s = padding, stride
     dxp = np.zeros((n, h + 2 * p, w + 2 * p, c), dtype=dy.dtype)  # channels last in memory
+    # a column matrix larger than the cache is added back a few images at a time (each
+    # image's sums keep their offset order): 25 passes over 40 MB cost 3x more than from cache
+    image_bytes = oh * ow * cg * k * k * dy.itemsize
+    step = n if n * image_bytes <= _SCATTER_BYTES[0] else max(1, _SCATTER_BYTES[1] // image_bytes)
     for g in range(groups):
         dc = (dy2[:, g * og:(g + 1) * og] @ W[g * og:(g + 1) * og].reshape(og, -1)
               ).reshape(n, oh, ow, cg, k, k).transpose(0, 3, 1, 2, 4, 5)
         part = dxp[..., g * cg:(g + 1) * cg].transpose(0, 3, 1, 2)  # (N, C, H, W) view
-        for o, view in window_offsets(part, k, s, oh, ow):
-            view += dc[..., o // k, o % k]
+        for a in range(0, n, step):
+            for o, view in window_offsets(part[a:a + step], k, s, oh, ow):
+                view += dc[a:a + step, ..., o // k, o % k]
     return dxp[:, p: p + h, p: p + w].transpose(0, 3, 1, 2), dW, db
 
 
@@ -152,32 +225,43 @@ def maxpool(x, k: int, s: int, p: int):
     """Max over windows (padding is -inf); returns ``(y, argmax)`` with the window offset of
     the first maximum: a running maximum over the ``k*k`` kernel offsets (vectorized over the
     batch), an offset replacing the best only when strictly larger -- what an arg-max over
-    the stacked offsets returns, without stacking them."""
+    the stacked offsets returns, without stacking them.
+
+    Overlapping windows (``s < k``) are scanned on the ``(H, W, N, C)`` layout
+    (:func:`_to_hwnc`, long contiguous rows; ``argmax`` is then an ``(N, C, oh, ow)`` view of
+    that layout, which :func:`maxpool_backward` reads without a copy); disjoint windows on
+    strided views of ``x`` itself, where the two layout copies would cost more than they save."""
     n, c, h, w = x.shape
     oh, ow = out_size(h, k, s, p), out_size(w, k, s, p)
     fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    views = window_offsets(_pad(x, p, fill), k, s, oh, ow)
+    hwnc = s < k
+    views = (_hwnc_offsets(_to_hwnc(x, p, fill), k, s, oh, ow) if hwnc
+             else window_offsets(_pad(x, p, fill), k, s, oh, ow))
     _, first = next(views)
     y = first.copy()
     idx = np.zeros(y.shape, dtype=np.int16)
     for o, v in views:
         better = v > y
-        idx[better] = o
+        np.copyto(idx, o, where=better)
         np.maximum(y, v, out=y)
+    if hwnc:
+        return _from_hwnc(y), idx.transpose(2, 3, 0, 1)
     return y, idx
 
 
 def maxpool_backward(dy, idx, x_shape, k: int, s: int, p: int):
     n, c, h, w = x_shape
     oh, ow = dy.shape[2], dy.shape[3]
+    if s < k:  # overlapping windows: a sum of the windows' gradients, on maxpool's layout
+        idx, dyt = _to_hwnc(idx), _to_hwnc(dy)  # idx from maxpool: no copy
+        dxp = np.zeros((h + 2 * p, w + 2 * p, n, c), dtype=dy.dtype)
+        for o, view in _hwnc_offsets(dxp, k, s, oh, ow):  # in offset order
+            view += dyt * (idx == o)
+        return _from_hwnc(dxp[p: p + h, p: p + w])
+    # disjoint windows: every input in at most one window -- a copy, not a sum
     dxp = np.zeros((n, c, h + 2 * p, w + 2 * p), dtype=dy.dtype)
-    disjoint = s >= k  # every input in at most one window: a copy, not a sum
-    for o, view in window_offsets(dxp, k, s, oh, ow):  # offsets in order: the same sums as before
-        hit = idx == o
-        if disjoint:
-            np.copyto(view, dy, where=hit)
-        else:
-            view += dy * hit
+    for o, view in window_offsets(dxp, k, s, oh, ow):
+        np.copyto(view, dy, where=idx == o)
     return dxp[:, :, p: p + h, p: p + w]
 
 
