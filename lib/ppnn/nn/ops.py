@@ -173,21 +173,19 @@ def conv2d_backward(dy, cols, x_shape, W, stride: int, padding: int, groups: int
                     need_dx: bool = True):
     """Gradients ``(dx, dW, db)`` of :func:`conv2d` (``dx`` is None unless ``need_dx``).
 
-    With :func:`_kmajor` columns, ``dy`` is read as ``(N*oh*ow, Cout)`` through a transposed
-    view of one channels-first copy (BLAS gives the same bits for either layout) and ``db``
-    sums it row after row, as numpy's reduction over the first axis of the row-major matrix
-    does. ``dx`` adds each kernel offset's columns back in offset order ``(0, 0), (0, 1), ...``
-    onto a channels-last buffer, where a window row of every channel is one contiguous run
-    (the same sums as :func:`_scatter`)."""
+    With :func:`_kmajor` columns, the products read ``dy`` as ``(N*oh*ow, Cout)`` through a
+    transposed view of one channels-first copy (BLAS gives the same bits for either layout;
+    ``db`` keeps the row-major sum, whose order numpy fixes by the layout). ``dx`` adds each
+    kernel offset's columns back in offset order ``(0, 0), (0, 1), ...`` onto a channels-last
+    buffer, where a window row of every channel is one contiguous run (the same sums as
+    :func:`_scatter`)."""
     n, cout, oh, ow = dy.shape
     _, cg, k, _ = W.shape
     og = cout // groups
+    dy2 = dy.transpose(0, 2, 3, 1).reshape(-1, cout)  # (N*oh*ow, Cout), row-major
+    db = dy2.sum(axis=0)
     if _kmajor(dy.dtype, og, cg * k * k, n * oh * ow):  # columns K-major: dy channels-first
         dy2 = np.ascontiguousarray(dy.transpose(1, 0, 2, 3)).reshape(cout, -1).T
-        db = np.cumsum(dy2.T, axis=1)[:, -1]  # sequential, as the row-major sum below
-    else:
-        dy2 = dy.transpose(0, 2, 3, 1).reshape(-1, cout)
-        db = dy2.sum(axis=0)
     dW = np.empty_like(W)
     for g in range(groups):
         dW[g * og:(g + 1) * og] = (dy2[:, g * og:(g + 1) * og].T @ cols[g]).reshape(og, cg, k, k)
