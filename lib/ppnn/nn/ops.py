@@ -71,15 +71,20 @@ def conv_index(in_shape, k: int, s: int, p: int) -> np.ndarray:
 def _scatter(dcols: np.ndarray, shape, k: int, s: int, p: int) -> np.ndarray:
     """Adjoint of :func:`windows`: add ``dcols (N, C, oh, ow, k, k)`` back onto the input.
 
-    The offsets are added in order ``(0, 0), (0, 1), ...`` onto a ``(H, W, N, C)`` buffer, where
-    one window row of every image and channel is a long contiguous run (the same sums, in the
-    same order, as on the ``(N, C, H, W)`` layout)."""
+    The offsets are added in order ``(0, 0), (0, 1), ...``; overlapping windows (``s < k``)
+    onto a ``(H, W, N, C)`` buffer, where one window row of every image and channel is a long
+    contiguous run (the same sums, in the same order, as on the ``(N, C, H, W)`` layout)."""
     n, c, h, w = shape
     oh, ow = dcols.shape[2], dcols.shape[3]
-    dxp = np.zeros((h + 2 * p, w + 2 * p, n, c), dtype=dcols.dtype)
-    for o, view in _hwnc_offsets(dxp, k, s, oh, ow):
-        view += dcols[..., o // k, o % k].transpose(2, 3, 0, 1)
-    return _from_hwnc(dxp[p: p + h, p: p + w])
+    if s < k:
+        dxp = np.zeros((h + 2 * p, w + 2 * p, n, c), dtype=dcols.dtype)
+        for o, view in _hwnc_offsets(dxp, k, s, oh, ow):
+            view += dcols[..., o // k, o % k].transpose(2, 3, 0, 1)
+        return _from_hwnc(dxp[p: p + h, p: p + w])
+    dxp = np.zeros((n, c, h + 2 * p, w + 2 * p), dtype=dcols.dtype)
+    for o, view in window_offsets(dxp, k, s, oh, ow):
+        view += dcols[..., o // k, o % k]
+    return dxp[:, :, p: p + h, p: p + w]
 
 
 def _to_hwnc(x: np.ndarray, p: int = 0, fill=0) -> np.ndarray:
@@ -240,7 +245,7 @@ def maxpool(x, k: int, s: int, p: int):
     idx = np.zeros(y.shape, dtype=np.int16)
     for o, v in views:
         better = v > y
-        np.copyto(idx, o, where=better)
+        idx[better] = o
         np.maximum(y, v, out=y)
     if hwnc:
         return _from_hwnc(y), idx.transpose(2, 3, 0, 1)
