@@ -115,12 +115,7 @@ def test_conv_backward_dx_is_the_adjoint_of_the_windows(k, s, p, groups):
     y, cols = ops.conv2d(x, W, s, p, groups)
     dy = rng.standard_normal(y.shape).astype(np.float32)
     dx, dW, db = ops.conv2d_backward(dy, cols, x.shape, W, s, p, groups)
-    n, _, oh, ow = y.shape
-    cg, og = 6 // groups, 6 // groups
-    dy2 = dy.transpose(0, 2, 3, 1).reshape(-1, 6)
-    dcols = np.concatenate([(dy2[:, g * og:(g + 1) * og] @ W[g * og:(g + 1) * og].reshape(og, -1))
-                            .reshape(n, oh, ow, cg, k, k) for g in range(groups)], axis=3)
-    ref = ops._scatter(dcols.transpose(0, 3, 1, 2, 4, 5), x.shape, k, s, p)
+    ref = _conv_by_row_major_columns(x, W, s, p, groups, dy)[3]  # the _scatter adjoint
     np.testing.assert_array_equal(dx, ref)
     assert dx.dtype == x.dtype and dW.shape == W.shape and db.shape == (6,)
     np.testing.assert_allclose(float((dx * x).sum()), float((dy * y).sum()), rtol=1e-4)
