@@ -48,7 +48,13 @@ binding:
 	@echo "no tfhe-rs binding crate in $(TFHE_CRATE); skipping"
 endif
 
-install: $(VENV)/.stamp-install binding
+# Every interpreter of the environment pins numpy's and OpenBLAS's float kernels at start-up
+# (ppnn.numerics): trained weights and what follows from them get the same bits on every CPU.
+$(VENV)/.stamp-numerics: lib/ppnn/numerics/env.py lib/ppnn/numerics/__init__.py $(VENV)/.stamp-install
+	$(PY) -m ppnn.numerics install >/dev/null
+	touch $@
+
+install: $(VENV)/.stamp-install $(VENV)/.stamp-numerics binding
 
 data: $(VENV)/.stamp-install
 	@if [ "$$(id -u)" = 0 ] && ! apt-cache show dataset-fashion-mnist >/dev/null 2>&1; then \

@@ -135,10 +135,13 @@ _SCATTER_BYTES = (16 << 20, 4 << 20)
 
 def _kmajor(dtype, og: int, kg: int, m: int) -> bool:
     """Whether :func:`conv2d` builds its columns K-major (:func:`_kmajor_cols`): float BLAS
-    products with at least 2 outputs per group, 3 terms per sum and 2 rows -- the shapes for
-    which OpenBLAS returns the same bits for either memory layout of the columns (and of the
-    output gradient); a product with one output column or row runs as a matrix-vector product
-    whose bits depend on the layout (tests/test_nn_windows.py)."""
+    products with at least 2 outputs per group, 3 terms per sum and 2 rows. A speed choice:
+    BLAS promises no particular bits for either layout, but under the pinned kernels
+    (:mod:`ppnn.numerics`: OpenBLAS Haswell) these shapes give the row-major bits, so the
+    trained weights did not move when the layout changed; a product with one output column or
+    row runs as a matrix-vector product whose bits depend on the layout there, so it keeps
+    the row-major columns. Agreement within rounding is tested for every layout
+    (tests/test_nn_windows.py), bits across CPUs under the pin (tests/test_numerics.py)."""
     return np.dtype(dtype).kind == "f" and og > 1 and kg > 2 and m > 1
 
 
@@ -179,11 +182,11 @@ def conv2d_backward(dy, cols, x_shape, W, stride: int, padding: int, groups: int
     """Gradients ``(dx, dW, db)`` of :func:`conv2d` (``dx`` is None unless ``need_dx``).
 
     With :func:`_kmajor` columns, the products read ``dy`` as ``(N*oh*ow, Cout)`` through a
-    transposed view of one channels-first copy (BLAS gives the same bits for either layout;
-    ``db`` keeps the row-major sum, whose order numpy fixes by the layout). ``dx`` adds each
-    kernel offset's columns back in offset order ``(0, 0), (0, 1), ...`` onto a channels-last
-    buffer, where a window row of every channel is one contiguous run (the same sums as
-    :func:`_scatter`)."""
+    transposed view of one channels-first copy (under the pinned kernels, the bits of the
+    row-major layout; ``db`` keeps the row-major sum, whose order numpy fixes by the layout).
+    ``dx`` adds each kernel offset's columns back in offset order ``(0, 0), (0, 1), ...``
+    onto a channels-last buffer, where a window row of every channel is one contiguous run
+    (the same sums as :func:`_scatter`)."""
     n, cout, oh, ow = dy.shape
     _, cg, k, _ = W.shape
     og = cout // groups

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 import pandas as pd
 
-from .. import paths
+from .. import numerics, paths
 from . import zoo
 from ._blas import blas_threads
 from .backprop import TRAINABLE, backward, forward_train, softmax_cross_entropy
@@ -268,6 +268,8 @@ def _load_cached(net: Network, path, recipe: Recipe):
         info = json.loads(str(z["__info__"]))
     if info.get("recipe") != _recipe_key(recipe):
         return None
+    if info.get("numerics", numerics.fingerprint()) != numerics.fingerprint():
+        return None  # trained under other float kernels: other bits (ppnn.numerics)
     try:
         return unflatten_params(net, flat), info
     except ValueError:  # parameter shapes of an older version of the network: retrain
@@ -304,6 +306,7 @@ def pretrained(name: str, quick: bool = True, seed: int = 0, dataset: str = "mni
         if cached is not None:
             return cached if with_info else cached[0]
         x, y, xt, yt = _load_dataset(dataset)
+        numerics.warn_if_unpinned(f"the trained weights of {name}")
         if x.shape[1:] != net.input_shape:
             raise ValueError(f"{name} takes inputs {net.input_shape}; {dataset} has {x.shape[1:]}")
         rng = np.random.default_rng([int(seed), 0x5EED])
@@ -324,7 +327,7 @@ def pretrained(name: str, quick: bool = True, seed: int = 0, dataset: str = "mni
             params = [*params, {}]
         info = {"name": name, "dataset": dataset, "quick": bool(quick), "seed": int(seed),
                 "test_accuracy": accuracy(net, params, xt, yt), "train_samples": int(len(x)),
-                "recipe": _recipe_key(r),
+                "recipe": _recipe_key(r), "numerics": numerics.fingerprint(),
                 "history": hist.drop(columns=["seconds", "test_acc"]).to_dict("list"),
                 "train_seconds": float(hist["seconds"].sum())}
         path.parent.mkdir(parents=True, exist_ok=True)
