@@ -152,7 +152,7 @@ display(proj)
 # %%
 import ipywidgets as widgets
 
-from ppnn.widgets import interactive_table, transcript_stepper
+from ppnn.widgets import interactive_table
 
 
 def beaver_costs(n: int) -> pd.DataFrame:
@@ -173,10 +173,107 @@ display(box)
 display(default)
 
 # %% [markdown]
-# And a step-through of the transcript, round by round:
+# ## 2b. Step through it: who sends what to whom
+#
+# The ledger above counted bytes. Made with `record_values=True`, it also keeps **the values
+# that crossed** and what each party **holds** at named steps. Here is the same Beaver
+# product on three small numbers in $\mathbb{Z}_{2^{16}}$ (so the values fit on a line): the
+# client's input $x$, the server's input $y$, the dealer's triple, the masked $e = x - a$ and
+# $f = y - b$ each party sends, and the output share that goes back to the client.
+#
+# The **protocol player** draws the run as a sequence diagram: one lane per party (and one for
+# the dealer, whose material is *offline*, shaded), one arrow per message labelled with what it
+# is and its size. Move the step slider (or press play) to walk through it, and pick a
+# **seat**: as `client` or `server` you see only your own messages and holdings; everything
+# else is greyed and its values hidden. In an executed notebook (no live kernel) the whole
+# diagram and the table of every party's view are shown instead.
 
 # %%
-display(transcript_stepper(ledger))
+from ppnn.experiments import overview
+from ppnn.widgets import protocol_player
+
+small = Ring(16)
+demo_ledger, demo_z = overview.beaver_demo([3, 5, 7], [2, 4, 6], small, rng)
+print("x * y =", demo_z, "(opened to the client)")
+protocol_player(demo_ledger, title="A Beaver product in Z_2^16, every value recorded")
+
+# %% [markdown]
+# ### The server's view, as data
+#
+# `ppnn.views(ledger, party)` is that party's **view** in the sense of the security
+# definitions: everything it received and held, step by step. The server receives a random
+# share of $x$, its triple shares and the client's shares of $e$ and $f$ -- and opens
+# $e = x - a$ itself. None of it depends on $x$: $a$ is a fresh uniform mask.
+
+# %%
+ppnn.views(demo_ledger, "server")[["step", "kind", "peer", "what", "shown"]]
+
+# %% [markdown]
+# ### The view as an experiment, and a broken variant
+#
+# "Depends on nothing" is a claim we can test. Run $n$ products with the client's secret
+# $x = 0$ and $n$ with $x = 2^{63}$, collect the $e$ the server computes from its view, and
+# compare the two samples with a two-sample **Kolmogorov-Smirnov test** at level
+# $\alpha = 0.001$: the server can tell the secrets apart only if the statistic $D$ exceeds the
+# threshold $c(\alpha)\sqrt{2/n}$.
+#
+# Then break the protocol the way real code breaks: a dealer that **reuses one mask** $a$ for
+# every product (a cached or seeded mask). Now $e = x - a$ moves with $x$, and the same test
+# tells the secrets apart at once. (The dealer is simulated and seeded in both runs: this
+# shows the protocol's logic, not the strength of a real triple generator.)
+
+# %%
+import matplotlib.pyplot as plt
+
+n_view = 2000 if QUICK else 20000
+fig, axes = plt.subplots(1, 2, figsize=(10, 3), sharey=True)
+for ax, broken in zip(axes, (False, True)):
+    exp = overview.beaver_view_experiment(n_view, SEED, broken=broken)
+    for s, sample in zip(exp.secrets, exp.samples):
+        ax.hist(sample / 2.0**64, bins=40, alpha=0.55, label=f"x = {s}")
+    ax.set_title(("broken: one mask reused" if broken else "honest: fresh mask per product")
+                 + f"\nKS D = {exp.test.statistic:.3f}, threshold {exp.test.threshold:.3f}",
+                 fontsize=10)
+    ax.set_xlabel("e / 2^64 as the server computes it")
+    print("broken" if broken else "honest", "->", exp.test)
+axes[0].set_ylabel("products")
+axes[0].legend()
+plt.show()
+
+# %% [markdown]
+# ### Exercise: your own protocol in the same player
+#
+# The ledger API is public, so any toy protocol can be played. Below, three parties compute a
+# **secure sum** of their salaries: each splits its salary into three additive shares, keeps
+# one and sends one to each other party; each then adds what it holds and announces the
+# partial sum. Change it -- e.g. let `P0` send its salary in the clear, or skip the masking --
+# and watch what the other seats now see.
+
+# %%
+def secure_sum(salaries, ring, rng):
+    parties = ["P0", "P1", "P2"]
+    led = Ledger(parties, record_values=True)
+    shares = {p: share_additive(np.array([s], np.uint64), ring, rng, n_parties=3).shares
+              for p, s in zip(parties, salaries)}
+    with led.label("share"), led.round():
+        for i, p in enumerate(parties):
+            led.hold(p, f"salary of {p}", np.array([salaries[i]]))
+            for j, q in enumerate(parties):
+                if q != p:
+                    led.send(p, q, ring.bits, f"share of {p}'s salary", shares[p][j])
+    partial = {q: ring.sum(np.stack([shares[p][j] for p in parties]), axis=0)
+               for j, q in enumerate(parties)}
+    with led.label("announce"):
+        led.exchange(parties, ring.bits, "partial sum", values=partial)
+    total = ring.sum(np.stack(list(partial.values())), axis=0)
+    for p in parties:
+        led.hold(p, "total", total)
+    return led, int(total[0])
+
+
+sum_ledger, total = secure_sum([5100, 4700, 6200], Ring(32), rng)
+print("total =", total)
+protocol_player(sum_ledger, seat="P1", title="A secure sum of three salaries (seat: P1)")
 
 # %% [markdown]
 # ## 4. The notebooks

@@ -15,7 +15,8 @@ reproduce  the papermill pipeline
 
 __version__ = "0.1.0"
 
+from .core.views import views
 from .protocols.api import Plan, Result, UnsupportedNetwork, compile, count, families, run
 
 __all__ = ["Plan", "Result", "UnsupportedNetwork", "compile", "count", "families", "run",
-           "__version__"]
+           "views", "__version__"]

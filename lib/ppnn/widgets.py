@@ -4,13 +4,17 @@ plain-data twin (``*_frame``) that the notebooks print, so papermill output is m
 
 from __future__ import annotations
 
+import html
+import io
 from collections.abc import Callable
 
 import pandas as pd
 
 from .core.ledger import Ledger
+from .core.views import EVERYONE
 
-__all__ = ["transcript_frame", "transcript_stepper", "interactive_table"]
+__all__ = ["transcript_frame", "transcript_stepper", "interactive_table", "protocol_player",
+           "views_table", "ProtocolPlayer"]
 
 
 def transcript_frame(ledger: Ledger, round_no: int | None = None, phase: str = "online"
@@ -65,3 +69,204 @@ def interactive_table(fn: Callable[..., pd.DataFrame], **controls):
     refresh()
     default = fn(**{k: c.value for k, c in controls.items()})
     return w.VBox([*controls.values(), out]), default
+
+
+# -- the protocol player -----------------------------------------------------------------------
+def _seen_by(rows: pd.DataFrame, lane: str) -> set[int]:
+    """Steps ``lane`` takes part in: it sent or received the message, held the value or did
+    the operation."""
+    mask = (rows["party"] == lane) | ((rows["kind"] == "message") & (rows["peer"] == lane))
+    return set(rows.loc[mask, "step"].astype(int))
+
+
+def views_table(ledger: Ledger, rows: pd.DataFrame | None = None,
+                upto: int | None = None) -> pd.DataFrame:
+    """Each step with what every lane sees of it: the value a party received or held, ``sent``
+    for its own message, and nothing where it sees nothing (rows of
+    :func:`ppnn.sequence.steps`; up to step ``upto``)."""
+    from .sequence import fmt_bits, lanes, steps
+
+    rows = steps(ledger) if rows is None else rows
+    if upto is not None:
+        rows = rows[rows["step"] <= upto]
+    out = pd.DataFrame({"step": rows["step"].to_numpy(),
+                        "phase/round": [f"{r.phase} r{r.round}" if r.kind == "message" else
+                                        r.phase for r in rows.itertuples()],
+                        "from": rows["party"].to_numpy(),
+                        "to": rows["peer"].to_numpy(),
+                        "what": rows["what"].to_numpy(),
+                        "size": [fmt_bits(b) if k == "message" else ""
+                                 for k, b in zip(rows["kind"], rows["bits"])]})
+    for lane in lanes(ledger):
+        col = []
+        for r in rows.itertuples():
+            if r.kind == "message" and r.peer == lane:
+                col.append(r.shown or "received")
+            elif r.kind == "message" and r.party == lane:
+                col.append("sent")
+            elif r.kind in ("held", "op") and r.party == lane:
+                col.append(r.shown or r.what if r.kind == "held" else "computes")
+            else:
+                col.append("")
+        out[lane] = col
+    return out
+
+
+def _svg(fig) -> str:
+    import matplotlib.pyplot as plt
+
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight")
+    plt.close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg"):]
+
+
+def _table_html(df: pd.DataFrame, current: int | None = None, seat: str = EVERYONE,
+                seen: set[int] | None = None) -> str:
+    """The views table as HTML: the current step in bold red, steps the seat cannot see grey
+    with their values hidden."""
+    lanes_ = [c for c in df.columns if c not in
+              ("step", "phase/round", "from", "to", "what", "size")]
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
+    body = []
+    for r in df.itertuples(index=False):
+        step = int(r[0])
+        style = []
+        if current is not None and step == current:
+            style.append("color:#c0392b;font-weight:bold")
+        if seen is not None and step not in seen:
+            style.append("color:#aaa")
+        cells = []
+        for c, v in zip(df.columns, r):
+            if seen is not None and step not in seen and c in lanes_ + ["what", "size"]:
+                v = "" if c in lanes_ else v
+            cells.append(f"<td>{html.escape(str(v))}</td>")
+        body.append(f"<tr class='ppnn-step' data-step='{step}' style='{';'.join(style)}'>"
+                    + "".join(cells) + "</tr>")
+    return ("<table class='ppnn-views' style='font-size:12px;font-family:monospace'>"
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+
+
+class ProtocolPlayer:
+    """A recorded run, stepped through: the sequence diagram with the current step in red, a
+    seat selector (everyone, or one party: the steps it cannot see greyed and its values
+    hidden), the views table and the bytes and rounds so far.
+
+    Displayed in a live notebook, it is a widget (step slider, play button, seat); anywhere
+    else (papermill, nbconvert, a static page) the same output holds the whole diagram and
+    the views table as HTML, so an executed notebook shows the protocol."""
+
+    def __init__(self, ledger: Ledger, seat: str = EVERYONE, group: str | None = "auto",
+                 title: str | None = None, max_rows: int = 40):
+        from .sequence import _auto_group, lanes, steps
+
+        seats = [EVERYONE, *lanes(ledger)]
+        if seat not in seats:
+            raise ValueError(f"seat must be one of {seats}, got {seat!r}")
+        self.ledger, self.seat, self.title, self.seats = ledger, seat, title, seats
+        self.rows = steps(ledger, _auto_group(ledger, max_rows) if group == "auto" else group)
+        self.table = views_table(ledger, self.rows)
+        self._widget = None
+
+    @property
+    def n_steps(self) -> int:
+        return len(self.rows)
+
+    def seen(self, seat: str) -> set[int] | None:
+        """Steps ``seat`` takes part in (None: every step)."""
+        return None if seat == EVERYONE else _seen_by(self.rows, seat)
+
+    def so_far(self, step: int) -> str:
+        """Bytes and rounds booked up to ``step``, per phase."""
+        from .sequence import fmt_bits
+
+        done = self.rows[(self.rows["step"] <= step) & (self.rows["kind"] == "message")]
+        parts = []
+        for ph in ("offline", "online"):
+            d = done[done["phase"] == ph]
+            if len(d):
+                parts.append(f"{ph}: {fmt_bits(int(d['bits'].sum()))} in "
+                             f"{d['round'].nunique()} round(s)")
+        return "; ".join(parts) or "nothing sent yet"
+
+    def describe(self, step: int, seat: str = EVERYONE) -> str:
+        """One line on ``step`` as ``seat`` sees it."""
+        from .sequence import fmt_bits
+
+        r = self.rows[self.rows["step"] == step].iloc[0]
+        seen = self.seen(seat)
+        if seen is not None and step not in seen:
+            return f"step {step}/{self.n_steps}: {seat} does not see this step"
+        if r["kind"] == "message":
+            text = f"{r['party']} \u2192 {r['peer']}: {r['what']} ({fmt_bits(r['bits'])})"
+        elif r["kind"] == "held":
+            text = f"{r['party']} holds {r['what']}"
+        else:
+            text = f"{r['party']} computes locally: {r['what']}"
+        value = f" = {r['shown']}" if r["shown"] else ""
+        return f"step {step}/{self.n_steps} [{r['phase']}]: {text}{value}"
+
+    def figure(self, step: int | None = None, seat: str = EVERYONE):
+        from .sequence import sequence_diagram
+
+        return sequence_diagram(self.ledger, highlight=step, visible=self.seen(seat),
+                                rows=self.rows, title=self.title)
+
+    def static_html(self) -> str:
+        """The static twin: the whole diagram and the views table."""
+        title = f"<h4>{html.escape(self.title)}</h4>" if self.title else ""
+        return (f"<div class='ppnn-player-static'>{title}{_svg(self.figure())}"
+                f"<p>{html.escape(self.so_far(self.n_steps))}</p>"
+                f"{_table_html(self.table)}</div>")
+
+    def widget(self):
+        """The live widget (made once)."""
+        if self._widget is not None:
+            return self._widget
+        import ipywidgets as w
+
+        n = max(self.n_steps, 1)
+        play = w.Play(value=1, min=1, max=n, step=1, interval=900, description="play")
+        slider = w.IntSlider(value=1, min=1, max=n, description="step",
+                             continuous_update=False)
+        w.jslink((play, "value"), (slider, "value"))
+        seat = w.Dropdown(options=self.seats, value=self.seat, description="seat")
+        line = w.HTML()
+        diagram = w.HTML()
+        table = w.HTML()
+
+        def redraw(change=None):
+            k, who = slider.value, seat.value
+            line.value = (f"<b class='ppnn-current'>{html.escape(self.describe(k, who))}</b>"
+                          f"<br><span class='ppnn-sofar'>so far: "
+                          f"{html.escape(self.so_far(k))}</span>")
+            diagram.value = _svg(self.figure(k, who))
+            table.value = _table_html(self.table[self.table["step"] <= k], k, who,
+                                      self.seen(who))
+
+        slider.observe(redraw, names="value")
+        seat.observe(redraw, names="value")
+        redraw()
+        self._widget = w.VBox([w.HBox([play, slider, seat]), line, diagram, table],
+                              layout=w.Layout(overflow="auto"))
+        self._widget.add_class("ppnn-player")
+        return self._widget
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        bundle = {"text/plain": f"<protocol player: {self.n_steps} steps; "
+                                f"seats {', '.join(self.seats)}>",
+                  "text/html": self.static_html()}
+        try:
+            bundle.update(self.widget()._repr_mimebundle_(include=include, exclude=exclude)
+                          or {})
+            bundle["text/plain"] = f"<protocol player: {self.n_steps} steps>"
+        except Exception:  # noqa: BLE001 - no widget support: the static twin stands
+            pass
+        return bundle
+
+
+def protocol_player(ledger: Ledger, seat: str = EVERYONE, group: str | None = "auto",
+                    title: str | None = None, max_rows: int = 40) -> ProtocolPlayer:
+    """Step through a recorded run (see :class:`ProtocolPlayer`); display the result."""
+    return ProtocolPlayer(ledger, seat, group, title, max_rows)

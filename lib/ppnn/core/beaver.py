@@ -40,7 +40,9 @@ def beaver_mul(x: AdditiveShares, y: AdditiveShares, dealer: Dealer,
     t = dealer.triple(ring, x.shape)
     e_sh, f_sh = x - t.a, y - t.b
     n = int(np.prod(x.shape, dtype=np.int64))
-    ledger.exchange(parties, 2 * n * ring.bits, "beaver: x-a, y-b")
+    ledger.exchange(parties, 2 * n * ring.bits, "beaver: x-a, y-b",
+                    values={p: np.stack([e_sh.shares[i], f_sh.shares[i]])
+                            for i, p in enumerate(parties)} if ledger.records_values else None)
     e, f = e_sh.reveal(), f_sh.reveal()
     # z = c + e*b + f*a + e*f (the public e*f added once, by party 0)
     z = t.c + t.b.mul_public(e) + t.a.mul_public(f)
@@ -60,7 +62,9 @@ def beaver_matmul(x: AdditiveShares, y: AdditiveShares, dealer: Dealer,
     t = dealer.matrix_triple(ring, x.shape, y.shape)
     e_sh, f_sh = x - t.a, y - t.b
     n = int(np.prod(x.shape)) + int(np.prod(y.shape))
-    ledger.exchange(parties, n * ring.bits, "beaver matmul: X-A, Y-B")
+    ledger.exchange(parties, n * ring.bits, "beaver matmul: X-A, Y-B",
+                    values={p: np.concatenate([e_sh.shares[i].ravel(), f_sh.shares[i].ravel()])
+                            for i, p in enumerate(parties)} if ledger.records_values else None)
     e, f = e_sh.reveal(), f_sh.reveal()
     shares = np.stack([
         ring.add(ring.add(t.c.shares[i], ring.matmul(e, t.b.shares[i])),
@@ -80,7 +84,9 @@ def beaver_and(x: XorShares, y: XorShares, dealer: Dealer,
     t = dealer.bit_triples(x.shape, x.k)
     d_sh, e_sh = x ^ t.a, y ^ t.b
     n = int(np.prod(x.shape, dtype=np.int64))
-    ledger.exchange(parties, 2 * n * x.k, "beaver AND: x^a, y^b")
+    ledger.exchange(parties, 2 * n * x.k, "beaver AND: x^a, y^b",
+                    values={p: np.stack([d_sh.shares[i], e_sh.shares[i]])
+                            for i, p in enumerate(parties)} if ledger.records_values else None)
     d, e = d_sh.reveal(), e_sh.reveal()
     z = XorShares(t.c.shares ^ (t.b.shares & d) ^ (t.a.shares & e), x.k)
     return z ^ (d & e)
@@ -109,5 +115,5 @@ def replicated_mul(x: ReplicatedShares, y: ReplicatedShares, rng: np.random.Gene
     bits = int(np.prod(x.shape, dtype=np.int64)) * ring.bits
     with ledger.round():
         for i in range(3):
-            ledger.send(parties[i], parties[(i - 1) % 3], bits, what)
+            ledger.send(parties[i], parties[(i - 1) % 3], bits, what, value=z[i])
     return ReplicatedShares(z, ring)

@@ -77,23 +77,36 @@ class Dealer:
         if len(parties) < 2:
             raise ValueError("the dealer serves at least two parties")
         self.rng, self.ledger, self.parties = rng, ledger, parties
-        self._queue: list[tuple[int, str]] = []
+        self._queue: list[tuple[int, str, list | None]] = []
 
-    def _book(self, bits_per_party: int, what: str) -> None:
+    def _values(self, *shared) -> list | None:
+        """Per party, its components of ``shared`` (flattened, concatenated): what the dealer
+        sends it -- only when the ledger records values."""
+        if not self.ledger.records_values:
+            return None
+        out = []
+        for i in range(len(self.parties)):
+            parts = [np.ravel(s.shares[i] if hasattr(s, "shares") else s.components[i])
+                     for s in shared]
+            out.append(np.concatenate([p.astype(np.uint64, copy=False) for p in parts]))
+        return out
+
+    def _book(self, bits_per_party: int, what: str, values: list | None = None) -> None:
         """Book material for every party, one offline round per request; asked for inside an
         open (online) round, the booking waits until :meth:`flush` after the round closes
         (a ledger cannot switch phase inside a round)."""
-        self._queue.append((bits_per_party, what))
+        self._queue.append((bits_per_party, what, values))
         if getattr(self.ledger, "_round_depth", 0) == 0:
             self.flush()
 
     def flush(self) -> None:
         """Book every request that waited for an online round to close."""
         queue, self._queue = self._queue, []
-        for bits, what in queue:
+        for bits, what, values in queue:
             with self.ledger.offline(), self.ledger.round():
-                for p in self.parties:
-                    self.ledger.send(Ledger.DEALER, p, bits, what)
+                for i, p in enumerate(self.parties):
+                    self.ledger.send(Ledger.DEALER, p, bits, what,
+                                     value=None if values is None else values[i])
 
     def _share(self, x, ring: Ring) -> AdditiveShares:
         return share_additive(x, ring, self.rng, len(self.parties))
@@ -102,9 +115,10 @@ class Dealer:
         """Elementwise Beaver triple of ``shape``."""
         a, b = ring.random(self.rng, shape), ring.random(self.rng, shape)
         n = int(np.prod(shape, dtype=np.int64))
-        self._book(3 * n * ring.bits, "beaver triple")
-        return BeaverTriple(self._share(a, ring), self._share(b, ring),
-                            self._share(ring.mul(a, b), ring))
+        t = BeaverTriple(self._share(a, ring), self._share(b, ring),
+                         self._share(ring.mul(a, b), ring))
+        self._book(3 * n * ring.bits, "beaver triple", self._values(t.a, t.b, t.c))
+        return t
 
     def matrix_triple(self, ring: Ring, shape_a, shape_b) -> MatrixTriple:
         """Matrix Beaver triple: A (m, n), B (n, p), C = A @ B."""
@@ -114,8 +128,9 @@ class Dealer:
         a, b = ring.random(self.rng, shape_a), ring.random(self.rng, shape_b)
         c = ring.matmul(a, b)
         n = a.size + b.size + c.size
-        self._book(n * ring.bits, "matrix triple")
-        return MatrixTriple(self._share(a, ring), self._share(b, ring), self._share(c, ring))
+        t = MatrixTriple(self._share(a, ring), self._share(b, ring), self._share(c, ring))
+        self._book(n * ring.bits, "matrix triple", self._values(t.a, t.b, t.c))
+        return t
 
     def truncation_pair(self, ring: Ring, shape, d: int, r_bits: int | None = None
                         ) -> TruncationPair:
@@ -130,25 +145,28 @@ class Dealer:
         # arithmetic shift of the signed representative (ABY3-style pair)
         r_trunc = ring.reduce(ring.to_signed(r) >> d)
         n = int(np.prod(shape, dtype=np.int64))
-        self._book(2 * n * ring.bits, "truncation pair")
-        return TruncationPair(self._share(r, ring), self._share(r_trunc, ring), d)
+        pair = TruncationPair(self._share(r, ring), self._share(r_trunc, ring), d)
+        self._book(2 * n * ring.bits, "truncation pair", self._values(pair.r, pair.r_trunc))
+        return pair
 
     def random_bits(self, ring: Ring, shape) -> tuple[AdditiveShares, XorShares]:
         """Random bits shared both arithmetically (in ``ring``) and as XOR shares."""
         bits = self.rng.integers(0, 2, size=shape, dtype=np.uint64)
         n = int(np.prod(shape, dtype=np.int64))
-        self._book(n * (ring.bits + 1), "random bits")
-        return self._share(bits, ring), share_xor(bits, 1, self.rng, len(self.parties))
+        arith, xor = self._share(bits, ring), share_xor(bits, 1, self.rng, len(self.parties))
+        self._book(n * (ring.bits + 1), "random bits", self._values(arith, xor))
+        return arith, xor
 
     def bit_triples(self, shape, k: int = 1) -> BitTriple:
         """Boolean (AND) triples on k-bit strings."""
         ring = Ring(k)
         a, b = ring.random(self.rng, shape), ring.random(self.rng, shape)
         n = int(np.prod(shape, dtype=np.int64))
-        self._book(3 * n * k, "bit triple")
         np_ = len(self.parties)
-        return BitTriple(share_xor(a, k, self.rng, np_), share_xor(b, k, self.rng, np_),
-                         share_xor(a & b, k, self.rng, np_))
+        t = BitTriple(share_xor(a, k, self.rng, np_), share_xor(b, k, self.rng, np_),
+                      share_xor(a & b, k, self.rng, np_))
+        self._book(3 * n * k, "bit triple", self._values(t.a, t.b, t.c))
+        return t
 
 
 class ReplicatedDealer(Dealer):

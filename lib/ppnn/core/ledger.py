@@ -16,19 +16,48 @@ A protocol never moves a value between parties without booking it here::
   ``depth(name, d)`` keeps the maximum of a depth-like quantity (multiplicative depth).
 
 Sizes are bits; byte queries divide by 8 (fractional bytes are kept, so nothing is rounded).
+
+**Values** (for teaching: views, the sequence diagram, the protocol player): a ledger made with
+``record_values=True`` (or a :class:`~ppnn.core.transcript.ValueBudget`) also keeps the value
+each ``send(..., value=x)`` carried and what a party holds at a named step
+(``hold(party, name, x)``), as bounded summaries (:mod:`ppnn.core.transcript`). Off by
+default: then ``value=`` is ignored and ``hold`` does nothing, so protocol code can always
+pass its values.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator
+import contextvars
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import pandas as pd
 
-__all__ = ["Ledger", "Message", "PHASES"]
+from .transcript import Hold, Recorded, ValueBook, ValueBudget
+
+__all__ = ["Ledger", "Message", "PHASES", "recording"]
 
 PHASES = ("online", "offline")
+
+#: the value budget of ledgers made without an explicit ``record_values`` (see :func:`recording`)
+_RECORDING: contextvars.ContextVar[ValueBudget | None] = contextvars.ContextVar(
+    "ppnn_recording", default=None)
+
+
+@contextlib.contextmanager
+def recording(budget: bool | ValueBudget = True) -> Iterator[ValueBudget | None]:
+    """Every :class:`Ledger` made inside (without its own ``record_values``) records values:
+    how ``ppnn.run(..., record_values=True)`` reaches the ledgers a family makes itself."""
+    if budget is True:
+        budget = ValueBudget()
+    if not (budget is False or isinstance(budget, ValueBudget)):
+        raise TypeError(f"budget must be a bool or a ValueBudget, got {budget!r}")
+    token = _RECORDING.set(budget or None)
+    try:
+        yield budget or None
+    finally:
+        _RECORDING.reset(token)
 
 
 @dataclass(frozen=True)
@@ -59,11 +88,15 @@ class Ledger:
     parties : iterable of str
         Names of the parties (e.g. ``["client", "server"]`` or ``["P0", "P1", "P2"]``).
         A trusted ``"dealer"`` is always allowed as a sender of offline material.
+    record_values : bool, ValueBudget or None
+        Keep the values that cross and that parties hold (``True``: the default
+        :class:`~ppnn.core.transcript.ValueBudget`, 64 elements per message, 32 MiB in all);
+        None (the default): as the enclosing :func:`recording` block says (off outside one).
     """
 
     DEALER = "dealer"
 
-    def __init__(self, parties: Iterable[str]):
+    def __init__(self, parties: Iterable[str], record_values: bool | ValueBudget | None = None):
         parties = tuple(parties)
         if len(parties) < 2:
             raise ValueError(f"a ledger needs at least two parties, got {parties!r}")
@@ -80,6 +113,29 @@ class Ledger:
         self._round_counter = {p: 0 for p in PHASES}
         self._open_round: int | None = None
         self._round_depth = 0
+        if record_values is None:
+            record_values = _RECORDING.get() or False
+        if record_values is True:
+            record_values = ValueBudget()
+        if not (record_values is False or isinstance(record_values, ValueBudget)):
+            raise TypeError(f"record_values must be a bool or a ValueBudget, got {record_values!r}")
+        self._book = ValueBook(record_values) if record_values else None
+        #: message index -> the value it carried (only with record_values)
+        self.values: dict[int, Recorded] = {}
+        #: what parties held at named steps (only with record_values)
+        self.holds: list[Hold] = []
+        #: for each booked operation, how many messages were booked before it
+        self.op_at: list[int] = []
+
+    @property
+    def records_values(self) -> bool:
+        """Whether this ledger keeps values (``record_values``)."""
+        return self._book is not None
+
+    @property
+    def value_bytes(self) -> int:
+        """Bytes of values and their metadata kept so far (within the budget)."""
+        return 0 if self._book is None else self._book.used
 
     # -- context ------------------------------------------------------------------------
     @property
@@ -148,8 +204,10 @@ class Ledger:
             return
         raise ValueError(f"unknown {role} {name!r}; this ledger's parties are {self.parties}")
 
-    def send(self, sender: str, receiver: str, bits: int, what: str = "") -> Message:
-        """Book one message of ``bits`` bits from ``sender`` to ``receiver``."""
+    def send(self, sender: str, receiver: str, bits: int, what: str = "",
+             value=None) -> Message:
+        """Book one message of ``bits`` bits from ``sender`` to ``receiver``; ``value`` (what
+        crossed) is kept when the ledger records values."""
         self._check_party(sender, "sender", allow_dealer=True)
         self._check_party(receiver, "receiver")
         if sender == receiver:
@@ -162,23 +220,39 @@ class Ledger:
         msg = Message(sender, receiver, bits, self._round_for_send(), self.phase,
                       self.current_label, what)
         self.messages.append(msg)
+        if self._book is not None and value is not None:
+            self.values[len(self.messages) - 1] = self._book.record(value)
         return msg
 
-    def broadcast(self, sender: str, bits: int, what: str = "") -> None:
-        """``sender`` sends the same ``bits`` to every other party, in one round."""
+    def hold(self, party: str, name: str, value) -> None:
+        """Record what ``party`` holds at this point under ``name`` (its share, its mask,
+        its key's output ...): a no-op unless the ledger records values."""
+        if self._book is None:
+            return
+        self._check_party(party, "party", allow_dealer=True)
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"name must be a non-empty string, got {name!r}")
+        self.holds.append(Hold(party, name, len(self.messages), self.phase, self.current_label,
+                               self._book.record(value)))
+
+    def broadcast(self, sender: str, bits: int, what: str = "", value=None) -> None:
+        """``sender`` sends the same ``bits`` (and ``value``) to every other party, in one
+        round."""
         with self.round():
             for p in self.parties:
                 if p != sender:
-                    self.send(sender, p, bits, what)
+                    self.send(sender, p, bits, what, value=value)
 
-    def exchange(self, parties, bits: int, what: str = "") -> None:
-        """Every party in ``parties`` sends ``bits`` to every other one, all in one round."""
+    def exchange(self, parties, bits: int, what: str = "", values=None) -> None:
+        """Every party in ``parties`` sends ``bits`` to every other one, all in one round;
+        ``values`` maps a sender to the value it sends."""
         parties = tuple(parties)
         with self.round():
             for sender in parties:
                 for receiver in parties:
                     if sender != receiver:
-                        self.send(sender, receiver, bits, what)
+                        self.send(sender, receiver, bits, what,
+                                  value=None if values is None else values.get(sender))
 
     def count(self, op: str, n: int = 1, party: str | None = None) -> None:
         """Book ``n`` operations of kind ``op`` (e.g. ``"Perm"``, ``"bootstrap"``)."""
@@ -190,6 +264,7 @@ class Ledger:
         if party is not None:
             self._check_party(party, "party", allow_dealer=True)
         self.ops.append(OpRecord(op, n, party or "", self.phase, self.current_label))
+        self.op_at.append(len(self.messages))
 
     def depth(self, name: str, d: int) -> None:
         """Record a depth-like quantity; the ledger keeps the maximum per label."""
@@ -203,6 +278,13 @@ class Ledger:
                 f"cannot merge ledger with parties {other.parties} into {self.parties}")
         shift = dict(self._round_counter)
         pre = (prefix + "/") if prefix else ""
+        base = len(self.messages)
+        if self._book is not None:
+            self.values.update({base + i: v for i, v in other.values.items()})
+            self.holds += [Hold(h.party, h.name, base + h.at, h.phase, pre + h.label, h.value)
+                           for h in other.holds]
+            self._book.used += other.value_bytes
+        self.op_at += [base + a for a in other.op_at]
         for m in other.messages:
             self.messages.append(Message(m.sender, m.receiver, m.bits, m.round + shift[m.phase],
                                          m.phase, pre + m.label, m.what))
@@ -213,6 +295,28 @@ class Ledger:
         for (lab, name), d in other.depths.items():
             key = (pre + lab, name)
             self.depths[key] = max(self.depths.get(key, 0), d)
+
+    def subset(self, keep: Callable[[Message], bool]) -> Ledger:
+        """A ledger with the messages ``keep`` accepts (rounds keep their numbers), every
+        operation and depth, and the values, holds and operation positions re-indexed."""
+        out = Ledger(self.parties, record_values=self._book.budget if self._book else False)
+        new_index, kept = [], 0
+        for i, m in enumerate(self.messages):
+            new_index.append(kept)
+            if keep(m):
+                if i in self.values:
+                    out.values[kept] = self.values[i]
+                out.messages.append(m)
+                kept += 1
+        new_index.append(kept)
+        out.ops, out.op_at = list(self.ops), [new_index[a] for a in self.op_at]
+        out.holds = [Hold(h.party, h.name, new_index[h.at], h.phase, h.label, h.value)
+                     for h in self.holds]
+        out.depths = dict(self.depths)
+        out._round_counter = dict(self._round_counter)
+        if out._book is not None:
+            out._book.used = self.value_bytes
+        return out
 
     # -- queries ------------------------------------------------------------------------
     def _msgs(self, phase: str | None, label: str | None) -> list[Message]:

@@ -79,7 +79,8 @@ class AdditiveShares:
     def open(self, ledger: Ledger, parties, what: str = "open") -> np.ndarray:
         """Every party sends its share to every other party (one round); returns x."""
         parties = _check_parties(parties, self.n_parties, "additive")
-        ledger.exchange(parties, int(np.prod(self.shape, dtype=np.int64)) * self.ring.bits, what)
+        ledger.exchange(parties, int(np.prod(self.shape, dtype=np.int64)) * self.ring.bits, what,
+                        values=dict(zip(parties, self.shares)))
         return self.reveal()
 
     def open_to(self, ledger: Ledger, parties, receiver: str, what: str = "open") -> np.ndarray:
@@ -89,9 +90,9 @@ class AdditiveShares:
             raise ValueError(f"receiver {receiver!r} is not one of {parties}")
         bits = int(np.prod(self.shape, dtype=np.int64)) * self.ring.bits
         with ledger.round():
-            for p in parties:
+            for i, p in enumerate(parties):
                 if p != receiver:
-                    ledger.send(p, receiver, bits, what)
+                    ledger.send(p, receiver, bits, what, value=self.shares[i])
         return self.reveal()
 
     # -- local linear operations --------------------------------------------------------
@@ -182,7 +183,8 @@ class ReplicatedShares:
         bits = int(np.prod(self.shape, dtype=np.int64)) * self.ring.bits
         with ledger.round():
             for i in range(3):
-                ledger.send(parties[i], parties[(i - 1) % 3], bits, what)
+                ledger.send(parties[i], parties[(i - 1) % 3], bits, what,
+                            value=self.components[(i + 1) % 3])
         return self.reveal()
 
     def _compatible(self, other: ReplicatedShares) -> None:
@@ -262,7 +264,8 @@ class XorShares:
 
     def open(self, ledger: Ledger, parties, what: str = "open") -> np.ndarray:
         parties = _check_parties(parties, self.n_parties, "XOR")
-        ledger.exchange(parties, int(np.prod(self.shape, dtype=np.int64)) * self.k, what)
+        ledger.exchange(parties, int(np.prod(self.shape, dtype=np.int64)) * self.k, what,
+                        values=dict(zip(parties, self.shares)))
         return self.reveal()
 
     def _compatible(self, other: XorShares) -> None:

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ppnn.core import Ledger
+from ppnn.core.ledger import recording
 from ppnn.nn import Network
 
 __all__ = ["FamilySpec", "Family", "Plan", "Result", "Costs", "UnsupportedNetwork", "families",
@@ -310,7 +311,8 @@ def compile(family_key, net: Network, params, calib=None, **options) -> Plan:  #
 
 
 def run(plan: Plan, x, seed=0, backend: str = "sim", client=None,
-        chunks: int | None = None, progress: bool = False) -> Result:
+        chunks: int | None = None, progress: bool = False,
+        record_values=False) -> Result:
     """Run the family's protocol on images ``x`` (N, *input_shape) or one image.
 
     ``seed``: an int or a ``numpy.random.Generator`` (the simulation's randomness);
@@ -321,10 +323,19 @@ def run(plan: Plan, x, seed=0, backend: str = "sim", client=None,
     the same logits and ledger with or without a client (``progress``: a bar over the
     blocks). A family whose one image is a huge
     circuit (SHE on real tfhe-rs) splits each level of gates across the workers instead
-    when ``backend="real"`` and no ``chunks`` are given."""
+    when ``backend="real"`` and no ``chunks`` are given.
+    ``record_values``: True or a :class:`~ppnn.core.transcript.ValueBudget` keeps the values
+    that crossed and that parties held in the result's ledger (for ``ppnn.views`` and the
+    protocol player; in-process runs only)."""
     if not isinstance(plan, Plan):
         raise TypeError(f"plan must be a Plan from ppnn.compile, got {type(plan).__name__}")
     fam = family(plan.family)
+    if record_values is not False:
+        if client is not None or chunks is not None:
+            raise ValueError("record_values works for in-process runs only: "
+                             "pass client=None and chunks=None")
+        with recording(record_values):
+            return fam.run(plan, x, seed, backend)
     if client is not None and chunks is None and backend == "real" and fam.distributes_gates:
         return fam.run(plan, x, seed, backend, client=client)  # one image's gates split
     if client is not None or chunks is not None:
@@ -373,11 +384,7 @@ def split_one_time(ledger: Ledger) -> tuple[Ledger, dict[str, float]]:
     keys, Falcon's PRF keys) are sent once per key, not per inference: they are dropped from
     the returned ledger (rounds keep their numbers) and returned as bytes received per party,
     which the families report under storage."""
-    out = Ledger(ledger.parties)
-    keep = [m for m in ledger.messages if not set(m.label.split("/")) & set(ONE_TIME)]
-    out.messages = keep
-    out.ops = list(ledger.ops)
-    out.depths = dict(ledger.depths)
+    out = ledger.subset(lambda m: not set(m.label.split("/")) & set(ONE_TIME))
     once: dict[str, float] = {}
     for m in ledger.messages:
         if set(m.label.split("/")) & set(ONE_TIME):

@@ -130,11 +130,14 @@ def delphi_online(x: AdditiveShares, layer, W: np.ndarray, bias: np.ndarray | No
     client, server = parties
     n = int(np.prod(x.shape))
     masked = ring.add(x.shares[0], masks.r_client)  # client -> server
-    ledger.send(client, server, n * ring.bits, "[x]_c + R_c")
+    ledger.hold(client, "R_c (its mask)", masks.r_client)
+    ledger.send(client, server, n * ring.bits, "[x]_c + R_c", value=masked)
     y_s = ring.add(linear_ring(layer, W, ring.add(masked, x.shares[1]), ring), masks.r_server)
     if bias is not None:
         y_s = ring.add(y_s, np.asarray(bias, dtype=np.uint64))
     ledger.count("MAC", int(np.prod(y_s.shape)) * int(np.prod(np.shape(W)[1:])), server)
+    ledger.hold(client, "[Wx]_c = -(W R_c + R_s)", masks.client_share)
+    ledger.hold(server, "[Wx]_s", y_s)
     return AdditiveShares(np.stack([masks.client_share, y_s]), ring)
 
 
@@ -152,6 +155,7 @@ def delphi_ideal(x: AdditiveShares, layer, W_int: np.ndarray, bias: np.ndarray |
         y = ring.add(y, np.asarray(bias, dtype=np.uint64))
     n_out = int(np.prod(y.shape))
     _book_preprocessing(ledger, n_in, n_out, n_out * int(np.prod(np.shape(W_int)[1:])), parties)
+    # the ideal functionality has no mask: the message is booked without a value
     ledger.send(client, server, n_in * ring.bits, "[x]_c + R_c")
     ledger.count("MAC", n_out * int(np.prod(np.shape(W_int)[1:])), server)
     return share_additive(y, ring, rng)

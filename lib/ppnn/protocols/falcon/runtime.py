@@ -289,7 +289,14 @@ class Falcon:
         """Book one message and deliver it (possibly changed by the corrupt sender: by a
         :class:`Deviation`, or by the :class:`Tamper` when the caller says ``change``)."""
         value = np.asarray(value, dtype=alg.dtype)
-        self.ledger.send(PARTIES[sender], PARTIES[receiver], value.size * alg.bits, what)
+        out = self._deliver(sender, value, alg, what, change)
+        self.ledger.send(PARTIES[sender], PARTIES[receiver], value.size * alg.bits, what,
+                         value=out)  # kept only when the ledger records values
+        return out
+
+    def _deliver(self, sender: int, value: np.ndarray, alg, what: str,
+                 change: bool) -> np.ndarray:
+        """What arrives of ``value``: itself, or its change by the corrupt sender."""
         if change:
             return self.tamper.perturb(value, alg)
         dev = self.deviation

@@ -323,7 +323,8 @@ def secure_inference(plan: Plan, x: np.ndarray, rng: np.random.Generator,
             timings[key] = timings.get(key, 0.0) + time.perf_counter() - t0
     with ledger.label("output"):
         ledger.send(PARTIES[1], PARTIES[0], int(np.prod(X.shape)) * ring.bits,
-                    "server's share of the logits")
+                    "server's share of the logits", value=X.shares[1])
+    ledger.hold(PARTIES[0], "logits (fixed point)", X.reveal())
     return ring.to_signed(X.reveal()).astype(np.float64) * plan.steps[-1].step_out
 
 

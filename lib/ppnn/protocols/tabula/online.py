@@ -99,12 +99,18 @@ def tabula_online(x: AdditiveShares, tables: TabulaTables, d: int, ledger: Ledge
     # 3. blind with the table secret shares and exchange (one round, b bits each way)
     y0 = (xt0 + tables.s_client) & mask
     y1 = (xt1 + tables.s_server) & mask
+    ledger.hold(client, "x_trunc_0 mod 2^b", xt0)
+    ledger.hold(server, "x_trunc_1 mod 2^b", xt1)
     with ledger.round():
-        ledger.send(client, server, n * b, "x_trunc_0 + s_0 mod 2^b")
-        ledger.send(server, client, n * b, "x_trunc_1 + s_1 mod 2^b")
+        ledger.send(client, server, n * b, "x_trunc_0 + s_0 mod 2^b", value=y0)
+        ledger.send(server, client, n * b, "x_trunc_1 + s_1 mod 2^b", value=y1)
     y = (y0 + y1) & mask  # both parties now hold y = x_trunc + s
+    ledger.hold(client, "y = x_trunc + s", y)
+    ledger.hold(server, "y = x_trunc + s", y)
     # 4. local lookups T_i[y]
     out0, out1 = tables.lookup(y)
+    ledger.hold(client, "T_0[y]", out0)
+    ledger.hold(server, "T_1[y]", out1)
     ledger.count("lookup", n, client)
     ledger.count("lookup", n, server)
     return AdditiveShares(np.stack([out0, out1]).reshape(2, *x.shape), tables.ring)

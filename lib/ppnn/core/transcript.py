@@ -1,0 +1,172 @@
+"""What crossed, not only how much: the values a :class:`~ppnn.core.ledger.Ledger` keeps when
+it is made with ``record_values=True``.
+
+A recorded value is a :class:`Recorded` summary, never a reference to the protocol's array:
+
+* an array (a share, a masked value, an opened value): its shape, dtype and a *copy* of its
+  first ``max_elements`` elements (flattened, C order) -- the whole array when it is small;
+* a real ciphertext (``bytes``, or an object with ``serialize()``, a Paillier
+  ``EncryptedNumber``): its size in bytes and a short SHA-256 digest. A ciphertext's bits carry
+  nothing a party can read without the key, so its digest is all a view needs;
+* anything else: its type name.
+
+:class:`ValueBudget` bounds the memory: each message keeps at most ``max_elements`` elements,
+and once ``max_bytes`` are used up later values keep only their shape and dtype
+(``Recorded.head is None``; :attr:`ValueBook.dropped` counts them), so a whole-network run stays
+within the budget whatever its size.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Recorded", "ValueBudget", "ValueBook", "Hold"]
+
+#: bytes charged per recorded value for its metadata (dataclass, shape tuple, strings)
+_OVERHEAD = 256
+
+
+@dataclass(frozen=True)
+class ValueBudget:
+    """Memory bounds of a recorded transcript.
+
+    Parameters
+    ----------
+    max_elements : int or None
+        Elements kept per message (the first ones, flattened); None keeps every element.
+    max_bytes : int
+        Bytes of values and metadata kept in all; past it, values keep shape and dtype only.
+    """
+
+    max_elements: int | None = 64
+    max_bytes: int = 32 << 20
+
+    def __post_init__(self):
+        if self.max_elements is not None and (not isinstance(self.max_elements, int)
+                                              or self.max_elements < 1):
+            raise ValueError(f"max_elements must be an int >= 1 or None, got {self.max_elements!r}")
+        if not isinstance(self.max_bytes, int) or self.max_bytes < 0:
+            raise ValueError(f"max_bytes must be an int >= 0, got {self.max_bytes!r}")
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """A value that crossed (or that a party held), as kept by the ledger."""
+
+    kind: str                 # "array", "ciphertext" or "opaque"
+    shape: tuple
+    dtype: str
+    size: int                 # elements of an array; bytes of a ciphertext
+    head: np.ndarray | None   # first elements (arrays), None when over the budget
+    digest: str = ""          # ciphertexts: first 12 hex digits of SHA-256
+
+    @property
+    def complete(self) -> bool:
+        """Whether every element was kept (:meth:`array` can rebuild the value)."""
+        return self.kind == "array" and self.head is not None and self.head.size == self.size
+
+    def array(self) -> np.ndarray:
+        """The whole recorded array (only when :attr:`complete`)."""
+        if not self.complete:
+            raise ValueError(f"only {0 if self.head is None else self.head.size} of "
+                             f"{self.size} elements were recorded (raise max_elements)")
+        return self.head.reshape(self.shape)
+
+    def text(self, n: int = 6) -> str:
+        """A short human-readable rendering: ``[3 17 250 ...] (8,) uint64``."""
+        if self.kind == "ciphertext":
+            return f"ciphertext {self.size} B #{self.digest}"
+        if self.kind == "opaque":
+            return f"<{self.dtype}>"
+        if self.head is None:
+            return f"{self.shape} {self.dtype} (not kept: budget)"
+        vals = " ".join(_fmt(v) for v in self.head[:n])
+        more = " ..." if self.size > n else ""
+        shape = "" if self.shape in ((), (1,)) else f" {self.shape}"
+        return f"[{vals}{more}]{shape}"
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float | np.floating):
+        return f"{float(v):.4g}"
+    return str(v)
+
+
+@dataclass(frozen=True)
+class Hold:
+    """A party's local value at a named step (``Ledger.hold``): ``at`` messages were booked
+    before it."""
+
+    party: str
+    name: str
+    at: int
+    phase: str
+    label: str
+    value: Recorded
+
+
+def _ciphertext_bytes(value) -> bytes | None:
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value)
+    ser = getattr(value, "serialize", None)
+    if callable(ser):
+        try:
+            out = ser()
+        except Exception:  # noqa: BLE001 - a binding that cannot serialize is shown opaque
+            return None
+        return out if isinstance(out, bytes) else None
+    ct = getattr(value, "ciphertext", None)  # phe.EncryptedNumber
+    if callable(ct):
+        c = int(ct(be_secure=False))
+        return c.to_bytes(max(1, (c.bit_length() + 7) // 8), "big")
+    return None
+
+
+class ValueBook:
+    """Summarizes values into :class:`Recorded` within a :class:`ValueBudget`."""
+
+    def __init__(self, budget: ValueBudget):
+        self.budget = budget
+        self.used = 0
+        self.dropped = 0
+
+    def record(self, value) -> Recorded:
+        if isinstance(value, Recorded):
+            return value
+        if isinstance(value, list | tuple) and value and all(
+                _ciphertext_bytes(v) is not None for v in value[:1]):
+            parts = [_ciphertext_bytes(v) for v in value]
+            if all(p is not None for p in parts):
+                return self._ciphertext(b"".join(parts), (len(parts),))
+        raw = _ciphertext_bytes(value)
+        if raw is not None:
+            return self._ciphertext(raw, ())
+        try:
+            arr = np.asarray(value)
+        except Exception:  # noqa: BLE001 - not array-like: keep its type only
+            arr = None
+        if arr is None or (arr.dtype == object and arr.size and not isinstance(
+                arr.flat[0], int | np.integer)):
+            self.used += _OVERHEAD
+            return Recorded("opaque", (), type(value).__name__, 0, None)
+        n = arr.size if self.budget.max_elements is None else min(arr.size,
+                                                                   self.budget.max_elements)
+        per = 32 if arr.dtype == object else arr.dtype.itemsize
+        cost = _OVERHEAD + n * per
+        if self.used + cost > self.budget.max_bytes:
+            self.dropped += 1
+            return Recorded("array", tuple(arr.shape), str(arr.dtype), int(arr.size), None)
+        self.used += cost
+        head = np.array(arr.reshape(-1)[:n], copy=True)
+        return Recorded("array", tuple(arr.shape), str(arr.dtype), int(arr.size), head)
+
+    def _ciphertext(self, raw: bytes, shape: tuple) -> Recorded:
+        if self.used + _OVERHEAD > self.budget.max_bytes:
+            self.dropped += 1
+            return Recorded("ciphertext", shape, "bytes", len(raw), None)
+        self.used += _OVERHEAD
+        return Recorded("ciphertext", shape, "bytes", len(raw), None,
+                        hashlib.sha256(raw).hexdigest()[:12])

@@ -1,0 +1,215 @@
+"""Sequence diagrams of a ledger: who sends what to whom, round by round.
+
+:func:`steps` turns a ledger into the rows a person reads -- one per message, per holding
+(with values) and per batch of local operations (HE rotations, gate levels ...), or, for long
+runs, one per round or per layer and direction -- and :func:`sequence_diagram` draws them:
+one vertical lane per party (and one for the dealer when it sent offline material), an arrow
+per row labelled with its ``what`` and size, local operations as marks on their lane, rounds
+numbered on the left and the offline phase shaded. The protocol player
+(:func:`ppnn.widgets.protocol_player`) steps through the same rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .core.ledger import Ledger
+
+__all__ = ["steps", "sequence_diagram", "lanes", "fmt_bits"]
+
+_STEP_COLUMNS = ["step", "kind", "party", "peer", "what", "bits", "phase", "round", "label",
+                 "messages", "shown"]
+
+
+def fmt_bits(bits: float) -> str:
+    """``'64 bit'``, ``'1.5 KB'``, ``'3.2 MB'`` (decimal units, as the papers)."""
+    if bits < 8 * 100:
+        return f"{int(bits)} bit" if bits % 8 else f"{int(bits) // 8} B"
+    b = bits / 8
+    for unit in ("KB", "MB", "GB"):
+        b /= 1000
+        if b < 1000:
+            return f"{b:.3g} {unit}"
+    return f"{b:.3g} TB"
+
+
+def lanes(ledger: Ledger) -> list[str]:
+    """The diagram's lanes, left to right: the dealer (if it sent anything), then the parties."""
+    dealer = any(m.sender == Ledger.DEALER for m in ledger.messages)
+    return ([Ledger.DEALER] if dealer else []) + list(ledger.parties)
+
+
+def _op_rows(ledger: Ledger) -> list[tuple]:
+    """Operations booked at the same position by the same party, merged: ``Perm x3, ScMult x4``."""
+    merged: dict[tuple, dict] = {}
+    for o, at in zip(ledger.ops, ledger.op_at):
+        key = (at, o.party or ledger.parties[-1], o.phase, o.label)
+        merged.setdefault(key, {})
+        merged[key][o.op] = merged[key].get(o.op, 0) + o.n
+    return [((at, 0, 1 << 40), {"kind": "op", "party": party, "peer": "", "bits": 0, "phase": phase,
+                          "round": 0, "label": label, "messages": [],
+                          "what": ", ".join(f"{k} x{v}" for k, v in ops.items()),
+                          "shown": ""})
+            for (at, party, phase, label), ops in merged.items()]
+
+
+def steps(ledger: Ledger, group: str | None = None, ops: bool = True) -> pd.DataFrame:
+    """The rows of the diagram and the player, in order.
+
+    ``group``: None (one row per message, holding and operation batch), ``'round'`` (one row
+    per round, sender and receiver, sizes summed) or ``'label'`` (one per top-level label,
+    phase, sender and receiver). Holdings appear only when the ledger recorded values.
+    ``messages`` lists the ledger indices a row stands for."""
+    if group not in (None, "round", "label"):
+        raise ValueError(f"group must be None, 'round' or 'label', got {group!r}")
+    rows: list[tuple] = []
+    for j, h in enumerate(ledger.holds):
+        rows.append(((h.at, 0, j), {"kind": "held", "party": h.party, "peer": "", "bits": 0,
+                                    "what": h.name, "phase": h.phase, "round": 0,
+                                    "label": h.label, "messages": [], "shown": h.value.text()}))
+    if group is None:
+        for i, m in enumerate(ledger.messages):
+            v = ledger.values.get(i)
+            rows.append(((i, 1, 0), {"kind": "message", "party": m.sender, "peer": m.receiver,
+                                     "what": m.what, "bits": m.bits, "phase": m.phase,
+                                     "round": m.round, "label": m.label, "messages": [i],
+                                     "shown": v.text() if v is not None else ""}))
+    else:
+        first: dict[tuple, int] = {}
+        acc: dict[tuple, dict] = {}
+        for i, m in enumerate(ledger.messages):
+            top = m.label.split("/")[0] if m.label else "(none)"
+            key = ((m.phase, m.round) if group == "round" else (m.phase, top)) + (
+                m.sender, m.receiver)
+            if key not in acc:
+                first[key] = i
+                acc[key] = {"kind": "message", "party": m.sender, "peer": m.receiver,
+                            "what": {}, "bits": 0, "phase": m.phase, "round": m.round,
+                            "label": m.label if group == "round" else top, "messages": [],
+                            "shown": ""}
+            a = acc[key]
+            a["bits"] += m.bits
+            a["messages"].append(i)
+            a["what"][m.what] = a["what"].get(m.what, 0) + 1
+        for key, a in acc.items():
+            whats = sorted(a["what"].items(), key=lambda kv: -kv[1])
+            a["what"] = whats[0][0] + (f" (+{len(whats) - 1} kinds)" if len(whats) > 1 else "")
+            if len(a["messages"]) > 1:
+                a["what"] += f" [{len(a['messages'])} msgs]"
+            rows.append(((first[key], 1, 0), a))
+    if ops:
+        op_rows = _op_rows(ledger)
+        if group is not None:  # one mark per layer and party: Perm x1200, ScMult x4800
+            merged: dict[tuple, tuple] = {}
+            for k, r in op_rows:
+                key = (r["party"], r["phase"], r["label"].split("/")[0])
+                if key in merged:
+                    merged[key][1]["what"] = _merge_ops(merged[key][1]["what"], r["what"])
+                else:
+                    merged[key] = (k, {**r, "label": key[2]})
+            op_rows = list(merged.values())
+        rows += op_rows
+    rows.sort(key=lambda r: r[0])
+    df = pd.DataFrame([r for _, r in rows], columns=_STEP_COLUMNS[1:])
+    df.insert(0, "step", np.arange(1, len(df) + 1))
+    return df
+
+
+def _merge_ops(a: str, b: str) -> str:
+    counts: dict[str, int] = {}
+    for part in (a + ", " + b).split(", "):
+        name, _, n = part.rpartition(" x")
+        counts[name] = counts.get(name, 0) + int(n)
+    return ", ".join(f"{k} x{v}" for k, v in counts.items())
+
+
+def _auto_group(ledger: Ledger, max_rows: int) -> str | None:
+    if len(ledger.messages) + len(ledger.holds) <= max_rows:
+        return None
+    n_rounds = len({(m.phase, m.round, m.sender, m.receiver) for m in ledger.messages})
+    return "round" if n_rounds <= max_rows else "label"
+
+
+def sequence_diagram(ledger: Ledger, highlight: int | None = None,
+                     visible: set[int] | None = None, group: str | None = "auto",
+                     max_rows: int = 40, title: str | None = None,
+                     rows: pd.DataFrame | None = None, values: bool | None = None, ax=None):
+    """A matplotlib figure of the run: one lane per party, one arrow per row of
+    :func:`steps` labelled with ``what`` and size, local operations as marks on their lane,
+    holdings as dots, rounds numbered on the left, the offline phase shaded.
+
+    ``highlight``: a step number drawn in red (the player's current step); ``visible``: the
+    step numbers one seat can see (the rest greyed); ``group``: as :func:`steps`, or
+    ``'auto'`` (rows grouped per round, then per layer, past ``max_rows``); ``rows``: the
+    rows of :func:`steps` when the caller already has them; ``values``: write each message's
+    recorded value under its arrow (default: when there are at most 24 rows). The SVG is
+    deterministic (:func:`ppnn.plotting.setup`)."""
+    import matplotlib.pyplot as plt
+
+    from .plotting import setup
+
+    setup()
+    if rows is None:
+        rows = steps(ledger, _auto_group(ledger, max_rows) if group == "auto" else group)
+    lane_names = lanes(ledger)
+    x_of = {p: i for i, p in enumerate(lane_names)}
+    n = len(rows)
+    values = n <= 24 if values is None else values
+    height = 1.2 + (0.58 if values else 0.42) * max(n, 1)
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(1.6 + 2.6 * len(lane_names), height))
+    else:
+        fig = ax.figure
+    ax.set_xlim(-0.9, len(lane_names) - 0.3)
+    ax.set_ylim(n + 0.6, -0.9)
+    ax.axis("off")
+    for p, x in x_of.items():
+        ax.plot([x, x], [-0.3, n + 0.4], color="0.55", lw=1, zorder=0)
+        ax.text(x, -0.55, p, ha="center", va="bottom", fontsize=11, fontweight="bold")
+    # the offline phase shaded, rounds numbered
+    ys = np.arange(1, n + 1) - 0.5
+    for y, (_, r) in zip(ys, rows.iterrows()):
+        if r["phase"] == "offline":
+            ax.axhspan(y - 0.5, y + 0.5, color="#eef2f7", zorder=-1, lw=0)
+    last = None
+    for y, (_, r) in zip(ys, rows.iterrows()):
+        key = (r["phase"], r["round"])
+        if r["kind"] == "message" and key != last:
+            ax.text(-0.75, y, f"{'off ' if r['phase'] == 'offline' else ''}r{r['round']}",
+                    ha="left", va="center", fontsize=8, color="0.35")
+            last = key
+    for y, (_, r) in zip(ys, rows.iterrows()):
+        step = int(r["step"])
+        hi = highlight is not None and step == highlight
+        seen = visible is None or step in visible
+        color = "#c0392b" if hi else ("0.15" if seen else "0.78")
+        lw = 2.4 if hi else 1.2
+        if r["kind"] == "message" and r["party"] in x_of and r["peer"] in x_of:
+            x0, x1 = x_of[r["party"]], x_of[r["peer"]]
+            ax.annotate("", xy=(x1, y), xytext=(x0, y),
+                        arrowprops={"arrowstyle": "-|>", "color": color, "lw": lw,
+                                    "shrinkA": 0, "shrinkB": 0})
+            label = f"{r['what']}  ({fmt_bits(r['bits'])})"
+            ax.text((x0 + x1) / 2, y - 0.08, _clip(label, 26 * abs(x1 - x0) + 14),
+                    ha="center", va="bottom", fontsize=8, color=color,
+                    fontweight="bold" if hi else "normal")
+            if values and r["shown"]:
+                ax.text((x0 + x1) / 2, y + 0.1, _clip(r["shown"], 30 * abs(x1 - x0) + 14),
+                        ha="center", va="top", fontsize=7, color=color, family="monospace")
+        else:
+            x = x_of.get(r["party"], 0)
+            marker = "s" if r["kind"] == "op" else "o"
+            ax.plot([x], [y], marker=marker, ms=7 if hi else 5, color=color, zorder=3)
+            text = r["what"] if r["kind"] == "op" else f"{r['what']}: {r['shown']}"
+            ax.text(x + 0.07, y, _clip(text, 34), ha="left", va="center", fontsize=7.5,
+                    color=color, style="italic" if r["kind"] == "op" else "normal",
+                    fontweight="bold" if hi else "normal")
+    if title:
+        ax.set_title(title, fontsize=11, loc="left")
+    return fig
+
+
+def _clip(text: str, n: float) -> str:
+    n = max(8, int(n))
+    return text if len(text) <= n else text[: n - 1] + "\u2026"

@@ -1,0 +1,103 @@
+"""The sequence diagram and the protocol player (ppnn.sequence, ppnn.widgets.protocol_player)."""
+
+import io
+
+import numpy as np
+
+from ppnn.core import Ledger, Ring
+from ppnn.experiments import overview
+from ppnn.sequence import fmt_bits, lanes, sequence_diagram, steps
+from ppnn.widgets import protocol_player, views_table
+
+
+def _demo():
+    return overview.beaver_demo([3, 5, 7], [2, 4, 6], Ring(16), np.random.default_rng(0))[0]
+
+
+def _svg(fig) -> bytes:
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def test_beaver_demo_is_correct_and_every_message_is_a_row():
+    led, z = overview.beaver_demo([3, 5, 7], [2, 4, 6], Ring(16), np.random.default_rng(0))
+    assert z.tolist() == [6, 20, 42]
+    rows = steps(led)
+    assert (rows["kind"] == "message").sum() == len(led.messages)
+    assert (rows["kind"] == "held").sum() == len(led.holds)
+    assert lanes(led) == ["dealer", "client", "server"]
+
+
+def test_sequence_diagram_svg_is_deterministic():
+    a, b = _svg(sequence_diagram(_demo(), highlight=3)), _svg(sequence_diagram(_demo(),
+                                                                              highlight=3))
+    assert a == b and b"beaver: x-a, y-b" in a
+
+
+def test_operations_are_marks_on_their_lane_and_long_runs_are_grouped():
+    led = Ledger(["client", "server"])
+    for layer in ("conv1", "conv2"):
+        with led.label(layer):
+            for _ in range(30):
+                led.send("client", "server", 64, "ct")
+                led.count("Perm", 2, "server")
+                led.send("server", "client", 64, "masked result")
+    rows = steps(led, "label")
+    assert len(rows[rows["kind"] == "message"]) == 4  # two layers x two directions
+    ops = rows[rows["kind"] == "op"]
+    assert ops["what"].tolist() == ["Perm x60", "Perm x60"]
+    assert set(ops["party"]) == {"server"}
+    fig = sequence_diagram(led)  # 'auto' groups past max_rows
+    assert fig is not None
+
+
+def test_views_table_shows_each_party_only_what_reached_it():
+    led = _demo()
+    t = views_table(led)
+    for r in t.itertuples(index=False):
+        row = dict(zip(t.columns, r))
+        for lane in ("client", "server"):
+            if row["to"] == lane:
+                assert row[lane] not in ("", "sent")
+            elif row["from"] == lane and row["to"]:
+                assert row[lane] == "sent"
+
+
+def test_player_steps_change_the_highlight_and_the_seat_hides_other_values():
+    led = _demo()
+    p = protocol_player(led, title="demo")
+    msgs = p.rows[p.rows["kind"] == "message"]
+    first, last = int(msgs["step"].iloc[0]), int(msgs["step"].iloc[-1])
+    assert p.describe(first) != p.describe(last)
+    to_server = int(msgs[msgs["peer"] == "server"]["step"].iloc[0])
+    assert "does not see" not in p.describe(to_server, "server")
+    to_client_only = msgs[(msgs["peer"] == "client") & (msgs["party"] != "server")]
+    step = int(to_client_only["step"].iloc[0])
+    assert "server does not see this step" in p.describe(step, "server")
+    assert "nothing sent yet" in p.so_far(0) and "online" in p.so_far(p.n_steps)
+
+
+def test_player_static_twin_holds_the_diagram_and_the_views_table():
+    p = protocol_player(_demo())
+    bundle = p._repr_mimebundle_()
+    html = bundle["text/html"]
+    assert "<svg" in html and "ppnn-views" in html and "share of z" in html
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+
+
+def test_fmt_bits():
+    assert fmt_bits(64) == "8 B" and fmt_bits(3) == "3 bit" and fmt_bits(8 * 1500) == "1.5 KB"
+
+
+def test_beaver_view_experiment_passes_honest_and_catches_the_reused_mask():
+    """00's view experiment: the server's e = x - a for x = 0 vs x = 2^63 is not told apart by
+    a KS test at alpha = 0.001 with fresh masks, and is told apart with one mask reused."""
+    for seed in range(3):
+        honest = overview.beaver_view_experiment(1000, seed)
+        broken = overview.beaver_view_experiment(1000, seed, broken=True)
+        assert not honest.test.distinguishes, honest.test
+        assert broken.test.distinguishes, broken.test
