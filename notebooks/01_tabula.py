@@ -106,6 +106,24 @@ for title, frame in steps:  # the non-interactive view: every step
     display(Markdown(f"**{title}**"), frame)
 
 # %% [markdown]
+# ### Play it: who sends what, and what each party sees
+#
+# The same five activations, now as a run of the protocol with every value recorded (in
+# $\mathbb{Z}_{2^{32}}$ so the numbers stay short): the dealer hands each party its table
+# share and its share $s_i$ of the offset (offline, shaded), each party blinds its truncated
+# share and sends it, both look up. Take the **server's seat**: it receives $x_0 + s_0$ and
+# holds $y = x + s$ -- and nothing it holds is $x$.
+
+# %%
+from ppnn.experiments.tabula import lesson
+
+demo_ledger, demo_out = lesson.lookup_demo([-300, -5, 0, 77, 1000], b=8, d=3, rng=rng,
+                                           ring=Ring(32))
+print("ReLU(x >> 3) opened to the client:", demo_out)
+widgets.protocol_player(demo_ledger, seat="server",
+                        title="Tabula online lookup, b = 8, d = 3 (seat: server)")
+
+# %% [markdown]
 # Row 2 (x = −5) shows the truncation's **off-by-one**: ⌊−5/8⌋ = −1 but the shares sum to 0.
 # That is the documented SecureML error (§4 below); the table then returns F(0) = F(−1) = 0.
 #
@@ -206,6 +224,29 @@ ax.legend(fontsize=8)
 plotting.savefig(fig, "tabula", "blinded_value_uniform")
 plt.show()
 display(pd.DataFrame(chi))
+
+# %% [markdown]
+# **Why the table must be single-use.** Uniform $y$ is not the whole story: the server also
+# sees *pairs* of lookups. With fresh tables, $y_1 - y_2 = x_1 - x_2 + s_1 - s_2$ is uniform
+# too. Reuse one table for two lookups and $s$ cancels: the server reads $x_1 - x_2$. The
+# experiment below records the server's view for the secret pairs $(0, 0)$ and $(0, 5)$ and
+# compares its $y_1 - y_2$ with a two-sample KS test at $\alpha = 0.001$ -- honest, then with a
+# reused table (the library refuses a second lookup on used tables; the broken variant
+# copies them to get around it).
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(10, 2.8), sharey=True)
+for ax, reuse in zip(axes, (False, True)):
+    exp = lesson.index_view_experiment(2000 if QUICK else 20000, b=8, seed=SEED, reuse=reuse)
+    for pair, sample in zip(exp.pairs, exp.samples):
+        ax.hist(sample.astype(int), bins=32, range=(0, 256), alpha=0.55, label=f"x1, x2 = {pair}")
+    ax.set_title(("broken: one table read twice" if reuse else "honest: fresh tables")
+                 + f"\nKS D = {exp.test.statistic:.3f}, threshold {exp.test.threshold:.3f}",
+                 fontsize=10)
+    ax.set_xlabel("y1 - y2 mod 2^8 (server's view)")
+    print("reused" if reuse else "fresh ", "->", exp.test)
+axes[0].legend(fontsize=8)
+plt.show()
 
 # %% [markdown]
 # ## 4. Truncation errors (appendix "Note on truncation errors")

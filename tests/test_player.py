@@ -101,3 +101,27 @@ def test_beaver_view_experiment_passes_honest_and_catches_the_reused_mask():
         broken = overview.beaver_view_experiment(1000, seed, broken=True)
         assert not honest.test.distinguishes, honest.test
         assert broken.test.distinguishes, broken.test
+
+
+def test_tabula_lookup_demo_is_correct_and_the_server_never_holds_x():
+    from ppnn.experiments.tabula import lesson
+
+    x = np.array([-300, -5, 0, 77, 1000])
+    led, out = lesson.lookup_demo(x, 8, 3, np.random.default_rng(0), Ring(32))
+    assert np.abs(out - np.maximum(x >> 3, 0)).max() <= 1  # SecureML's off-by-one at most
+    import ppnn
+
+    server = ppnn.views(led, "server")
+    assert set(server["kind"]) == {"received", "held"}
+    assert "x_trunc_0 + s_0 mod 2^b" in set(server["what"])
+    assert not any("F(x)" in w for w in server["what"])  # the output goes to the client only
+
+
+def test_tabula_index_view_passes_fresh_tables_and_catches_a_reused_table():
+    from ppnn.experiments.tabula import lesson
+
+    for seed in range(3):
+        fresh = lesson.index_view_experiment(1000, 8, seed)
+        reused = lesson.index_view_experiment(1000, 8, seed, reuse=True)
+        assert not fresh.test.distinguishes, fresh.test
+        assert reused.test.distinguishes, reused.test

@@ -205,11 +205,16 @@ class LazyTables:
         return r, self.ring.sub(v, r)
 
 
-def _book_dealer(ledger: Ledger, parties, n: int, b: int, ring: Ring) -> None:
+def _book_dealer(ledger: Ledger, parties, n: int, b: int, ring: Ring,
+                 values: tuple | None = None) -> None:
+    """Book each party's tables; ``values``: per party, its ``(s_i, [T]_i)`` to record."""
     with ledger.offline(), ledger.round():
-        for party in parties:
+        for i, party in enumerate(parties):
+            v = None
+            if values is not None and ledger.records_values:
+                v = np.concatenate([values[i][0].ravel(), values[i][1].ravel()])
             ledger.send(Ledger.DEALER, party, n * ((1 << b) * ring.bits + b),
-                        "Tabula table (ideal)")
+                        "Tabula table (ideal)", value=v)
 
 
 def dealer_tables(F_table: np.ndarray, n: int, rng: np.random.Generator, ring: Ring = Z2_64,
@@ -239,5 +244,5 @@ def dealer_tables(F_table: np.ndarray, n: int, rng: np.random.Generator, ring: R
     client = ring.random(rng, T.shape)
     server = ring.sub(T, client)
     if ledger is not None:
-        _book_dealer(ledger, parties, n, b, ring)
+        _book_dealer(ledger, parties, n, b, ring, ((s_c, client), (s_s, server)))
     return TabulaTables(b, ring, client, server, s_c, s_s)
