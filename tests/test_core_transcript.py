@@ -32,7 +32,7 @@ def test_values_off_by_default_and_the_ledger_is_unchanged():
 
 def test_each_party_view_holds_exactly_its_messages_and_rebuilds_the_product():
     led, x, y, z, ring = _beaver(True)
-    for i, p in enumerate(led.parties):
+    for p in led.parties:
         v = ppnn.views(led, p)
         received = v[v["kind"] == "received"]
         assert set(received["peer"]) <= {"dealer", *led.parties} - {p}
