@@ -222,6 +222,29 @@ print("private compare (r > x):", fpc.reveal(out), " oracle:", (rv > xv).astype(
 display(fpc.ledger.by_label(2))
 
 # %% [markdown]
+# ### Play it: three parties, one resharing per round
+#
+# The same protocol on two comparisons (r = 1000 vs x = 999, and r = 5 vs x = 5), with every
+# message recorded. Each round of the product tree is one *resharing*: $P_i$ sends its new
+# component to $P_{i-1}$, so each party receives exactly one message per round, values in
+# $\mathbb{Z}_{37}$ that look uniform to it. Take $P_2$'s seat: it receives only from $P_0$.
+# (The PRF keys of the setup travel once, before any input.)
+
+# %%
+from ppnn.core import Ledger
+from ppnn.widgets import protocol_player
+
+pc_ledger = Ledger(F.PARTIES, record_values=True)
+fpl = F.Falcon(np.random.default_rng(SEED), ledger=pc_ledger)
+r2, x2, b2 = (np.array(v, dtype=np.uint64) for v in ([1000, 5], [999, 5], [0, 1]))
+pc_out = F.private_compare(fpl, fpl.share(F.bits_of(fpl.ring, r2), fpl.field), x2,
+                           fpl.share(b2, fpl.bit), fpl.share(b2, fpl.field),
+                           fpl.share(np.array([3, 7], np.uint64), fpl.field))
+print("r > x:", fpl.reveal(pc_out), "(the simulator reveals it; no party did)")
+protocol_player(pc_ledger, seat="P2", title="Private compare (Algorithm 1) on two elements, "
+                                            "seat P2")
+
+# %% [markdown]
 # ## 5. ReLU and the other nonlinear layers, semi-honest and malicious
 #
 # DReLU = Wrap3 on 2a plus local XORs; ReLU multiplies a by the DReLU bit after *bit
