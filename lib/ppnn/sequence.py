@@ -40,88 +40,69 @@ def lanes(ledger: Ledger) -> list[str]:
     return ([Ledger.DEALER] if dealer else []) + list(ledger.parties)
 
 
-def _op_rows(ledger: Ledger) -> list[tuple]:
-    """Operations booked at the same position by the same party, merged: ``Perm x3, ScMult x4``."""
-    merged: dict[tuple, dict] = {}
-    for o, at in zip(ledger.ops, ledger.op_at):
-        key = (at, o.party or ledger.parties[-1], o.phase, o.label)
-        merged.setdefault(key, {})
-        merged[key][o.op] = merged[key].get(o.op, 0) + o.n
-    return [((at, 0, 1 << 40), {"kind": "op", "party": party, "peer": "", "bits": 0, "phase": phase,
-                          "round": 0, "label": label, "messages": [],
-                          "what": ", ".join(f"{k} x{v}" for k, v in ops.items()),
-                          "shown": ""})
-            for (at, party, phase, label), ops in merged.items()]
+def _ops_text(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} x{v}" for k, v in counts.items())
 
 
-def steps(ledger: Ledger, group: str | None = None, ops: bool = True) -> pd.DataFrame:
-    """The rows of the diagram and the player, in order.
+def steps(ledger: Ledger, group: str | None = None, ops: bool = True,
+          max_rows: int = 40) -> pd.DataFrame:
+    """The rows of the diagram and the player, in the order booked (:meth:`Ledger.events`).
 
-    ``group``: None (one row per message, holding and operation batch), ``'round'`` (one row
-    per round, sender and receiver, sizes summed) or ``'label'`` (one per top-level label,
-    phase, sender and receiver). Holdings appear only when the ledger recorded values.
-    ``messages`` lists the ledger indices a row stands for."""
+    ``group``: None (one row per message, holding and operation batch -- the operations one
+    party booked at one position, merged: ``Perm x3, ScMult x4``), ``'round'`` (one row per
+    round, sender and receiver, sizes summed) or ``'label'`` (one per top-level label, phase,
+    sender and receiver); grouped, the operations are one mark per party, phase and
+    top-level label; ``'auto'``: none up to ``max_rows`` events, then per round, then per
+    layer. Holdings appear only when the ledger recorded values. ``messages`` lists the
+    ledger indices a row stands for."""
+    if group == "auto":
+        group = _auto_group(ledger, max_rows)
     if group not in (None, "round", "label"):
-        raise ValueError(f"group must be None, 'round' or 'label', got {group!r}")
-    rows: list[tuple] = []
-    for j, h in enumerate(ledger.holds):
-        rows.append(((h.at, 0, j), {"kind": "held", "party": h.party, "peer": "", "bits": 0,
-                                    "what": h.name, "phase": h.phase, "round": 0,
-                                    "label": h.label, "messages": [], "shown": h.value.text()}))
-    if group is None:
-        for i, m in enumerate(ledger.messages):
-            v = ledger.values.get(i)
-            rows.append(((i, 1, 0), {"kind": "message", "party": m.sender, "peer": m.receiver,
-                                     "what": m.what, "bits": m.bits, "phase": m.phase,
-                                     "round": m.round, "label": m.label, "messages": [i],
-                                     "shown": v.text() if v is not None else ""}))
-    else:
-        first: dict[tuple, int] = {}
-        acc: dict[tuple, dict] = {}
-        for i, m in enumerate(ledger.messages):
+        raise ValueError(f"group must be None, 'round', 'label' or 'auto', got {group!r}")
+    rows: dict[tuple, dict] = {}  # row key -> row, in the order of its first event
+    for kind, i in ledger.events():
+        if kind == "held":
+            h = ledger.holds[i]
+            rows[("held", i)] = {"kind": "held", "party": h.party, "peer": "", "bits": 0,
+                                 "what": h.name, "phase": h.phase, "round": 0,
+                                 "label": h.label, "messages": [], "shown": h.value.text()}
+        elif kind == "op":
+            if not ops:
+                continue
+            o = ledger.ops[i]
+            party = o.party or ledger.parties[-1]
+            label = o.label if group is None else o.label.split("/")[0]
+            where = ledger.op_at[i] if group is None else None
+            r = rows.setdefault(("op", where, party, o.phase, label), {
+                "kind": "op", "party": party, "peer": "", "bits": 0, "phase": o.phase,
+                "round": 0, "label": label, "messages": [], "what": {}, "shown": ""})
+            r["what"][o.op] = r["what"].get(o.op, 0) + o.n
+        else:
+            m = ledger.messages[i]
             top = m.label.split("/")[0] if m.label else "(none)"
-            key = ((m.phase, m.round) if group == "round" else (m.phase, top)) + (
-                m.sender, m.receiver)
-            if key not in acc:
-                first[key] = i
-                acc[key] = {"kind": "message", "party": m.sender, "peer": m.receiver,
-                            "what": {}, "bits": 0, "phase": m.phase, "round": m.round,
-                            "label": m.label if group == "round" else top, "messages": [],
-                            "shown": ""}
-            a = acc[key]
-            a["bits"] += m.bits
-            a["messages"].append(i)
-            a["what"][m.what] = a["what"].get(m.what, 0) + 1
-        for key, a in acc.items():
-            whats = sorted(a["what"].items(), key=lambda kv: -kv[1])
-            a["what"] = whats[0][0] + (f" (+{len(whats) - 1} kinds)" if len(whats) > 1 else "")
-            if len(a["messages"]) > 1:
-                a["what"] += f" [{len(a['messages'])} msgs]"
-            rows.append(((first[key], 1, 0), a))
-    if ops:
-        op_rows = _op_rows(ledger)
-        if group is not None:  # one mark per layer and party: Perm x1200, ScMult x4800
-            merged: dict[tuple, tuple] = {}
-            for k, r in op_rows:
-                key = (r["party"], r["phase"], r["label"].split("/")[0])
-                if key in merged:
-                    merged[key][1]["what"] = _merge_ops(merged[key][1]["what"], r["what"])
-                else:
-                    merged[key] = (k, {**r, "label": key[2]})
-            op_rows = list(merged.values())
-        rows += op_rows
-    rows.sort(key=lambda r: r[0])
-    df = pd.DataFrame([r for _, r in rows], columns=_STEP_COLUMNS[1:])
+            key = {None: ("message", i), "round": ("message", m.phase, m.round),
+                   "label": ("message", m.phase, top)}[group] + (m.sender, m.receiver)
+            v = ledger.values.get(i)
+            r = rows.setdefault(key, {"kind": "message", "party": m.sender, "peer": m.receiver,
+                                      "what": {}, "bits": 0, "phase": m.phase, "round": m.round,
+                                      "label": m.label if group != "label" else top,
+                                      "messages": [],
+                                      "shown": v.text() if v is not None and group is None
+                                      else ""})
+            r["bits"] += m.bits
+            r["messages"].append(i)
+            r["what"][m.what] = r["what"].get(m.what, 0) + 1
+    for r in rows.values():
+        if r["kind"] == "op":
+            r["what"] = _ops_text(r["what"])
+        elif r["kind"] == "message":
+            whats = sorted(r["what"].items(), key=lambda kv: -kv[1])
+            r["what"] = whats[0][0] + (f" (+{len(whats) - 1} kinds)" if len(whats) > 1 else "")
+            if len(r["messages"]) > 1:
+                r["what"] += f" [{len(r['messages'])} msgs]"
+    df = pd.DataFrame(list(rows.values()), columns=_STEP_COLUMNS[1:])
     df.insert(0, "step", np.arange(1, len(df) + 1))
     return df
-
-
-def _merge_ops(a: str, b: str) -> str:
-    counts: dict[str, int] = {}
-    for part in (a + ", " + b).split(", "):
-        name, _, n = part.rpartition(" x")
-        counts[name] = counts.get(name, 0) + int(n)
-    return ", ".join(f"{k} x{v}" for k, v in counts.items())
 
 
 def _auto_group(ledger: Ledger, max_rows: int) -> str | None:
@@ -151,7 +132,7 @@ def sequence_diagram(ledger: Ledger, highlight: int | None = None,
 
     setup()
     if rows is None:
-        rows = steps(ledger, _auto_group(ledger, max_rows) if group == "auto" else group)
+        rows = steps(ledger, group, max_rows=max_rows)
     lane_names = lanes(ledger)
     x_of = {p: i for i, p in enumerate(lane_names)}
     n = len(rows)

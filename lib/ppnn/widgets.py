@@ -12,6 +12,7 @@ import pandas as pd
 
 from .core.ledger import Ledger
 from .core.views import EVERYONE
+from .sequence import fmt_bits, lanes, sequence_diagram, steps
 
 __all__ = ["transcript_frame", "transcript_stepper", "interactive_table", "protocol_player",
            "views_table", "ProtocolPlayer"]
@@ -84,8 +85,6 @@ def views_table(ledger: Ledger, rows: pd.DataFrame | None = None,
     """Each step with what every lane sees of it: the value a party received or held, ``sent``
     for its own message, and nothing where it sees nothing (rows of
     :func:`ppnn.sequence.steps`; up to step ``upto``)."""
-    from .sequence import fmt_bits, lanes, steps
-
     rows = steps(ledger) if rows is None else rows
     if upto is not None:
         rows = rows[rows["step"] <= upto]
@@ -137,11 +136,9 @@ def _table_html(df: pd.DataFrame, current: int | None = None, seat: str = EVERYO
             style.append("color:#c0392b;font-weight:bold")
         if seen is not None and step not in seen:
             style.append("color:#aaa")
-        cells = []
-        for c, v in zip(df.columns, r):
-            if seen is not None and step not in seen and c in lanes_ + ["what", "size"]:
-                v = "" if c in lanes_ else v
-            cells.append(f"<td>{html.escape(str(v))}</td>")
+        hide = seen is not None and step not in seen  # the seat's lanes show nothing here
+        cells = [f"<td>{'' if hide and c in lanes_ else html.escape(str(v))}</td>"
+                 for c, v in zip(df.columns, r)]
         body.append(f"<tr class='ppnn-step' data-step='{step}' style='{';'.join(style)}'>"
                     + "".join(cells) + "</tr>")
     return ("<table class='ppnn-views' style='font-size:12px;font-family:monospace'>"
@@ -159,13 +156,11 @@ class ProtocolPlayer:
 
     def __init__(self, ledger: Ledger, seat: str = EVERYONE, group: str | None = "auto",
                  title: str | None = None, max_rows: int = 40):
-        from .sequence import _auto_group, lanes, steps
-
         seats = [EVERYONE, *lanes(ledger)]
         if seat not in seats:
             raise ValueError(f"seat must be one of {seats}, got {seat!r}")
         self.ledger, self.seat, self.title, self.seats = ledger, seat, title, seats
-        self.rows = steps(ledger, _auto_group(ledger, max_rows) if group == "auto" else group)
+        self.rows = steps(ledger, group, max_rows=max_rows)
         self.table = views_table(ledger, self.rows)
         self._widget = None
 
@@ -179,8 +174,6 @@ class ProtocolPlayer:
 
     def so_far(self, step: int) -> str:
         """Bytes and rounds booked up to ``step``, per phase."""
-        from .sequence import fmt_bits
-
         done = self.rows[(self.rows["step"] <= step) & (self.rows["kind"] == "message")]
         parts = []
         for ph in ("offline", "online"):
@@ -192,8 +185,6 @@ class ProtocolPlayer:
 
     def describe(self, step: int, seat: str = EVERYONE) -> str:
         """One line on ``step`` as ``seat`` sees it."""
-        from .sequence import fmt_bits
-
         r = self.rows[self.rows["step"] == step].iloc[0]
         seen = self.seen(seat)
         if seen is not None and step not in seen:
@@ -208,15 +199,12 @@ class ProtocolPlayer:
         return f"step {step}/{self.n_steps} [{r['phase']}]: {text}{value}"
 
     def figure(self, step: int | None = None, seat: str = EVERYONE):
-        from .sequence import sequence_diagram
-
         return sequence_diagram(self.ledger, highlight=step, visible=self.seen(seat),
                                 rows=self.rows, title=self.title)
 
     def static_html(self) -> str:
         """The static twin: the whole diagram and the views table."""
-        title = f"<h4>{html.escape(self.title)}</h4>" if self.title else ""
-        return (f"<div class='ppnn-player-static'>{title}{_svg(self.figure())}"
+        return (f"<div class='ppnn-player-static'>{_svg(self.figure())}"
                 f"<p>{html.escape(self.so_far(self.n_steps))}</p>"
                 f"{_table_html(self.table)}</div>")
 

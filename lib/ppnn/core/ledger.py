@@ -296,6 +296,17 @@ class Ledger:
             key = (pre + lab, name)
             self.depths[key] = max(self.depths.get(key, 0), d)
 
+    def events(self) -> list[tuple[str, int]]:
+        """Every holding, operation and message in the order booked, as ``(kind, index)`` with
+        kind ``'held'``, ``'op'`` or ``'message'`` (an index into :attr:`holds`, :attr:`ops`
+        or :attr:`messages`); at one position holdings come first, then operations, then the
+        message booked there."""
+        keyed = [((h.at, 0, j), "held", j) for j, h in enumerate(self.holds)]
+        keyed += [((a, 1, j), "op", j) for j, a in enumerate(self.op_at)]
+        keyed += [((i, 2, 0), "message", i) for i in range(len(self.messages))]
+        keyed.sort(key=lambda t: t[0])
+        return [(kind, i) for _, kind, i in keyed]
+
     def subset(self, keep: Callable[[Message], bool]) -> Ledger:
         """A ledger with the messages ``keep`` accepts (rounds keep their numbers), every
         operation and depth, and the values, holds and operation positions re-indexed."""

@@ -85,7 +85,8 @@ class Recorded:
             return f"{self.shape} {self.dtype} (not kept: budget)"
         vals = " ".join(_fmt(v) for v in self.head[:n])
         more = " ..." if self.size > n else ""
-        shape = "" if self.shape in ((), (1,)) else f" {self.shape}"
+        whole_vector = len(self.shape) <= 1 and self.size <= n  # every element on show
+        shape = "" if whole_vector else f" {self.shape}"
         return f"[{vals}{more}]{shape}"
 
 

@@ -49,17 +49,18 @@ def timeline(ledger: Ledger) -> pd.DataFrame:
     comes right before the message booked after it."""
     _need_values(ledger)
     rows = []
-    for j, h in enumerate(ledger.holds):
-        rows.append(((h.at, 0, j), {"message": -1, "round": 0, "phase": h.phase,
-                                    "label": h.label, "kind": "held", "party": h.party,
-                                    "peer": "", "what": h.name, "bits": 0, "value": h.value}))
-    for i, m in enumerate(ledger.messages):
-        rows.append(((i, 1, 0), {"message": i, "round": m.round, "phase": m.phase,
-                                 "label": m.label, "kind": "message", "party": m.sender,
-                                 "peer": m.receiver, "what": m.what, "bits": m.bits,
-                                 "value": ledger.values.get(i)}))
-    rows.sort(key=lambda r: r[0])
-    df = pd.DataFrame([r for _, r in rows], columns=_COLUMNS[1:-1])
+    for kind, i in ledger.events():
+        if kind == "held":
+            h = ledger.holds[i]
+            rows.append({"message": -1, "round": 0, "phase": h.phase, "label": h.label,
+                         "kind": "held", "party": h.party, "peer": "", "what": h.name,
+                         "bits": 0, "value": h.value})
+        elif kind == "message":
+            m = ledger.messages[i]
+            rows.append({"message": i, "round": m.round, "phase": m.phase, "label": m.label,
+                         "kind": "message", "party": m.sender, "peer": m.receiver,
+                         "what": m.what, "bits": m.bits, "value": ledger.values.get(i)})
+    df = pd.DataFrame(rows, columns=_COLUMNS[1:-1])
     df.insert(0, "step", np.arange(1, len(df) + 1))
     df["shown"] = [v.text() if v is not None else "" for v in df["value"]]
     return df

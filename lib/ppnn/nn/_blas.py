@@ -11,6 +11,8 @@ from __future__ import annotations
 import ctypes
 from contextlib import contextmanager
 
+from ..numerics import openblas_libraries
+
 _SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
             "openblas_set_num_threads64_", "openblas_set_num_threads")
 _GETTERS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads",
@@ -18,17 +20,7 @@ _GETTERS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads
 
 
 def _openblas():
-    try:
-        with open("/proc/self/maps") as f:
-            libs = sorted({ln.split()[-1] for ln in f
-                           if "openblas" in ln.lower() and ".so" in ln.split()[-1]})
-    except OSError:
-        return None
-    for path in libs:
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
+    for lib in openblas_libraries():
         setter = next((getattr(lib, s) for s in _SETTERS if hasattr(lib, s)), None)
         getter = next((getattr(lib, g) for g in _GETTERS if hasattr(lib, g)), None)
         if setter is not None and getter is not None:

@@ -17,28 +17,37 @@ from pathlib import Path
 
 from . import env
 
-__all__ = ["status", "fingerprint", "pinned", "warn_if_unpinned", "install", "PTH_NAME"]
+__all__ = ["status", "fingerprint", "pinned", "warn_if_unpinned", "install", "PTH_NAME",
+           "openblas_libraries"]
 
 PTH_NAME = "ppnn-numerics.pth"
 _CORENAME = ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename",
              "openblas_get_corename64_", "openblas_get_corename")
 
 
+def openblas_libraries() -> list[ctypes.CDLL]:
+    """The OpenBLAS libraries loaded in this process (numpy's, once numpy is imported), as
+    ctypes handles -- for asking or setting what numpy does not expose."""
+    try:
+        with open("/proc/self/maps") as f:
+            paths = sorted({ln.split()[-1] for ln in f
+                            if "openblas" in ln.lower() and ".so" in ln.split()[-1]})
+    except OSError:
+        return []
+    libs = []
+    for path in paths:
+        try:
+            libs.append(ctypes.CDLL(path))
+        except OSError:
+            continue
+    return libs
+
+
 def _blas_core() -> str:
     """The kernel family the loaded OpenBLAS runs (``'unknown'`` if it cannot be asked)."""
     import numpy  # noqa: F401  (loads OpenBLAS)
 
-    try:
-        with open("/proc/self/maps") as f:
-            libs = sorted({ln.split()[-1] for ln in f
-                           if "openblas" in ln.lower() and ".so" in ln.split()[-1]})
-    except OSError:
-        return "unknown"
-    for path in libs:
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
+    for lib in openblas_libraries():
         for name in _CORENAME:
             if hasattr(lib, name):
                 fn = getattr(lib, name)
