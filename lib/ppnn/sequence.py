@@ -121,11 +121,11 @@ def sequence_diagram(ledger: Ledger, highlight: int | None = None,
     holdings as dots, rounds numbered on the left, the offline phase shaded.
 
     ``highlight``: a step number drawn in red (the player's current step); ``visible``: the
-    step numbers one seat can see (the rest greyed); ``group``: as :func:`steps`, or
-    ``'auto'`` (rows grouped per round, then per layer, past ``max_rows``); ``rows``: the
-    rows of :func:`steps` when the caller already has them; ``values``: write each message's
-    recorded value under its arrow (default: when there are at most 24 rows). The SVG is
-    deterministic (:func:`ppnn.plotting.setup`)."""
+    step numbers one seat can see (the rest greyed, their values left out); ``group``: as
+    :func:`steps`, or ``'auto'`` (grouped per round, then per layer, past ``max_rows``);
+    ``rows``: the rows of :func:`steps` when the caller already has them; ``values``: write
+    each message's recorded value under its arrow (default: when there are at most 24 rows).
+    The SVG is deterministic (:func:`ppnn.plotting.setup`)."""
     import matplotlib.pyplot as plt
 
     from .plotting import setup
@@ -175,14 +175,15 @@ def sequence_diagram(ledger: Ledger, highlight: int | None = None,
             ax.text((x0 + x1) / 2, y - 0.08, _clip(label, 26 * abs(x1 - x0) + 14),
                     ha="center", va="bottom", fontsize=8, color=color,
                     fontweight="bold" if hi else "normal")
-            if values and r["shown"]:
+            if values and r["shown"] and seen:  # a seat never reads values it cannot see
                 ax.text((x0 + x1) / 2, y + 0.1, _clip(r["shown"], 30 * abs(x1 - x0) + 14),
                         ha="center", va="top", fontsize=7, color=color, family="monospace")
         else:
             x = x_of.get(r["party"], 0)
             marker = "s" if r["kind"] == "op" else "o"
             ax.plot([x], [y], marker=marker, ms=7 if hi else 5, color=color, zorder=3)
-            text = r["what"] if r["kind"] == "op" else f"{r['what']}: {r['shown']}"
+            text = (r["what"] if r["kind"] == "op" or not seen
+                    else f"{r['what']}: {r['shown']}")
             ax.text(x + 0.07, y, _clip(text, 34), ha="left", va="center", fontsize=7.5,
                     color=color, style="italic" if r["kind"] == "op" else "normal",
                     fontweight="bold" if hi else "normal")

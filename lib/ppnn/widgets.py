@@ -203,10 +203,15 @@ class ProtocolPlayer:
                                 rows=self.rows, title=self.title)
 
     def static_html(self) -> str:
-        """The static twin: the whole diagram and the views table."""
-        return (f"<div class='ppnn-player-static'>{_svg(self.figure())}"
+        """The static twin: the whole diagram and the views table, as the player's seat sees
+        them (the steps it cannot see greyed, their values hidden)."""
+        seat = "" if self.seat == EVERYONE else (
+            f"<p>Seen from <b>{html.escape(self.seat)}</b>'s seat: grey steps are ones it "
+            "does not see.</p>")
+        return (f"<div class='ppnn-player-static'>{seat}"
+                f"{_svg(self.figure(seat=self.seat))}"
                 f"<p>{html.escape(self.so_far(self.n_steps))}</p>"
-                f"{_table_html(self.table)}</div>")
+                f"{_table_html(self.table, seat=self.seat, seen=self.seen(self.seat))}</div>")
 
     def widget(self):
         """The live widget (made once)."""
