@@ -160,3 +160,14 @@ def test_replicated_open_records_the_missing_component():
 def test_recorded_text_is_short():
     r = Recorded("array", (8,), "uint64", 8, np.arange(8, dtype=np.uint64))
     assert r.text() == "[0 1 2 3 4 5 ...] (8,)"
+
+
+def test_size_only_material_is_listed_and_says_why_it_has_no_value():
+    from ppnn.core.transcript import SIZE_ONLY
+
+    led = Ledger(["a", "b"], record_values=True)
+    led.send("a", "b", 4096, "OT columns", value=SIZE_ONLY)
+    r = led.values[0]
+    assert r.kind == "size only" and not r.complete and "not materialized" in r.text()
+    v = ppnn.views(led, "b")
+    assert v["shown"].iloc[0] == r.text()

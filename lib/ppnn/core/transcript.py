@@ -8,6 +8,9 @@ A recorded value is a :class:`Recorded` summary, never a reference to the protoc
 * a real ciphertext (``bytes``, or an object with ``serialize()``, a Paillier
   ``EncryptedNumber``): its size in bytes and a short SHA-256 digest. A ciphertext's bits carry
   nothing a party can read without the key, so its digest is all a view needs;
+* material the simulation books by size and never materializes (counted HE in a cost-only
+  phase, OT-extension columns, a trusted dealer's ideal tables): pass :data:`SIZE_ONLY`; it is
+  kept as ``kind="size only"`` so a view still lists the message and says why no value shows;
 * anything else: its type name.
 
 :class:`ValueBudget` bounds the memory: each message keeps at most ``max_elements`` elements,
@@ -23,7 +26,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Recorded", "ValueBudget", "ValueBook", "Hold"]
+__all__ = ["Recorded", "ValueBudget", "ValueBook", "Hold", "SIZE_ONLY"]
+
+
+class _SizeOnly:
+    """The value of a message whose bits the simulation counts but never builds."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "SIZE_ONLY"
+
+
+#: pass as ``Ledger.send(..., value=SIZE_ONLY)`` for material booked by size only
+SIZE_ONLY = _SizeOnly()
 
 #: bytes charged per recorded value for its metadata (dataclass, shape tuple, strings)
 _OVERHEAD = 256
@@ -56,7 +72,7 @@ class ValueBudget:
 class Recorded:
     """A value that crossed (or that a party held), as kept by the ledger."""
 
-    kind: str                 # "array", "ciphertext" or "opaque"
+    kind: str                 # "array", "ciphertext", "size only" or "opaque"
     shape: tuple
     dtype: str
     size: int                 # elements of an array; bytes of a ciphertext
@@ -79,6 +95,8 @@ class Recorded:
         """A short human-readable rendering: ``[3 17 250 ...] (8,) uint64``."""
         if self.kind == "ciphertext":
             return f"ciphertext {self.size} B #{self.digest}"
+        if self.kind == "size only":
+            return "(size only: simulated, not materialized)"
         if self.kind == "opaque":
             return f"<{self.dtype}>"
         if self.head is None:
@@ -137,6 +155,9 @@ class ValueBook:
     def record(self, value) -> Recorded:
         if isinstance(value, Recorded):
             return value
+        if value is SIZE_ONLY:
+            self.used += _OVERHEAD
+            return Recorded("size only", (), "", 0, None)
         if isinstance(value, list | tuple) and value and all(
                 _ciphertext_bytes(v) is not None for v in value[:1]):
             parts = [_ciphertext_bytes(v) for v in value]
