@@ -132,7 +132,7 @@ for method in ("Naive", "GAZELLE", "GALA"):
     fig = figures.plot_trace(figures.trace_matvec(method, 4, 8, 16),
                               f"{method}: n_o=4, n_i=8, n=16 slots")
     plotting.savefig(fig, "gala", f"slots_{method.lower()}")
-    display(fig)
+    plotting.show(fig)
 
 # %% [markdown]
 # Note a detail the papers gloss over: with several copies of $x$ in one ciphertext, *plain*
@@ -163,6 +163,56 @@ for (n_o, n_i) in [(2, 2048), (16, 128), (10, 100), (128, 784)] + ([] if QUICK e
 checks = pd.DataFrame(checks)
 display(checks)
 assert checks["shares reconstruct to Wx"].all()
+
+# %% [markdown]
+# ## 2b. One product, played step by step
+#
+# The same protocol at a size a person can read: a $4 \times 8$ matrix in $n = 16$ slots, on
+# the numpy **slot simulator** (exact slot arithmetic and the same operation counts as SEAL;
+# it builds no ciphertext bytes, so the player lists each ciphertext by its size only — the
+# real-BFV run below shows them by digest). Every message and every HE operation is a step:
+#
+# * the client sends its Galois keys (offline) and its packed, encrypted input $[x]_C$;
+# * the server's `ScMult`, `Perm` and `Add` are marks on its lane, one step each, and the slot
+#   diagram under the sequence diagram follows the **same slider**: colour = the output row a
+#   slot contributes to, number = how many products $W_{rc} x_c$ it sums so far;
+# * the server masks with $r$ and sends $[y - r]_C$ back; each party reads its share out.
+#
+# The player sits in the **server's seat**: it sees $[x]_C$ only as a ciphertext and never
+# $x$ (grey rows). Switch the seat to `client`, or step through GAZELLE and watch the extra
+# rotations of the rotate-and-sum happen in HE on the server's lane, where GALA does them on
+# the plaintext shares (`PlainRaS`, both parties, after the ciphertext came back).
+
+# %%
+from ppnn.experiments.gala import lesson
+from ppnn.widgets import protocol_player
+
+gala_demo = lesson.matvec_demo("GALA", seed=SEED)
+assert gala_demo.correct  # the two shares reconstruct W x
+protocol_player(gala_demo.ledger, seat="server", split_ops=True, panel=gala_demo.panel,
+                title="GALA: W x, 4 x 8 in 16 slots (slot simulator)")
+
+# %% [markdown]
+# GAZELLE on the same $W$ and $x$: the server rotates the *input* (`HstPerm`) and runs the
+# rotate-and-sum in HE (two more `Perm`, `Add` pairs) before anything goes back.
+
+# %%
+gazelle_demo = lesson.matvec_demo("GAZELLE", seed=SEED)
+assert gazelle_demo.correct
+protocol_player(gazelle_demo.ledger, seat="server", split_ops=True, panel=gazelle_demo.panel,
+                title="GAZELLE: W x, 4 x 8 in 16 slots (slot simulator)")
+
+# %% [markdown]
+# **The same product on real BFV.** SEAL's smallest batching ring here has $n = 2048$ slots,
+# so the picture of 16 slots no longer fits; the messages are now real ciphertexts, shown by
+# size and SHA-256 digest — all a party without the secret key can read of them. From the
+# **client's seat**: it sees its own input, the ciphertext coming back, and its share.
+
+# %%
+real_demo = lesson.matvec_demo("GALA", he=he, W=gala_demo.W, x=gala_demo.x, seed=SEED)
+assert real_demo.correct
+protocol_player(real_demo.ledger, seat="client", split_ops=True,
+                title="GALA on real BFV (SEAL, N = 4096, n = 2048 slots)")
 
 # %% [markdown]
 # ## 3. What it costs: Tables II and V
@@ -339,10 +389,29 @@ leak = flooding.leakage_curve(he_flood, seed=SEED)
 timings["flood_leakage_s"] = time.perf_counter() - t
 fig_leak = figures.plot_flood_leakage(leak)
 plotting.savefig(fig_leak, "gala", "flooding_leakage")
-display(fig_leak)
+plotting.show(fig_leak)
 display(leak.pivot_table(index="weights", columns="flooded",
                          values=["log2_max_noise", "budget"], sort=False))
 assert leak["correct"].all()
+
+# %% [markdown]
+# **The key holder's view, as an experiment.** The server's secret is its weights. Give it two
+# weight matrices — every weight 1, or random weights in $[-8, 8]$ — run the layer twice for
+# each, and collect what the client reads with its secret key: the noise coefficients of
+# $[y - r]_C$ (the shares themselves are uniform either way). A two-sample
+# Kolmogorov-Smirnov test at level $\alpha = 0.001$ (`ppnn.core.views.ks_test`: it rejects
+# "same distribution" when $D > c(\alpha)\sqrt{(n+m)/(nm)}$, $c(\alpha) = 1.95$) asks
+# whether the two views can be told apart. Without flooding they can at once; with flooding
+# the test cannot.
+
+# %%
+flood_views = [lesson.flood_view_experiment(he_flood, flooded=f, seed=SEED)
+               for f in (False, True)]
+for e in flood_views:
+    print(f"{'flooded    ' if e.flooded else 'not flooded'}: {e.test}")
+assert flood_views[0].test.distinguishes and not flood_views[1].test.distinguishes
+assert all(e.correct for e in flood_views)
+plotting.show(lesson.plot_flood_view(flood_views))
 
 # %% [markdown]
 # Without flooding the noise grows exactly as $\log_2 c$: the client reads the weights' scale
@@ -426,7 +495,7 @@ display(net_df[["GAZELLE_Perm", "GALA_Perm", "GAZELLE_ScMult", "comm_MB", "gazel
 # %%
 fig9 = figures.plot_fig9({k: v for k, v in layers.items() if k != "MLP"})
 plotting.savefig(fig9, "gala", "fig9_layerwise")
-display(fig9)
+plotting.show(fig9)
 
 # %% [markdown]
 # ## 8. Accuracy (Table XIII): fixed point through the HE pipeline

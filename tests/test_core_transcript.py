@@ -171,3 +171,18 @@ def test_size_only_material_is_listed_and_says_why_it_has_no_value():
     assert r.kind == "size only" and not r.complete and "not materialized" in r.text()
     v = ppnn.views(led, "b")
     assert v["shown"].iloc[0] == r.text()
+
+
+def test_holdings_and_operations_keep_their_booking_order_between_messages():
+    led = Ledger(["a", "b"], record_values=True)
+    led.send("a", "b", 8, "m", value=np.array([1]))
+    led.count("Dec", 1, "b")
+    led.hold("b", "decrypted", np.array([2]))
+    led.count("RaS", 2, "b")
+    assert led.events() == [("message", 0), ("op", 0), ("held", 0), ("op", 1)]
+    other = Ledger(["a", "b"], record_values=True)
+    other.hold("a", "h", np.array([3]))
+    other.count("Perm", 1, "a")
+    led.merge(other)
+    assert led.events()[-2:] == [("held", 1), ("op", 2)]
+    assert led.subset(lambda m: True).events() == led.events()

@@ -8,7 +8,7 @@ import matplotlib
 
 from . import paths
 
-__all__ = ["savefig", "setup"]
+__all__ = ["savefig", "setup", "show"]
 
 
 def setup() -> None:
@@ -32,3 +32,14 @@ def savefig(fig, paper: str, name: str, formats=("svg", "png"),
             fig.savefig(tmp, format=fmt, metadata=meta, bbox_inches="tight")
         out.append(target)
     return out
+
+
+def show(fig) -> None:
+    """Display ``fig`` once and close it: in a live notebook (inline backend) a figure left
+    open is drawn a second time when the cell ends; closed, only this copy stays."""
+    import matplotlib.pyplot as plt
+    from IPython.display import display
+
+    display(fig)
+    plt.close(fig)
+

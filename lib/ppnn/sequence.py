@@ -45,7 +45,7 @@ def _ops_text(counts: dict[str, int]) -> str:
 
 
 def steps(ledger: Ledger, group: str | None = None, ops: bool = True,
-          max_rows: int = 40) -> pd.DataFrame:
+          max_rows: int = 40, split_ops: bool = False) -> pd.DataFrame:
     """The rows of the diagram and the player, in the order booked (:meth:`Ledger.events`).
 
     ``group``: None (one row per message, holding and operation batch -- the operations one
@@ -53,8 +53,9 @@ def steps(ledger: Ledger, group: str | None = None, ops: bool = True,
     round, sender and receiver, sizes summed) or ``'label'`` (one per top-level label, phase,
     sender and receiver); grouped, the operations are one mark per party, phase and
     top-level label; ``'auto'``: none up to ``max_rows`` events, then per round, then per
-    layer. Holdings appear only when the ledger recorded values. ``messages`` lists the
-    ledger indices a row stands for."""
+    layer. ``split_ops`` (ungrouped only): one row per operation booking, in order (a
+    kernel's ``ScMult``, ``Perm``, ``Add`` ... as separate steps). Holdings appear only when
+    the ledger recorded values. ``messages`` lists the ledger indices a row stands for."""
     if group == "auto":
         group = _auto_group(ledger, max_rows)
     if group not in (None, "round", "label"):
@@ -73,7 +74,9 @@ def steps(ledger: Ledger, group: str | None = None, ops: bool = True,
             party = o.party or ledger.parties[-1]
             label = o.label if group is None else o.label.split("/")[0]
             where = ledger.op_at[i] if group is None else None
-            r = rows.setdefault(("op", where, party, o.phase, label), {
+            key = ("op", where, party, o.phase, label) + ((i,) if split_ops and group is None
+                                                          else ())
+            r = rows.setdefault(key, {
                 "kind": "op", "party": party, "peer": "", "bits": 0, "phase": o.phase,
                 "round": 0, "label": label, "messages": [], "what": {}, "shown": ""})
             r["what"][o.op] = r["what"].get(o.op, 0) + o.n

@@ -152,15 +152,24 @@ class ProtocolPlayer:
 
     Displayed in a live notebook, it is a widget (step slider, play button, seat); anywhere
     else (papermill, nbconvert, a static page) the same output holds the whole diagram and
-    the views table as HTML, so an executed notebook shows the protocol."""
+    the views table as HTML, so an executed notebook shows the protocol.
+
+    ``split_ops``: one step per operation booking (see :func:`ppnn.sequence.steps`);
+    ``panel``: ``panel(step) -> matplotlib figure, HTML string or None``, a picture the same
+    slider drives (e.g. the slot diagram of a packed-HE kernel after that step); the static
+    twin shows it at the last step."""
 
     def __init__(self, ledger: Ledger, seat: str = EVERYONE, group: str | None = "auto",
-                 title: str | None = None, max_rows: int = 40):
+                 title: str | None = None, max_rows: int = 40, split_ops: bool = False,
+                 panel: Callable[[int], object] | None = None):
         seats = [EVERYONE, *lanes(ledger)]
         if seat not in seats:
             raise ValueError(f"seat must be one of {seats}, got {seat!r}")
+        if panel is not None and not callable(panel):
+            raise TypeError(f"panel must be a callable step -> figure or HTML, got {panel!r}")
         self.ledger, self.seat, self.title, self.seats = ledger, seat, title, seats
-        self.rows = steps(ledger, group, max_rows=max_rows)
+        self.panel = panel
+        self.rows = steps(ledger, group, max_rows=max_rows, split_ops=split_ops)
         self.table = views_table(ledger, self.rows)
         self._widget = None
 
@@ -198,6 +207,16 @@ class ProtocolPlayer:
         value = f" = {r['shown']}" if r["shown"] else ""
         return f"step {step}/{self.n_steps} [{r['phase']}]: {text}{value}"
 
+    def panel_html(self, step: int) -> str:
+        """The ``panel`` picture at ``step`` as HTML ('' without a panel)."""
+        if self.panel is None:
+            return ""
+        out = self.panel(step)
+        if out is None:
+            return ""
+        body = out if isinstance(out, str) else _svg(out)
+        return f"<div class='ppnn-panel' data-step='{int(step)}'>{body}</div>"
+
     def figure(self, step: int | None = None, seat: str = EVERYONE):
         return sequence_diagram(self.ledger, highlight=step, visible=self.seen(seat),
                                 rows=self.rows, title=self.title)
@@ -210,6 +229,7 @@ class ProtocolPlayer:
             "does not see.</p>")
         return (f"<div class='ppnn-player-static'>{seat}"
                 f"{_svg(self.figure(seat=self.seat))}"
+                f"{self.panel_html(self.n_steps)}"
                 f"<p>{html.escape(self.so_far(self.n_steps))}</p>"
                 f"{_table_html(self.table, seat=self.seat, seen=self.seen(self.seat))}</div>")
 
@@ -227,6 +247,7 @@ class ProtocolPlayer:
         seat = w.Dropdown(options=self.seats, value=self.seat, description="seat")
         line = w.HTML()
         diagram = w.HTML()
+        panel = w.HTML()
         table = w.HTML()
 
         def redraw(change=None):
@@ -235,13 +256,14 @@ class ProtocolPlayer:
                           f"<br><span class='ppnn-sofar'>so far: "
                           f"{html.escape(self.so_far(k))}</span>")
             diagram.value = _svg(self.figure(k, who))
+            panel.value = self.panel_html(k)
             table.value = _table_html(self.table[self.table["step"] <= k], k, who,
                                       self.seen(who))
 
         slider.observe(redraw, names="value")
         seat.observe(redraw, names="value")
         redraw()
-        self._widget = w.VBox([w.HBox([play, slider, seat]), line, diagram, table],
+        self._widget = w.VBox([w.HBox([play, slider, seat]), line, diagram, panel, table],
                               layout=w.Layout(overflow="auto"))
         self._widget.add_class("ppnn-player")
         return self._widget
@@ -260,6 +282,7 @@ class ProtocolPlayer:
 
 
 def protocol_player(ledger: Ledger, seat: str = EVERYONE, group: str | None = "auto",
-                    title: str | None = None, max_rows: int = 40) -> ProtocolPlayer:
+                    title: str | None = None, max_rows: int = 40, split_ops: bool = False,
+                    panel: Callable[[int], object] | None = None) -> ProtocolPlayer:
     """Step through a recorded run (see :class:`ProtocolPlayer`); display the result."""
-    return ProtocolPlayer(ledger, seat, group, title, max_rows)
+    return ProtocolPlayer(ledger, seat, group, title, max_rows, split_ops, panel)

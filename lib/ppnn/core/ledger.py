@@ -126,6 +126,9 @@ class Ledger:
         self.holds: list[Hold] = []
         #: for each booked operation, how many messages were booked before it
         self.op_at: list[int] = []
+        #: holdings and operations in the order booked (only with record_values): orders
+        #: them among themselves at one position between messages
+        self._local: list[tuple[str, int]] = []
 
     @property
     def records_values(self) -> bool:
@@ -234,6 +237,7 @@ class Ledger:
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         self.holds.append(Hold(party, name, len(self.messages), self.phase, self.current_label,
                                self._book.record(value)))
+        self._local.append(("held", len(self.holds) - 1))
 
     def broadcast(self, sender: str, bits: int, what: str = "", value=None) -> None:
         """``sender`` sends the same ``bits`` (and ``value``) to every other party, in one
@@ -265,6 +269,8 @@ class Ledger:
             self._check_party(party, "party", allow_dealer=True)
         self.ops.append(OpRecord(op, n, party or "", self.phase, self.current_label))
         self.op_at.append(len(self.messages))
+        if self._book is not None:
+            self._local.append(("op", len(self.ops) - 1))
 
     def depth(self, name: str, d: int) -> None:
         """Record a depth-like quantity; the ledger keeps the maximum per label."""
@@ -280,6 +286,9 @@ class Ledger:
         pre = (prefix + "/") if prefix else ""
         base = len(self.messages)
         if self._book is not None:
+            n_holds, n_ops = len(self.holds), len(self.ops)
+            theirs = other._local or [("op", j) for j in range(len(other.ops))]
+            self._local += [(k, j + (n_holds if k == "held" else n_ops)) for k, j in theirs]
             self.values.update({base + i: v for i, v in other.values.items()})
             self.holds += [Hold(h.party, h.name, base + h.at, h.phase, pre + h.label, h.value)
                            for h in other.holds]
@@ -299,10 +308,15 @@ class Ledger:
     def events(self) -> list[tuple[str, int]]:
         """Every holding, operation and message in the order booked, as ``(kind, index)`` with
         kind ``'held'``, ``'op'`` or ``'message'`` (an index into :attr:`holds`, :attr:`ops`
-        or :attr:`messages`); at one position holdings come first, then operations, then the
+        or :attr:`messages`); at one position the holdings and operations come in the order
+        they were booked (a ledger that does not record values: operations only), then the
         message booked there."""
-        keyed = [((h.at, 0, j), "held", j) for j, h in enumerate(self.holds)]
-        keyed += [((a, 1, j), "op", j) for j, a in enumerate(self.op_at)]
+        if self._local:
+            at = {"held": [h.at for h in self.holds], "op": self.op_at}
+            keyed = [((at[k][j], 0, n), k, j) for n, (k, j) in enumerate(self._local)]
+        else:
+            keyed = [((h.at, 0, j), "held", j) for j, h in enumerate(self.holds)]
+            keyed += [((a, 1, j), "op", j) for j, a in enumerate(self.op_at)]
         keyed += [((i, 2, 0), "message", i) for i in range(len(self.messages))]
         keyed.sort(key=lambda t: t[0])
         return [(kind, i) for _, kind, i in keyed]
@@ -323,6 +337,7 @@ class Ledger:
         out.ops, out.op_at = list(self.ops), [new_index[a] for a in self.op_at]
         out.holds = [Hold(h.party, h.name, new_index[h.at], h.phase, h.label, h.value)
                      for h in self.holds]
+        out._local = list(self._local)
         out.depths = dict(self.depths)
         out._round_counter = dict(self._round_counter)
         if out._book is not None:

@@ -70,7 +70,7 @@ def trace_matvec(method: str, n_o: int, n_i: int, n: int) -> list[tuple[str, np.
     return steps
 
 
-def plot_trace(steps: list[tuple[str, np.ndarray]], title: str = "", max_rows: int = 12):
+def plot_trace(steps: list[tuple[str, np.ndarray]], title: str = "", max_rows: int | None = None):
     """One row of slots per (step, ciphertext): colour = output row held (grey: mixed or
     empty), number = partial products summed in the slot."""
     rows = []
