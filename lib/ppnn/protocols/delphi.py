@@ -10,7 +10,8 @@ linearly homomorphic scheme the client sends ``Enc(R_c)``, the server returns
 ciphertexts of ``HE_SLOTS`` packed elements, ``HE_CT_BITS`` bits each, one ``Enc`` per client
 ciphertext, one ``ScMult`` per weight-ciphertext product (``macs / HE_SLOTS``, rounded up),
 one ``Dec`` per returned ciphertext (booked with ``ledger.count``; labelled *counted* in every
-table). The value ``W R_c + R_s`` is computed in the clear by the simulator.
+table). The value ``W R_c + R_s`` is computed in the clear by the simulator, so a recorded
+transcript lists the two ciphertext messages ``SIZE_ONLY`` (no ciphertext is ever built).
 
 **Online**: the client sends ``[x]_c + R_c`` (one ring element per input element); the server
 adds ``[x]_s`` and computes ``W (x + R_c) + R_s + bias``: its share of ``W x + bias``; the
@@ -28,6 +29,7 @@ import math
 import numpy as np
 
 from ppnn.core import AdditiveShares, Ledger, Ring, share_additive
+from ppnn.core.transcript import SIZE_ONLY
 from ppnn.nn import Conv2d, Dense, ops
 from ppnn.nn.integer import int_linear
 
@@ -80,9 +82,11 @@ def _book_preprocessing(ledger: Ledger, n_in: int, n_out: int, macs: int, partie
     ct_in, ct_out = he_ciphertexts(n_in), he_ciphertexts(n_out)
     with ledger.offline():
         with ledger.round():
-            ledger.send(client, server, ct_in * HE_CT_BITS, "Enc(R_c) (counted HE)")
+            ledger.send(client, server, ct_in * HE_CT_BITS, "Enc(R_c) (counted HE)",
+                        value=SIZE_ONLY)
         with ledger.round():
-            ledger.send(server, client, ct_out * HE_CT_BITS, "Enc(W R_c + R_s) (counted HE)")
+            ledger.send(server, client, ct_out * HE_CT_BITS, "Enc(W R_c + R_s) (counted HE)",
+                        value=SIZE_ONLY)
         ledger.count("Enc", ct_in, client)
         ledger.count("ScMult", math.ceil(macs / HE_SLOTS), server)
         ledger.count("Add", ct_out, server)
@@ -155,8 +159,8 @@ def delphi_ideal(x: AdditiveShares, layer, W_int: np.ndarray, bias: np.ndarray |
         y = ring.add(y, np.asarray(bias, dtype=np.uint64))
     n_out = int(np.prod(y.shape))
     _book_preprocessing(ledger, n_in, n_out, n_out * int(np.prod(np.shape(W_int)[1:])), parties)
-    # the ideal functionality has no mask: the message is booked without a value
-    ledger.send(client, server, n_in * ring.bits, "[x]_c + R_c")
+    # the ideal functionality has no mask: the message is booked by its size only
+    ledger.send(client, server, n_in * ring.bits, "[x]_c + R_c", value=SIZE_ONLY)
     ledger.count("MAC", n_out * int(np.prod(np.shape(W_int)[1:])), server)
     return share_additive(y, ring, rng)
 

@@ -8,7 +8,12 @@ The client holds the image, the server the model. Fixed point: pixels ``x 2^f``,
 * **ReLU (+ the max-pool that follows it)** -- one garbled circuit per output
   (:mod:`.gc_act`): it adds the two shares, takes the window maximum, applies ReLU, truncates
   by ``f_w`` exactly and re-shares; Delphi's split puts OT, tables and decoding offline;
-* **output** -- the server sends its share of the logits to the client.
+* **output** -- the server sends its share of the logits to the client, who adds it to its
+  own: ``logits = to_signed(client's share + server's share mod 2^k)``.
+
+A recorded run (``ppnn.run(..., record_values=...)``) keeps every share and masked value, the
+garbler's real bytes (tables, labels, decoding bits: size + digest), and lists the counted HE
+and the OT columns ``SIZE_ONLY``.
 
 :class:`DelphiGCPlan` holds the integer network and its exact oracle
 (:meth:`DelphiGCPlan.forward_int`); :func:`secure_inference` runs the protocol and returns the
@@ -193,16 +198,23 @@ def secure_inference(plan: DelphiGCPlan, x: np.ndarray, rng: np.random.Generator
                 out_shape = cw.shape[:-1]
                 m = st.spec.m
                 z, r, tg = gc_act.garbled_activation(cw.reshape(-1, m), sw.reshape(-1, m),
-                                                     st.spec, rng, label_rng)
-                gc_act.book_gc(ledger, z.size, gc_act.act_circuit(st.spec), "delphi", PARTIES)
+                                                     st.spec, rng, label_rng,
+                                                     keep=ledger.records_values)
+                gc_act.book_gc(ledger, z.size, gc_act.act_circuit(st.spec), "delphi", PARTIES,
+                               wire=tg.get("wire"))
                 t["offline_s"] += tg["garble_s"]
                 t["online_gc_s"] += tg["evaluate_s"]
                 X = AdditiveShares(np.stack([z, r]).reshape(2, *out_shape), ring)
+                ledger.hold(client, "z (its share of the activation, decoded from the GC)",
+                            X.shares[0])
+                ledger.hold(server, "r (its GC output mask = its share of the activation)",
+                            X.shares[1])
             else:
                 X = X.reshape(X.shape[0], -1)
     with ledger.label("output"):
+        ledger.hold(client, "client's share of the logits", X.shares[0])
         ledger.send(server, client, int(np.prod(X.shape)) * ring.bits,
-                    "server's share of the logits")
+                    "server's share of the logits", value=X.shares[1])
     return ring.to_signed(X.reveal()), t
 
 

@@ -29,19 +29,31 @@ Bookings (:func:`book_gc`), sizes from :func:`ppnn.he.gc.gc_cost`:
 * ``split="online"``: everything online in two rounds (OT request; answers, tables, labels,
   decoding), exactly as :func:`ppnn.he.gc.gc_relu` books it (GAZELLE-style, and the GALA
   module's projections).
+
+Recorded transcripts (``ledger.records_values``): :func:`garbled_activation` with ``keep=True``
+also returns the bytes the garbler really sent (:class:`GCWire`: the garbled tables, the
+labels of its inputs, the decoding bits) and :func:`book_gc` records them as ciphertexts (size
+and SHA-256 digest). The OT extension is not run (the simulator hands the client the labels of
+its bits), so the OT columns are recorded ``SIZE_ONLY`` and the digest of the message that
+carries the OT answers covers its tables and decoding bits only. Without ``keep`` nothing is
+copied: the layer runs :func:`ppnn.he.gc.garble_and_evaluate` as before.
 """
 
 from __future__ import annotations
+
+import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from ppnn.core import Ledger
 from ppnn.core.randomness import mask_source
+from ppnn.core.transcript import SIZE_ONLY
 from ppnn.he import gc as gcmod
 from ppnn.he.gc_circuits import ActSpec, act_and_gates, act_circuit, plain_act
 
 __all__ = ["ActSpec", "act_circuit", "act_and_gates", "garbled_activation", "book_gc",
-           "plain_act", "SPLITS"]
+           "plain_act", "SPLITS", "GCWire"]
 
 SPLITS = ("delphi", "online")
 
@@ -52,9 +64,46 @@ def _random_mod(rng, modulus: int, n: int) -> np.ndarray:
     return rng.integers(0, modulus, size=n, dtype=np.uint64)
 
 
+@dataclass(frozen=True)
+class GCWire:
+    """What the garbler of one activation layer sent, as bytes (all chunks, in order): the
+    garbled tables (two 128-bit ciphertexts per AND gate and instance), the active labels of
+    its inputs (shares and mask ``r``, 128 bits each) and the output decoding bits (packed)."""
+
+    tables: bytes
+    garbler_labels: bytes
+    decoding: bytes
+
+
+def _garble_and_evaluate_kept(c: gcmod.Circuit, gb_bits: np.ndarray, ev_bits: np.ndarray,
+                              label_rng, chunk: int) -> tuple[np.ndarray, dict, GCWire]:
+    """:func:`ppnn.he.gc.garble_and_evaluate`'s chunk loop (same garbling, evaluation and
+    timings), keeping the bytes the garbler sends (for a recorded transcript only)."""
+    n = gb_bits.shape[1]
+    out = np.empty((c.outputs.size, n), dtype=np.uint8)
+    info = {"garble_s": 0.0, "evaluate_s": 0.0}
+    tables, labels, decoding = [], [], []
+    for j0 in range(0, n, chunk):
+        sl = slice(j0, min(n, j0 + chunk))
+        t0 = time.perf_counter()
+        gc = gcmod.garble(c, sl.stop - sl.start, label_rng)  # garbler
+        info["garble_s"] += time.perf_counter() - t0
+        ev_labels = gcmod.input_labels(gc, c.evaluator_inputs, ev_bits[:, sl])  # via OT
+        gb_labels = gcmod.input_labels(gc, c.garbler_inputs, gb_bits[:, sl])
+        t0 = time.perf_counter()
+        lab, _ = gcmod.evaluate(c, gc.tables, gb_labels, ev_labels)  # evaluator
+        out[:, sl] = gcmod.decode(lab, gc.decoding)
+        info["evaluate_s"] += time.perf_counter() - t0
+        tables.append(np.ascontiguousarray(gc.tables).tobytes())
+        labels.append(np.ascontiguousarray(gb_labels).tobytes())
+        decoding.append(np.packbits(gc.decoding).tobytes())
+    return out, info, GCWire(b"".join(tables), b"".join(labels), b"".join(decoding))
+
+
 def garbled_activation(client: np.ndarray, server: np.ndarray, spec: ActSpec,
                        rng: np.random.Generator, label_rng: np.random.Generator | None = None,
-                       chunk: int = 1024) -> tuple[np.ndarray, np.ndarray, dict]:
+                       chunk: int = 1024, keep: bool = False
+                       ) -> tuple[np.ndarray, np.ndarray, dict]:
     """Run the circuit for real: the server garbles, the client evaluates.
 
     ``client`` / ``server``: ``(n, m)`` shares mod ``spec.modulus`` (uint64). Returns the
@@ -63,6 +112,9 @@ def garbled_activation(client: np.ndarray, server: np.ndarray, spec: ActSpec,
     ``os.urandom`` unless ``label_rng``; the mask ``r`` hides ``y`` from the client in a real
     garbled circuit, so it comes from the OS CSPRNG (:mod:`ppnn.core.randomness`), never from
     the simulation seed ``rng``: ``z + r`` is deterministic, the split is not.
+
+    ``keep=True`` (pass ``ledger.records_values``) also returns, under ``"wire"``, the
+    :class:`GCWire` bytes the garbler sent, for :func:`book_gc` to record.
     """
     client = np.asarray(client, dtype=np.uint64)
     server = np.asarray(server, dtype=np.uint64)
@@ -82,14 +134,24 @@ def garbled_activation(client: np.ndarray, server: np.ndarray, spec: ActSpec,
     ev_bits = np.concatenate([gcmod.bits_of(client[:, j], k) for j in range(m)])
     gb_bits = np.concatenate([gcmod.bits_of(server[:, j], k) for j in range(m)]
                              + [gcmod.bits_of(r, k)])
-    out, t = gcmod.garble_and_evaluate(c, gb_bits, ev_bits, label_rng, chunk)
+    if keep:
+        out, t, wire = _garble_and_evaluate_kept(c, gb_bits, ev_bits, label_rng, chunk)
+    else:
+        out, t = gcmod.garble_and_evaluate(c, gb_bits, ev_bits, label_rng, chunk)
     z = gcmod.from_bits(out)
-    return z, r, {"garble_s": t["garble_s"], "evaluate_s": t["evaluate_s"]}
+    info = {"garble_s": t["garble_s"], "evaluate_s": t["evaluate_s"]}
+    if keep:
+        info["wire"] = wire
+    return z, r, info
 
 
 def book_gc(ledger: Ledger, n: int, circuit: gcmod.Circuit, split: str,
-            parties=("client", "server")) -> None:
-    """Book ``n`` instances of ``circuit`` (see the module docstring for the two splits)."""
+            parties=("client", "server"), wire: GCWire | None = None) -> None:
+    """Book ``n`` instances of ``circuit`` (see the module docstring for the two splits).
+
+    On a ledger that records values, ``wire`` (from ``garbled_activation(..., keep=True)``)
+    gives the garbler's messages their bytes; without it, and for the OT columns, the messages
+    are recorded ``SIZE_ONLY``."""
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     n = int(n)
@@ -97,24 +159,33 @@ def book_gc(ledger: Ledger, n: int, circuit: gcmod.Circuit, split: str,
         raise ValueError(f"number of instances n must be >= 0, got {n}")
     client, server = parties
     cost = gcmod.gc_cost(circuit)
+    # values (recorded transcripts only): real bytes where the garbler built them
+    tables = labels = everything = SIZE_ONLY
+    if wire is not None and ledger.records_values:
+        tables, labels = wire.tables + wire.decoding, wire.garbler_labels
+        everything = wire.tables + wire.garbler_labels + wire.decoding
     if split == "delphi":
         with ledger.offline():
             with ledger.round():
                 ledger.send(client, server, n * cost.ot_receiver,
-                            "IKNP OT: receiver columns (client's share fixed offline)")
+                            "IKNP OT: receiver columns (client's share fixed offline)",
+                            value=SIZE_ONLY)
             with ledger.round():
                 ledger.send(server, client, n * (cost.ot_sender + cost.tables + cost.decoding),
-                            "OT answers, garbled tables, decoding bits")
+                            "OT answers, garbled tables, decoding bits", value=tables)
             ledger.count("garble", n * circuit.n_and, server)
             ledger.count("ot", n * circuit.evaluator_inputs.size, client)
-        ledger.send(server, client, n * cost.online_delphi, "labels of the server's inputs")
+        ledger.send(server, client, n * cost.online_delphi, "labels of the server's inputs",
+                    value=labels)
         ledger.count("and_gate", n * circuit.n_and, client)
         return
     with ledger.round():
-        ledger.send(client, server, n * cost.ot_receiver, "IKNP OT: receiver columns")
+        ledger.send(client, server, n * cost.ot_receiver, "IKNP OT: receiver columns",
+                    value=SIZE_ONLY)
     with ledger.round():
         ledger.send(server, client, n * (cost.ot_sender + cost.tables + cost.garbler_labels
-                                         + cost.decoding), "OT answers, tables, labels")
+                                         + cost.decoding), "OT answers, tables, labels",
+                    value=everything)
     ledger.count("garble", n * circuit.n_and, server)
     ledger.count("and_gate", n * circuit.n_and, server)
     ledger.count("ot", n * circuit.evaluator_inputs.size, client)

@@ -18,7 +18,12 @@ the first layer encrypts a value in the clear: the client's own image.
 
 The integer network and its oracle are GALA's own (:mod:`ppnn.protocols.gala.network`):
 :func:`secure_inference` returns :func:`~ppnn.protocols.gala.network.integer_forward`'s
-logits bit for bit.
+logits bit for bit: the server sends its share of the logits and the client computes
+``centered(client's share + server's share mod p)``.
+
+A recorded run keeps every share (the GC's ``z`` and ``r``, the shares of the logits), the
+garbler's real bytes (tables, labels, decoding bits: size + digest) and, on the slot
+simulator, lists the ciphertexts, the Galois keys and the OT columns ``SIZE_ONLY``.
 """
 
 from __future__ import annotations
@@ -148,15 +153,22 @@ def secure_inference(plan: HEGCPlan, x: np.ndarray, he, method: str,
                              x_server=a_srv)
             shares = (np.mod(res.client_share, p),
                       np.mod(res.server_share + bias, p))  # the server adds its bias
+            if not st.last:  # the last layer's shares are the logits' (held below)
+                with ledger.label(st.name):
+                    ledger.hold("client", "its share of the layer output (y - r, decrypted)",
+                                shares[0])
+                    ledger.hold("server", "its share of the layer output (r + bias)", shares[1])
         elif st.kind == "act":
             with ledger.label(st.name):
                 cw, sw = (_windows(s[None], st.pool)[0] for s in shares)
                 out_shape = cw.shape[:-1]
                 z, r, tg = gc_act.garbled_activation(cw.reshape(-1, st.spec.m),
                                                      sw.reshape(-1, st.spec.m), st.spec,
-                                                     rng, label_rng)
+                                                     rng, label_rng, keep=ledger.records_values)
                 gc_act.book_gc(ledger, z.size, gc_act.act_circuit(st.spec), "online",
-                               PARTIES)
+                               PARTIES, wire=tg.get("wire"))
+                ledger.hold("client", "z (its share of the activation, decoded from the GC)", z)
+                ledger.hold("server", "r (its GC output mask = its share of the activation)", r)
             t["garble_s"] += tg["garble_s"]
             t["evaluate_s"] += tg["evaluate_s"]
             # the activation stays shared: z for the client, r for the server (nobody holds it)
@@ -166,8 +178,9 @@ def secure_inference(plan: HEGCPlan, x: np.ndarray, he, method: str,
             a = a.reshape(-1)
             a_srv = None if a_srv is None else a_srv.reshape(-1)
     with ledger.label("output"):
+        ledger.hold("client", "client's share of the logits", shares[0])
         ledger.send("server", "client", int(shares[1].size) * int(p).bit_length(),
-                    "server's share of the logits")
+                    "server's share of the logits", value=shares[1])
     return centered(shares[0] + shares[1], p)[None], t
 
 

@@ -20,8 +20,13 @@ Randomness: the share mask ``r`` hides ``y`` from the key-holding client. On rea
 the slot simulator, which hides nothing, from the simulation seed ``rng`` (reproducible runs).
 
 Every cross-party value goes through the ledger (ciphertexts at their wire size); every HE
-operation is counted by the backend on the same ledger. The kernels (:mod:`.matvec`,
-:mod:`.conv`, :mod:`ppnn.protocols.gazelle`) implement :class:`LinearKernel`.
+operation is counted by the backend on the same ledger. A ledger that records values keeps, on
+real BFV (``he.real``), each ciphertext's and each new Galois key's coefficient bytes (size and
+SHA-256 digest, :mod:`ppnn.core.transcript`); the slot simulator builds no ciphertext -- its
+"ciphertexts" are the plaintext slots, which the receiver could not read -- so there they are
+recorded ``SIZE_ONLY``. The server also holds its mask ``r`` (the slots it subtracts). The
+kernels (:mod:`.matvec`, :mod:`.conv`, :mod:`ppnn.protocols.gazelle`) implement
+:class:`LinearKernel`.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import numpy as np
 
 from ppnn.core import Ledger
 from ppnn.core.randomness import mask_source
+from ppnn.core.transcript import SIZE_ONLY
 from ppnn.he.bfv.base import Ct, PackedBackend
 
 __all__ = ["LinearKernel", "LinearResult", "run_linear", "centered"]
@@ -86,6 +92,32 @@ class LinearResult:
         return centered(self.client_share + self.server_share, self.p)
 
 
+def _coeff_bytes(obj) -> bytes:
+    """The coefficient words of one SEAL ciphertext (``tenseal.sealapi``), as bytes."""
+    from ppnn.he.bfv.seal_coeffs import read_coeffs
+
+    return read_coeffs(obj, (obj.dyn_array().size(),)).tobytes()
+
+
+def _wire_value(he: PackedBackend, ct: Ct):
+    """What a ciphertext message carries, for a recorded transcript: on real BFV the
+    ciphertexts' coefficient bytes (one entry per ciphertext: size + digest); on the slot
+    simulator ``SIZE_ONLY`` (it builds no ciphertext; its slots are plaintext)."""
+    if not he.real:
+        return SIZE_ONLY
+    objs = np.broadcast_to(np.asarray(ct.data, dtype=object), ct.shape).ravel()
+    return [_coeff_bytes(c) for c in objs]
+
+
+def _galois_key_value(he: PackedBackend, steps: list[int]):
+    """The Galois keys for ``steps``, for a recorded transcript: their coefficient bytes on a
+    backend that built real keys (SEAL), else ``SIZE_ONLY``."""
+    keys, elt = he._key_state(), getattr(he, "galois_elt", None)
+    if not he.real or keys is None or elt is None:
+        return SIZE_ONLY
+    return [_coeff_bytes(pk.data()) for s in steps for pk in keys.key(elt(s))]
+
+
 def check_plain_modulus(kernel: LinearKernel, weights, x_bound: int, p: int) -> None:
     bound = int(kernel.output_bound(weights, int(x_bound)))
     if 2 * bound >= p:
@@ -134,12 +166,14 @@ def run_linear(kernel: LinearKernel, he: PackedBackend, weights, x: np.ndarray,
             new = he.keygen(kernel.rotation_steps())
             if new:
                 ledger.send(he.client, he.server, len(new) * he.galois_key_bits,
-                            f"Galois keys for {len(new)} rotations")
+                            f"Galois keys for {len(new)} rotations",
+                            value=_galois_key_value(he, new) if ledger.records_values else None)
         # 1. client: pack, encrypt, send [x]_C -- or, between layers, its share [x_C]_C
         slots = kernel.pack_input(x)
         ct_x = he.encrypt(slots)
         ledger.send(he.client, he.server, ct_x.size * he.ciphertext_bits,
-                    "[x]_C" if x_server is None else "[x_C]_C (client's share)")
+                    "[x]_C" if x_server is None else "[x_C]_C (client's share)",
+                    value=_wire_value(he, ct_x) if ledger.records_values else None)
         if x_server is not None:  # server: [x]_C = [x_C]_C + x_S (packing is linear)
             ct_x = he.add_plain(ct_x, he.encode(kernel.pack_input(x_server)))
         # 2. server: the HE kernel
@@ -149,11 +183,13 @@ def run_linear(kernel: LinearKernel, he: PackedBackend, weights, x: np.ndarray,
         #    key-holding client: drawn from the OS CSPRNG, not from the simulation seed)
         r = mask_source(rng, he.real).integers(0, he.p, size=out.shape + (he.n,),
                                                dtype=np.int64)
+        ledger.hold(he.server, "r (its mask, slots)", r)
         masked = he.sub_plain(out, he.encode(r))
         if he.flood_bits:  # circuit privacy: the noise must not depend on the weights
             with ledger.label("flood"):
                 masked = he.flood(masked)
-        ledger.send(he.server, he.client, masked.size * he.ciphertext_bits, "[y - r]_C")
+        ledger.send(he.server, he.client, masked.size * he.ciphertext_bits, "[y - r]_C",
+                    value=_wire_value(he, masked) if ledger.records_values else None)
         # 4. client: decrypt; both parties read their share out of the slots
         client_slots = he.decrypt(masked)
         client_share = kernel.read_out(client_slots, he.p, ledger, he.client)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ppnn.core import Z2_64, FixedPoint, Ledger, Ring
+from ppnn.core.transcript import SIZE_ONLY
 
 __all__ = [
     "MAX_TABLE_BITS", "check_table_bits", "signed_inputs", "function_table", "relu", "gelu",
@@ -207,10 +208,11 @@ class LazyTables:
 
 def _book_dealer(ledger: Ledger, parties, n: int, b: int, ring: Ring,
                  values: tuple | None = None) -> None:
-    """Book each party's tables; ``values``: per party, its ``(s_i, [T]_i)`` to record."""
+    """Book each party's tables; ``values``: per party, its ``(s_i, [T]_i)`` to record
+    (without them -- :class:`LazyTables` never builds the tables -- ``SIZE_ONLY``)."""
     with ledger.offline(), ledger.round():
         for i, party in enumerate(parties):
-            v = None
+            v = SIZE_ONLY
             if values is not None and ledger.records_values:
                 v = np.concatenate([values[i][0].ravel(), values[i][1].ravel()])
             ledger.send(Ledger.DEALER, party, n * ((1 << b) * ring.bits + b),
