@@ -209,13 +209,16 @@ def decode(output_labels: np.ndarray, decoding: np.ndarray) -> np.ndarray:
     return (_lsb(output_labels).astype(np.uint8) ^ decoding).astype(np.uint8)
 
 def garble_and_evaluate(c: Circuit, garbler_bits: np.ndarray, evaluator_bits: np.ndarray,
-                        label_rng: np.random.Generator | None = None, chunk: int = 2048
-                        ) -> tuple[np.ndarray, dict]:
+                        label_rng: np.random.Generator | None = None, chunk: int = 2048,
+                        keep: bool = False) -> tuple[np.ndarray, dict]:
     """Both sides of ``n`` instances of ``c``: the garbler garbles (in chunks of ``chunk``
     instances, each with its own ``Delta``), the evaluator gets the labels of its bits (the
     OT's output; its cost is booked by the caller) and of the garbler's, evaluates and
     decodes. ``garbler_bits`` / ``evaluator_bits``: ``(inputs, n)`` 0/1. Returns the output
-    bits ``(outputs, n)`` and measured seconds and AES calls per side."""
+    bits ``(outputs, n)`` and measured seconds and AES calls per side; ``keep=True`` (a
+    recorded transcript) also keeps, under ``info["sent"]``, the bytes the garbler sent, all
+    chunks in order: ``"tables"``, ``"garbler_labels"`` (the active labels of its inputs) and
+    ``"decoding"`` (packed bits)."""
     n = garbler_bits.shape[1]
     if evaluator_bits.shape[1] != n:
         raise ValueError(f"garbler and evaluator bits must cover the same {n} instances, got "
@@ -224,6 +227,7 @@ def garble_and_evaluate(c: Circuit, garbler_bits: np.ndarray, evaluator_bits: np
         raise ValueError(f"chunk must be >= 1, got {chunk}")
     out = np.empty((c.outputs.size, n), dtype=np.uint8)
     info = {"garble_s": 0.0, "evaluate_s": 0.0, "garble_aes": 0, "evaluate_aes": 0}
+    sent: dict[str, list[bytes]] = {"tables": [], "garbler_labels": [], "decoding": []}
     for j0 in range(0, n, chunk):
         sl = slice(j0, min(n, j0 + chunk))
         t0 = time.perf_counter()
@@ -237,6 +241,12 @@ def garble_and_evaluate(c: Circuit, garbler_bits: np.ndarray, evaluator_bits: np
         info["evaluate_s"] += time.perf_counter() - t0
         info["garble_aes"] += gc.aes_calls
         info["evaluate_aes"] += calls
+        if keep:
+            sent["tables"].append(np.ascontiguousarray(gc.tables).tobytes())
+            sent["garbler_labels"].append(np.ascontiguousarray(gb_labels).tobytes())
+            sent["decoding"].append(np.packbits(gc.decoding).tobytes())
+    if keep:
+        info["sent"] = {k: b"".join(v) for k, v in sent.items()}
     return out, info
 
 # ----------------------------------------------------------------------------- costs

@@ -41,7 +41,6 @@ copied: the layer runs :func:`ppnn.he.gc.garble_and_evaluate` as before.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,31 +72,6 @@ class GCWire:
     tables: bytes
     garbler_labels: bytes
     decoding: bytes
-
-
-def _garble_and_evaluate_kept(c: gcmod.Circuit, gb_bits: np.ndarray, ev_bits: np.ndarray,
-                              label_rng, chunk: int) -> tuple[np.ndarray, dict, GCWire]:
-    """:func:`ppnn.he.gc.garble_and_evaluate`'s chunk loop (same garbling, evaluation and
-    timings), keeping the bytes the garbler sends (for a recorded transcript only)."""
-    n = gb_bits.shape[1]
-    out = np.empty((c.outputs.size, n), dtype=np.uint8)
-    info = {"garble_s": 0.0, "evaluate_s": 0.0}
-    tables, labels, decoding = [], [], []
-    for j0 in range(0, n, chunk):
-        sl = slice(j0, min(n, j0 + chunk))
-        t0 = time.perf_counter()
-        gc = gcmod.garble(c, sl.stop - sl.start, label_rng)  # garbler
-        info["garble_s"] += time.perf_counter() - t0
-        ev_labels = gcmod.input_labels(gc, c.evaluator_inputs, ev_bits[:, sl])  # via OT
-        gb_labels = gcmod.input_labels(gc, c.garbler_inputs, gb_bits[:, sl])
-        t0 = time.perf_counter()
-        lab, _ = gcmod.evaluate(c, gc.tables, gb_labels, ev_labels)  # evaluator
-        out[:, sl] = gcmod.decode(lab, gc.decoding)
-        info["evaluate_s"] += time.perf_counter() - t0
-        tables.append(np.ascontiguousarray(gc.tables).tobytes())
-        labels.append(np.ascontiguousarray(gb_labels).tobytes())
-        decoding.append(np.packbits(gc.decoding).tobytes())
-    return out, info, GCWire(b"".join(tables), b"".join(labels), b"".join(decoding))
 
 
 def garbled_activation(client: np.ndarray, server: np.ndarray, spec: ActSpec,
@@ -134,14 +108,11 @@ def garbled_activation(client: np.ndarray, server: np.ndarray, spec: ActSpec,
     ev_bits = np.concatenate([gcmod.bits_of(client[:, j], k) for j in range(m)])
     gb_bits = np.concatenate([gcmod.bits_of(server[:, j], k) for j in range(m)]
                              + [gcmod.bits_of(r, k)])
-    if keep:
-        out, t, wire = _garble_and_evaluate_kept(c, gb_bits, ev_bits, label_rng, chunk)
-    else:
-        out, t = gcmod.garble_and_evaluate(c, gb_bits, ev_bits, label_rng, chunk)
+    out, t = gcmod.garble_and_evaluate(c, gb_bits, ev_bits, label_rng, chunk, keep=keep)
     z = gcmod.from_bits(out)
     info = {"garble_s": t["garble_s"], "evaluate_s": t["evaluate_s"]}
     if keep:
-        info["wire"] = wire
+        info["wire"] = GCWire(**t["sent"])
     return z, r, info
 
 
