@@ -42,6 +42,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.transcript import SIZE_ONLY
+
 __all__ = ["Bits", "GateBackend", "BitSimulator", "GATES", "AND_LIKE", "SIM_CIPHERTEXT_BYTES"]
 
 #: gate names in counter order (NOT is free and counted separately)
@@ -375,6 +377,16 @@ class GateBackend:
         """Bytes to send the *encrypted* (non-trivial) bits of ``x`` between parties."""
         self._own(x, "x")
         return (x.size - int(x.trivial.sum())) * self.ciphertext_bytes
+
+    def wire(self, parts) -> Any:
+        """What a recording ledger keeps for a message carrying the encrypted bits of
+        ``parts`` (a list of :class:`Bits`): here :data:`~ppnn.core.transcript.SIZE_ONLY`, as
+        a backend without real ciphertexts has nothing to show (the simulator's payload is
+        the plaintext bits). :class:`ppnn.he.tfhe.TfheBackend` returns the serialized
+        ciphertexts. Call it only when the ledger records values (it may serialize)."""
+        for i, p in enumerate(parts):
+            self._own(p, f"parts[{i}]")
+        return SIZE_ONLY
 
     # -- payload hooks -------------------------------------------------------------------
     ciphertext_bytes: int = 0

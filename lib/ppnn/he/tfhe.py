@@ -86,6 +86,18 @@ class TfheBackend(GateBackend):
         return {**{k: int(g.get(k, 0)) for k in GATES}, "hgops": int(sum(g.values())),
                 "bootstraps": int(self.key.bootstrap_count)}
 
+    def wire(self, parts) -> list[bytes]:
+        """The tfhe-rs ciphertexts of ``parts`` as sent: each array's encrypted
+        (non-trivial) bits serialized by the binding (bincode), one ``bytes`` per array (a
+        recording ledger keeps their size and SHA-256 digest)."""
+        out = []
+        for i, p in enumerate(parts):
+            self._own(p, f"parts[{i}]")
+            enc = np.flatnonzero(~p.trivial.reshape(-1))
+            data = p.data.reshape([-1])
+            out.append(data.take(enc).to_bytes() if enc.size < p.size else data.to_bytes())
+        return out
+
     # payload hooks: one binding call per array
     def _encrypt(self, bits):
         return self.key.encrypt(bits)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...core.transcript import SIZE_ONLY
 from .encoding import _as_int_objects
 from .keys import PublicKey
 
@@ -47,6 +48,23 @@ class CipherArray:
     def bits(self) -> int:
         """Size on the wire: ``size × 2·log₂N`` bits."""
         return self.size * 2 * int(self.public_key.n).bit_length()
+
+    def serialize(self) -> bytes:
+        """The ciphertexts as sent: each element of ``Z_{N²}`` as ``2·log₂N / 8`` big-endian
+        bytes, in C order (what a recording ledger hashes). Raises on a simulated array, whose
+        entries are plaintexts: record :meth:`wire` instead."""
+        if self.simulated:
+            raise ValueError("a simulated CipherArray holds plaintexts, not ciphertexts: it "
+                             "has no wire form (record CipherArray.wire())")
+        width = (2 * int(self.public_key.n).bit_length() + 7) // 8
+        return b"".join(int(v).to_bytes(width, "big") for v in self.data.ravel())
+
+    def wire(self):
+        """What a ledger records for this array when it crosses: the array itself (kept as
+        size + SHA-256 digest of :meth:`serialize`, serialized only by a recording ledger), or
+        :data:`~ppnn.core.transcript.SIZE_ONLY` on the simulator, which never builds the
+        ciphertexts (its entries are the plaintexts, which must not show in a view)."""
+        return SIZE_ONLY if self.simulated else self
 
     def check_compatible(self, other: CipherArray, what: str = "ciphertexts") -> None:
         if not isinstance(other, CipherArray):

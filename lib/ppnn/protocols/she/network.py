@@ -146,7 +146,10 @@ def encrypted_inference(qnet: QuantNet, backend: GateBackend, x_int, ledger=None
 
     ``accumulator``: SHE layers' adder tree, ``"mixed"`` (she.txt §3.3) or ``"fixed"``
     (16-bit adders, the ablation). With a ``ledger`` (parties ``client``, ``server``) the
-    messages, gate counts (per layer label) and HOPs are booked.
+    messages, gate counts (per layer label, one booking per gate level as it runs) and HOPs
+    are booked; a ledger that records values also keeps the ciphertexts that crossed
+    (serialized tfhe-rs ciphertexts; ``SIZE_ONLY`` on the bit simulator) and the client's
+    encoded image and decrypted logits as its holdings.
     """
     x_int = np.asarray(x_int)
     if x_int.ndim != 2 or x_int.shape[1] != int(np.prod(qnet.input_shape)):
@@ -159,13 +162,20 @@ def encrypted_inference(qnet: QuantNet, backend: GateBackend, x_int, ledger=None
     # client: encode and encrypt bit by bit, send
     t0 = time.perf_counter()
     x = C.encrypt_word(be, x_int.reshape(-1), qnet.in_bits, signed=False)
+    sent = list(x.planes)
     if not be.public_constants:
-        be.set_encrypted_zero(be.encrypt(np.zeros(1, np.uint8)))
+        zero = be.encrypt(np.zeros(1, np.uint8))
+        be.set_encrypted_zero(zero)
+        sent.append(zero)
     enc_s = time.perf_counter() - t0
     in_bytes = sum(be.message_bytes(p) for p in x.planes) + (
         0 if be.public_constants else be.ciphertext_bytes * batch)
     if ledger is not None:
-        ledger.send("client", "server", in_bytes * 8, "encrypted image bits")
+        ledger.hold("client", "image (encoded pixels, its input)", x_int)
+        # the ciphertexts themselves (tfhe-rs) or SIZE_ONLY (bit simulator), serialized only
+        # when the ledger keeps values
+        ledger.send("client", "server", in_bytes * 8, "encrypted image bits",
+                    value=be.wire(sent) if ledger.records_values else None)
     rows = []
     n_in = int(np.prod(qnet.input_shape))
     md_prev = 0
@@ -203,10 +213,13 @@ def encrypted_inference(qnet: QuantNet, backend: GateBackend, x_int, ledger=None
     # server -> client: encrypted logits; client decrypts
     out_bytes = sum(be.message_bytes(p) for p in x.planes)
     if ledger is not None:
-        ledger.send("server", "client", out_bytes * 8, "encrypted logits")
+        ledger.send("server", "client", out_bytes * 8, "encrypted logits",
+                    value=be.wire(list(x.planes)) if ledger.records_values else None)
     t0 = time.perf_counter()
     logits = C.decrypt_word(be, x).reshape(batch, -1)
     dec_s = time.perf_counter() - t0
+    if ledger is not None:
+        ledger.hold("client", "logits (decrypted, its output)", logits)
     return InferenceResult(logits, pd.DataFrame(rows, columns=LAYER_COLUMNS),
                            in_bytes // batch, out_bytes // batch, enc_s, dec_s)
 

@@ -200,15 +200,16 @@ def run_inference(model: SwannModel, images, scenario: str = "client-server",
         with ledger.label("setup"), ledger.round():
             for i, s in enumerate(keys.shares):
                 ledger.send("client", f"server{i + 1}", abs(s.d).bit_length() + 1,
-                            "secret-key share")
+                            "secret-key share", value=np.array([s.d], dtype=object))
     pipes = []
     for i, img in enumerate(images):
         roles = _roles(scenario, keys, i)
         with ledger.label("input"):
             x_int = model.encode(img)
             model.check_input(x_int)  # the client's own check, on any backend
+            ledger.hold("client", "image (encoded, its input)", x_int)
             c = be.encrypt(x_int.ravel(), "client")
-            ledger.send("client", roles.evaluator, c.bits(), "[image]")
+            ledger.send("client", roles.evaluator, c.bits(), "[image]", value=c.wire())
         tpc = TwoPC(ledger, (roles.helper, roles.evaluator), rng, ot, timings)
         pipes.append([roles, tpc, c])
     for step in model.steps:
@@ -223,8 +224,9 @@ def run_inference(model: SwannModel, images, scenario: str = "client-server",
     with ledger.label("output"):
         for roles, _, c in pipes:
             out = be.rerandomize(c, roles.evaluator)
-            ledger.send(roles.evaluator, "client", out.bits(), "[logits]")
+            ledger.send(roles.evaluator, "client", out.bits(), "[logits]", value=out.wire())
             z = be.decrypt(keys.private_key, out, "client")
+            ledger.hold("client", "logits (decrypted, its output)", z)
             logits.append(z)
             preds.append(int(np.argmax(np.asarray(z, dtype=np.float64))))
     labels = list(dict.fromkeys(s.label for s in model.steps if s.kind != "flatten"))

@@ -38,7 +38,13 @@ Conventions of this implementation (where the paper is silent):
   (which hides nothing) from the simulation seed ``rng``, so counted runs stay reproducible.
   The shares of the 2PC engine (:mod:`.twopc`, a simulator: OT and AND triples are booked
   from a cost model) and the sharing of ``r`` and ``x + r`` in Protocol 2 are simulation
-  randomness from ``rng``; a deployment takes them from ABY's PRG.
+  randomness from ``rng``; a deployment takes them from ABY's PRG;
+* **recorded values** -- on a ledger that records values (``ppnn.run(..., record_values=...)``)
+  every message keeps what crossed: shares and masked values whole, Paillier ciphertexts as
+  size + digest (:meth:`CipherArray.wire`; ``SIZE_ONLY`` on the simulator, whose entries are
+  plaintexts), and the parties' holdings name what each kept, decrypted or opened (its masks
+  ``r`` / ``r'``, its shares, ``x + 2^{ℓ−1} + r``). In the names ``_c`` is the helper's share
+  and ``_s`` the evaluator's (the paper's client / server), in both settings.
 """
 
 from __future__ import annotations
@@ -134,7 +140,7 @@ class SplitKeyDecryption:
         p_ev = be.partial_decrypt(self.evaluator_share, c, roles.evaluator)
         if be.ledger is not None:
             be.ledger.send(roles.evaluator, roles.helper, p_ev.bits(),
-                           "partial decryption c^{d_i}")
+                           "partial decryption c^{d_i}", value=p_ev.wire())
         p_hp = be.partial_decrypt(self.helper_share, c, roles.helper)
         return be.combine(p_ev, p_hp, roles.helper, signed=False)
 
@@ -235,20 +241,22 @@ def secure_square(be: Paillier, x: CipherArray, roles: Roles, rng: np.random.Gen
     _see(views, ev, "[x] (encrypted input)", x)
     r = random_ints(mask_source(rng, not be.simulated), n, masking.mask_bits)
     _see(views, ev, "r ∈ {0,1}^(ℓ+κ)", r)
+    ledger.hold(ev, "Protocol 1: r (its mask)", r)
     sent, layout = _mask_and_send(be, x.ravel(), r + masking.offset, roles, masking, pack)
     _see(views, ev, "[x_r] sent (packed)" if pack else "[x_r] sent", sent)
     with ledger.round():
-        ledger.send(ev, hp, sent.bits(), "Protocol 1: [x_r]")
+        ledger.send(ev, hp, sent.bits(), "Protocol 1: [x_r]", value=sent.wire())
         # client: x_r ← decr([x_r])
         z = _receive_masked(be, sent, layout, n, roles)
     x_r = z - masking.offset                       # x + r (the public offset removed)
     _see(views, hp, "x_r = x + r (decrypted)", x_r)
+    ledger.hold(hp, "Protocol 1: x_r = x + r (decrypted)", x_r)
     # client: x_r² ← x_r · x_r ; [x_r²] ← enc(x_r²)
     with _timed(be, hp, "square"):
         x_r2 = np.array([int(v) * int(v) for v in x_r], dtype=object)
     c_sq = be.encrypt(x_r2, hp)
     _see(views, hp, "[x_r²] sent", c_sq)
-    ledger.send(hp, ev, c_sq.bits(), "Protocol 1: [x_r^2]")
+    ledger.send(hp, ev, c_sq.bits(), "Protocol 1: [x_r^2]", value=c_sq.wire())
     # server: [x²] ← [x_r²] · ([r²] · [x]^{2r})⁻¹
     x_2r_inv = be.mul_plain(x.ravel(), -2 * r, ev)         # [x]^{−2r}
     out = be.add_plain(be.add(c_sq, x_2r_inv, ev), -(r * r), ev)
@@ -281,27 +289,33 @@ def phe_to_2pc(be: Paillier, x: CipherArray, roles: Roles, tpc: TwoPC,
     r = random_ints(mask_source(rng, not be.simulated), n, masking.mask_bits)
     r_off = r + masking.offset
     _see(views, ev, "r ∈ {0,1}^(ℓ+κ)", r)
+    ledger.hold(ev, "Protocol 2: r + 2^(ℓ-1) (its mask)", r_off)
     sent, layout = _mask_and_send(be, x.ravel(), r_off, roles, masking, pack)
     _see(views, ev, "[x + r] sent (packed)" if pack else "[x + r] sent", sent)
     # server: r → ⟨r⟩_c + ⟨r⟩_s
     r_ring = np.array([int(v) % modk for v in r_off], dtype=np.uint64)
     r_sh = share_additive(r_ring, ring, rng)
     _see(views, hp, "<r>_c (from the server)", r_sh.shares[0])
+    ledger.hold(ev, "Protocol 2: <r>_s", r_sh.shares[1])
     with ledger.round():
-        ledger.send(ev, hp, sent.bits(), "Protocol 2: [x + r]")
-        ledger.send(ev, hp, n * ring.k, "Protocol 2: <r>_c")
+        ledger.send(ev, hp, sent.bits(), "Protocol 2: [x + r]", value=sent.wire())
+        ledger.send(ev, hp, n * ring.k, "Protocol 2: <r>_c", value=r_sh.shares[0])
         # client: x + r ← decr([x + r])
         z = _receive_masked(be, sent, layout, n, roles)
     _see(views, hp, "x + 2^(ℓ-1) + r (decrypted)", z)
+    ledger.hold(hp, "Protocol 2: x + 2^(ℓ-1) + r (decrypted)", z)
     # client: x + r → ⟨x + r⟩_c + ⟨x + r⟩_s
     z_ring = np.array([int(v) % modk for v in z], dtype=np.uint64)
     z_sh = share_additive(z_ring, ring, rng)
     _see(views, ev, "<x + r>_s (from the client)", z_sh.shares[1])
-    ledger.send(hp, ev, n * ring.k, "Protocol 2: <x + r>_s")
+    ledger.hold(hp, "Protocol 2: <x + r>_c", z_sh.shares[0])
+    ledger.send(hp, ev, n * ring.k, "Protocol 2: <x + r>_s", value=z_sh.shares[1])
     # both: ⟨x⟩ ← ⟨x + r⟩ − ⟨r⟩
     out = (z_sh - r_sh).reshape(*shape)
     _see(views, hp, "<x>_c = <x + r>_c − <r>_c", out.shares[0])
     _see(views, ev, "<x>_s = <x + r>_s − <r>_s", out.shares[1])
+    ledger.hold(hp, "Protocol 2: <x>_c = <x + r>_c - <r>_c", out.shares[0])
+    ledger.hold(ev, "Protocol 2: <x>_s = <x + r>_s - <r>_s", out.shares[1])
     return out
 
 
@@ -333,6 +347,9 @@ def bool_to_phe(be: Paillier, xb: XorShares, roles: Roles, tpc: TwoPC,
                                                           dtype=np.uint64)
     r_int = bits_to_ints(r_bits)
     _see(views, ev, "r' ∈ {0,1}^(m+κ)", r_int)
+    ledger.hold(hp, "Protocol 3: <x>_c (Boolean, m bits)", xb.shares[0])
+    ledger.hold(ev, "Protocol 3: <x>_s (Boolean, m bits)", xb.shares[1])
+    ledger.hold(ev, "Protocol 3: r' (its mask)", r_int)
     with tpc.timed():
         r_sh = tpc.input_bits(ev, r_bits, "Protocol 3: <r'>_c")
         # x + 2^{m−1}: flip the sign bit; extend by κ public zero bits
@@ -343,13 +360,15 @@ def bool_to_phe(be: Paillier, xb: XorShares, roles: Roles, tpc: TwoPC,
                             axis=1)
     # both: ⟨x + r'⟩ ← ⟨x⟩ + ⟨r'⟩  (inside the circuit, on m + κ + 1 bits)
     z = tpc.add(XorShares(xu, 1), r_sh, carry_out=True)
-    ledger.send(ev, hp, (width + 1) * n, "Protocol 3: <x + r'>_s")
+    ledger.hold(hp, "Protocol 3: <x + r'>_c", z.shares[0])
+    ledger.send(ev, hp, (width + 1) * n, "Protocol 3: <x + r'>_s", value=z.shares[1])
     # client: x + r' ← ⟨x + r'⟩_c + ⟨x + r'⟩_s ; [x + r'] ← enc(x + r')
     z_int = bits_to_ints(z.reveal())
     _see(views, hp, "x + 2^(m-1) + r' (opened)", z_int)
+    ledger.hold(hp, "Protocol 3: x + 2^(m-1) + r' (opened)", z_int)
     c = be.encrypt(z_int, hp)
     _see(views, hp, "[x + r'] sent", c)
-    ledger.send(hp, ev, c.bits(), "Protocol 3: [x + r']")
+    ledger.send(hp, ev, c.bits(), "Protocol 3: [x + r']", value=c.wire())
     # server: [x] ← [x + r'] · [r']⁻¹
     out = be.add_plain(c, -(r_int + (1 << (m - 1))), ev)
     _see(views, ev, "[x] = [x + r']·[r' + 2^(m-1)]⁻¹", out)

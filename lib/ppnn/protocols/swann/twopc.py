@@ -42,6 +42,7 @@ from ...core.beaver import beaver_and, beaver_mul
 from ...core.dealer import Dealer
 from ...core.sharing import AdditiveShares, XorShares
 from ...core.timing import Timings
+from ...core.transcript import SIZE_ONLY
 
 __all__ = ["OTCostModel", "TwoPC", "bits_of", "from_bits", "bits_to_ints", "ints_to_bits"]
 
@@ -126,7 +127,8 @@ class TwoPC:
         self.ot = ot or OTCostModel()
         self.timings = timings
         # the dealer only *produces* correct triples; their cost is booked by the OT model
-        self._scratch = Ledger(parties)
+        # (its scratch ledger never keeps values, whatever the enclosing run records)
+        self._scratch = Ledger(parties, record_values=False)
         self.dealer = Dealer(rng, self._scratch, parties)
 
     # -- bookkeeping ----------------------------------------------------------------------
@@ -149,8 +151,10 @@ class TwoPC:
             return
         with self.ledger.offline(), self.ledger.round():
             a, b = self.parties
-            self.ledger.send(a, b, n_gates * self.ot.kappa, "OT extension: AND triples")
-            self.ledger.send(b, a, n_gates * self.ot.kappa, "OT extension: AND triples")
+            self.ledger.send(a, b, n_gates * self.ot.kappa, "OT extension: AND triples",
+                             value=SIZE_ONLY)
+            self.ledger.send(b, a, n_gates * self.ot.kappa, "OT extension: AND triples",
+                             value=SIZE_ONLY)
         for p in self.parties:
             self.ledger.count("ot", n_gates * self.ot.ots_per_and() // 2, p)
         self.ledger.count("and_gate", n_gates)
@@ -161,8 +165,10 @@ class TwoPC:
         half = n * self.ot.arith_triple_bits(ell) // 2
         with self.ledger.offline(), self.ledger.round():
             a, b = self.parties
-            self.ledger.send(a, b, half, f"OT extension: {ell}-bit arithmetic triples")
-            self.ledger.send(b, a, half, f"OT extension: {ell}-bit arithmetic triples")
+            self.ledger.send(a, b, half, f"OT extension: {ell}-bit arithmetic triples",
+                             value=SIZE_ONLY)
+            self.ledger.send(b, a, half, f"OT extension: {ell}-bit arithmetic triples",
+                             value=SIZE_ONLY)
         for p in self.parties:
             self.ledger.count("ot", n * self.ot.ots_per_arith(ell) // 2, p)
         self.ledger.count("Mult", n)
@@ -175,7 +181,7 @@ class TwoPC:
         bits = np.asarray(bits, dtype=np.uint64)
         other = self.parties[1 - self.parties.index(owner)]
         mask = self.rng.integers(0, 2, size=bits.shape, dtype=np.uint64)
-        self.ledger.send(owner, other, bits.size, what)
+        self.ledger.send(owner, other, bits.size, what, value=mask)  # the other's share
         shares = np.stack([mask, bits ^ mask] if owner == self.parties[1]
                           else [bits ^ mask, mask])
         return XorShares(shares, 1)
@@ -312,12 +318,15 @@ class TwoPC:
         n = int(np.prod(shape, dtype=np.int64))
         helper, evaluator = self.parties
         with self.ledger.offline(), self.ledger.round():
-            self.ledger.send(helper, evaluator, m * n * self.ot.kappa, "B2A: random OTs")
+            self.ledger.send(helper, evaluator, m * n * self.ot.kappa, "B2A: random OTs",
+                             value=SIZE_ONLY)
         for p in self.parties:
             self.ledger.count("ot", m * n // 2 if p == helper else m * n - m * n // 2, p)
         with self.ledger.round():
-            self.ledger.send(helper, evaluator, m * n, "B2A: OT choice bits")
-            self.ledger.send(evaluator, helper, m * n * ring.k, "B2A: OT corrections")
+            # the random OTs are not simulated, so neither are their derandomization messages
+            self.ledger.send(helper, evaluator, m * n, "B2A: OT choice bits", value=SIZE_ONLY)
+            self.ledger.send(evaluator, helper, m * n * ring.k, "B2A: OT corrections",
+                             value=SIZE_ONLY)
         with self.timed():
             a = x.shares[0].astype(np.uint64)                 # helper's bits   (m, ...)
             b = x.shares[1].astype(np.uint64)                 # evaluator's bits
