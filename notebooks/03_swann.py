@@ -342,6 +342,95 @@ display(Markdown("Protocol 2 on 40 values (packed): who does what"))
 display(pd.DataFrame(side))
 
 # %% [markdown]
+# ### Play it: Protocols 1–3 in both settings, every value recorded
+#
+# The same protocols as a run with every message recorded (`lesson.switch_demo`): four values
+# $x$, the client's $[x]$, Protocol 1 ($[x] \to [x^2]$), Protocol 2 ($[x] \to \langle x\rangle$),
+# ReLU in 2PC, Protocol 3 ($\langle \mathrm{ReLU}(x)\rangle \to [\mathrm{ReLU}(x)]$), and the
+# client decrypting both results -- real Paillier with this notebook's key, $\ell = 32$,
+# $\kappa = 80$, 32-bit shares. A ciphertext shows as its size and a digest (its bits say
+# nothing without the key); shares and masked values show whole; what a party decrypts or
+# opens is a *holding* (a dot on its lane).
+#
+# Between Protocol 2 and Protocol 3's encryption run the 2PC circuits -- A2B, ReLU and
+# Protocol 3's masked adder, $(\ell - 1) + 1 + (m + \kappa)$ rounds of AND gates: hundreds of
+# messages of uniform bits (Beaver openings) and size-only OT-extension traffic. The player
+# folds them away (`lesson.switching_steps`): their operation counts stay, and the round
+# numbers jump over them.
+#
+# Take the **client's seat**, the key holder's: it decrypts $x + r$ (Protocol 1) and
+# $x + 2^{\ell-1} + r$ (Protocol 2) and opens $x + 2^{m-1} + r'$ (Protocol 3) -- 113-bit
+# numbers in which $x$ is hidden by the mask -- and sees $x^2$ and $\mathrm{ReLU}(x)$ only when
+# it decrypts its own outputs.
+
+# %%
+from ppnn.experiments.swann import lesson
+from ppnn.widgets import protocol_player
+
+
+def demo_outputs(led):
+    got = {h.name: h.value.array().tolist() for h in led.holds if h.party == "client"}
+    return {k: got[k] for k in ("x (its input)", "x^2 (decrypted)", "ReLU(x) (decrypted)")}
+
+
+demo_cs = lesson.switch_demo("client-server", n=4, seed=SEED, keys=keys)
+shown_cs = lesson.switching_steps(demo_cs)
+print(f"{len(demo_cs.messages)} messages recorded; {len(shown_cs.messages)} shown, "
+      f"{len(demo_cs.messages) - len(shown_cs.messages)} of 2PC gate traffic folded away")
+print(demo_outputs(demo_cs))
+protocol_player(shown_cs, seat="client", group=None,
+                title="Protocols 1-3 on four values, client-server (seat: client)")
+
+# %% [markdown]
+# In the **two-server** setting server1 evaluates and server2 helps; neither holds the key.
+# Every decryption now takes server1's partial decryption $c^{d_1}$ -- one more
+# ciphertext-sized message next to each masked ciphertext -- and server2's own $c^{d_2}$. The
+# client only sends $[x]$ and decrypts the results (the key shares it handed out at setup are
+# booked by a whole run, not here). Take **server2's seat**: it receives the same kinds of
+# values the client received above, and decrypts the same masked numbers.
+
+# %%
+demo_2s = lesson.switch_demo("two-server", n=4, seed=SEED, keys=keys)
+print(demo_outputs(demo_2s))
+protocol_player(lesson.switching_steps(demo_2s), seat="server2", group=None,
+                title="Protocols 1-3 on four values, two-server (seat: server2)")
+
+# %% [markdown]
+# ### The helper's view as an experiment, and a broken mask
+#
+# "Why the masks hide $x$" (§4) bounded a statistical distance on toy widths; now the claim
+# on the protocol itself. Run Protocol 2 many times (`lesson.switch_view_experiment`: 100
+# runs of 20 values each in quick mode) with the secret $x_a = -2^{30}$ and with
+# $x_b = +2^{30}$, read from the helper's view what it decrypts, $z = x + 2^{\ell-1} + r$, and
+# compare the two samples with a two-sample **Kolmogorov-Smirnov test** at level
+# $\alpha = 0.001$: the helper tells the secrets apart only if the statistic
+# $D = \max_z |F_a(z) - F_b(z)|$ exceeds the threshold
+# $c(\alpha)\sqrt{(n+m)/(nm)}$ with $c(\alpha) = \sqrt{-\ln(\alpha/2)/2} \approx 1.95$
+# (0.062 for $n = m = 2000$).
+#
+# With the paper's mask $r \in \{0,1\}^{\ell+\kappa}$, $\kappa = 80$, the two distributions of
+# $z$ are uniform on intervals shifted by $2^{31}$ out of $2^{112}$: the test cannot tell them
+# apart. Break it the way code breaks -- a mask drawn from a **too-small range**, $\kappa = 1$
+# ($r$ one bit wider than $x$) -- and the shift is a quarter of the range: the same test tells
+# the secrets apart at once. (On the Paillier simulator with seeded masks: what the helper
+# decrypts is the integer real keys give; this shows the masking's logic, not a CSPRNG's.)
+
+# %%
+n_runs = 100 if QUICK else 500
+fig, axes = plt.subplots(1, 2, figsize=(10, 3), sharey=True)
+for ax, broken in zip(axes, (False, True)):
+    za, zb, ks = lesson.switch_view_experiment(broken, runs=n_runs, n=20, seed=SEED, keys=keys)
+    for secret, sample in zip(lesson.SECRETS, (za, zb)):
+        ax.hist(sample, bins=40, alpha=0.55, label=f"x = {secret}")
+    ax.set_title(("broken: κ = 1" if broken else "honest: κ = 80")
+                 + f"\nKS D = {ks.statistic:.3f}, threshold {ks.threshold:.3f}", fontsize=10)
+    ax.set_xlabel("z / 2^(ℓ+κ), decrypted by the helper")
+    print("broken" if broken else "honest", "->", ks)
+axes[0].set_ylabel("values")
+axes[0].legend(fontsize=8)
+plt.show()
+
+# %% [markdown]
 # ## 6. The networks and their integer models (§5.2)
 #
 # The foundation's trained networks (`ppnn.nn.pretrained`): CryptoNets (Exp. 1: x²) and
