@@ -138,6 +138,31 @@ assert (again["relu"] == demo["relu"]).all() and again["gates"] == demo["gates"]
 print("simulator: same output, same", again["gates"], "gates")
 
 # %% [markdown]
+# ### 2b. ReLU, then a max, gate level by gate level
+#
+# Now the same units played as a protocol, on real tfhe-rs: the client encrypts four 4-bit
+# integers (16 ciphertexts) and sends them; the server applies the ReLU unit to each and the
+# max unit to each neighbouring pair (a 2-wide max-pool); the client decrypts the two results.
+# Every gate call of the server -- one vectorized batch of gates, at one multiplicative depth
+# -- is a step on its lane: the free `NOT` of the sign, the 12 `AND`s of the ReLU, then the
+# comparator's borrow chain (`XOR`, `AND`, `OR`) and the 6 `MUX`es that pick the larger word.
+#
+# The server only ever holds ciphertexts. **So that you can follow the bits, the panel under
+# the diagram decrypts each batch's outputs with the client's secret key** -- something no
+# party does in the protocol; it is the lesson looking over the client's shoulder.
+
+# %%
+from ppnn.experiments.she import lesson as she_lesson
+from ppnn.widgets import protocol_player
+
+play = she_lesson.relu_play(server_key, values=(-5, 3, 6, -1), bits=4)
+assert play.correct and play.real
+print("ReLU:", play.relu, "| max of pairs:", play.pooled,
+      f"| {len(play.levels)} gate batches on real tfhe-rs")
+protocol_player(play.ledger, seat="server", split_ops=True, panel=play.panel,
+                title="SHE: ReLU then max of pairs on 4 encrypted 4-bit integers (tfhe-rs)")
+
+# %% [markdown]
 # ## 3. Why a shift is free and a multiplication is not (§3.2, Fig. 3a/b)
 #
 # With bit-wise ciphertexts, multiplying by $2^{-e}$ means *moving* bit $i+e$ to position $i$
@@ -334,7 +359,8 @@ if "pooled" in real:
 print(f"real tfhe-rs: {real['hgops']} gates ({real['bootstraps']} bootstraps) in "
       f"{real['seconds']:.1f} s = {1e3 * real['seconds'] / max(real['bootstraps'], 1):.1f} ms "
       f"per bootstrap on {server_key.binding.num_threads()} threads")
-print("conv outputs after ReLU:", real["act"], "| pooled:", real.get("pooled"))
+print("conv outputs after ReLU:", real["act"],
+      *(("| pooled:", real["pooled"]) if "pooled" in real else ()))
 per_gate_s = real["seconds"] / max(real["bootstraps"], 1)
 
 # %% [markdown]
@@ -347,6 +373,9 @@ per_gate_s = real["seconds"] / max(real["bootstraps"], 1)
 # binding's batched call on the workers (`ppnn.run(plan, x, backend="real", client=...)`).
 # The decrypted logits must equal the integer model's, and the measured seconds per
 # bootstrap project the paper's networks for N workers.
+#
+# Quick mode (a laptop, Binder) skips the cluster: the toy network runs in this process,
+# `ppnn.run(plan, x, backend="real")`, on the binding's own threads.
 
 # %%
 from ppnn import distributed
@@ -364,18 +393,25 @@ else:
     red_plan = ppnn.compile("she", nn.zoo.get("she_mnist_reduced"), red_params,
                             calib=data.load_mnist()[0][:1000])
     red_x = xtest[:1]
-red_workers = 2
-with distributed.cluster(workers=red_workers) as client:
-    print("Dask dashboard (task stream, progress):", distributed.dashboard_link(client))
-    t = time.perf_counter()
-    red = ppnn.run(red_plan, red_x, backend="real", client=client)
-    red_s = time.perf_counter() - t
+use_dask = not QUICK
+red_workers = 2 if use_dask else 1
+t = time.perf_counter()
+if use_dask:
+    with distributed.cluster(workers=red_workers) as client:
+        print("Dask dashboard (task stream, progress):", distributed.dashboard_link(client))
+        t = time.perf_counter()
+        red = ppnn.run(red_plan, red_x, backend="real", client=client)
+else:
+    red = ppnn.run(red_plan, red_x, backend="real")
+red_s = time.perf_counter() - t
 assert np.array_equal(red.logits, red_plan.oracle(red_x)), "real TFHE != integer model"
 red_boots = red.ledger.op_count("bootstrap")
 red_per_boot = red_s / red_boots  # wall seconds per bootstrap with red_workers workers
 timings["reduced_real_inference_s"] = red_s
-print(f"{red_plan.net.name}: {red_boots} bootstraps, measured {red_s:.1f} s on {red_workers} "
-      f"single-threaded workers = {1e3 * red_per_boot:.2f} ms per bootstrap "
+where_run = (f"{red_workers} single-threaded Dask workers" if use_dask else
+             f"this process ({server_key.binding.num_threads()} binding threads)")
+print(f"{red_plan.net.name}: {red_boots} bootstraps, measured {red_s:.1f} s on {where_run} "
+      f"= {1e3 * red_per_boot:.2f} ms per bootstrap "
       f"({1e3 * red_per_boot * red_workers:.1f} ms per bootstrap per worker); logits = "
       "the integer model's")
 proj = []
@@ -389,7 +425,7 @@ display(pd.DataFrame(proj).pivot(index=["network", "bootstraps"], columns="worke
 red_rows = pd.DataFrame([
     {"row": f"{red_plan.net.name} (not a paper network)", "metric": "latency_measured",
      "value": red_s, "kind": "measured",
-     "note": f"real tfhe-rs end to end, {red_boots} bootstraps on {red_workers} Dask workers; "
+     "note": f"real tfhe-rs end to end, {red_boots} bootstraps on {where_run}; "
              "logits equal the integer model's"},
     {"row": f"{red_plan.net.name} (not a paper network)", "metric": "ms_per_bootstrap_worker",
      "value": 1e3 * red_per_boot * red_workers, "kind": "measured",

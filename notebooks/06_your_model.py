@@ -126,6 +126,24 @@ counted = ppnn.count(plan, batch=2)
 pd.DataFrame({"run": ledger_summary(res.ledger), "count": ledger_summary(counted)})
 
 # %% [markdown]
+# **Your network as a protocol, layer by layer.** Run one image again with
+# `record_values=True`: the ledger now keeps what crossed as well as how much (the first 64
+# elements of each message, within a 32 MiB budget). A whole network is hundreds of
+# messages, so the player groups them per layer and direction: one arrow per layer, its bytes
+# summed, and each party's operations as one mark per layer. Take a seat: `P0`'s view is all
+# that one of Falcon's three servers sees of your image.
+
+# %%
+from ppnn.widgets import protocol_player
+
+recorded = ppnn.run(plan, x_test[:1], seed=SEED, record_values=True)
+assert np.array_equal(recorded.predictions, res.predictions[:1])
+print(f"{len(recorded.ledger.messages)} messages, "
+      f"{recorded.ledger.value_bytes / 1e6:.2f} MB of recorded values")
+protocol_player(recorded.ledger, seat="P0", group="label",
+                title=f"{plan.family} on {net.name}: one image, per layer")
+
+# %% [markdown]
 # ## 4. Every family on your network
 #
 # The same loop as the overview notebook: compile, run on the run images, check the protocol
