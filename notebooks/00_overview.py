@@ -413,10 +413,12 @@ def ranking(latency_ms: float, bandwidth_MBps: float) -> pd.DataFrame:
         {"rounds": "{:g}", "network_s": "{:.3g}", "compute_s": "{:.3g}", "latency_s": "{:.3g}"})
 
 
-lat = widgets.FloatLogSlider(value=70.0, base=10, min=-2, max=3, step=0.1,
-                             description="latency ms")
-bw = widgets.FloatLogSlider(value=40.0, base=10, min=0, max=4, step=0.1,
-                            description="MB/s")
+# the settings the papers name (Falcon's LAN 0.2 ms / 625 MBps, WAN 70 ms / 40 MBps) are
+# among the stops, so the sliders can select them exactly
+lat = widgets.SelectionSlider(options=[0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 70, 100,
+                                       200, 500, 1000], value=70, description="latency ms")
+bw = widgets.SelectionSlider(options=[1, 2, 5, 10, 20, 40, 100, 200, 500, 625, 1000, 2000,
+                                      5000, 10000], value=40, description="MB/s")
 box, default = interactive_table(ranking, latency_ms=lat, bandwidth_MBps=bw)
 display(box)
 display(default)

@@ -518,7 +518,7 @@ display(view)
 display(default)
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(13, 3.4))
+fig, axes = plt.subplots(1, 3, figsize=(14, 3.8), layout="constrained")
 for (z, ds), g in tr.groupby(["zoo", "dataset"]):
     lab = f"{z} ({ds})"
     axes[0].plot(g.accuracy * 100, g.comm_reduction, "o-", label=lab)
@@ -527,7 +527,8 @@ for (z, ds), g in tr.groupby(["zoo", "dataset"]):
     for ax, col in zip(axes, ("comm_reduction", "tabula_storage_B", "speedup")):
         for _, r in g.iterrows():
             yv = r[col] / (2**20 if col == "tabula_storage_B" else 1)
-            ax.annotate(str(int(r.bits)), (r.accuracy * 100, yv), fontsize=7)
+            ax.annotate(str(int(r.bits)), (r.accuracy * 100, yv), fontsize=7,
+                        xytext=(3, 3), textcoords="offset points")
 for ax, t, yl in zip(axes, ("Fig. 4: comm. reduction vs GC (same bits)",
                             "Fig. 5: Tabula storage per inference",
                             "Fig. 6: projected speed-up vs GC"),

@@ -248,11 +248,19 @@ def plot_comm_latency(df: pd.DataFrame):
         x = row.online_MB + row.offline_MB
         col = cmap(i % 10)
         ax.plot([x, x], [row.lan_s, row.wan_s], color=col, lw=1, alpha=0.6)
-        ax.scatter([x], [row.lan_s], marker="o", color=col, zorder=3)
-        ax.scatter([x], [row.wan_s], marker="s", color=col, zorder=3)
-        handles.append(Line2D([], [], color=col, marker="s", lw=0, label=row.family))
-    handles += [Line2D([], [], color="k", marker="o", lw=0, label="LAN (0.2 ms, 625 MBps)"),
-                Line2D([], [], color="k", marker="s", lw=0, label="WAN (70 ms, 40 MBps)")]
+        # hollow markers growing with the row: families at the same point (GAZELLE and GALA
+        # book the same bytes) show as concentric rings instead of hiding one another
+        size = 28 + 22 * i
+        ax.scatter([x], [row.lan_s], marker="o", s=size, facecolors="none", edgecolors=[col],
+                   linewidths=1.6, zorder=3 + len(df) - i)
+        ax.scatter([x], [row.wan_s], marker="s", s=size, facecolors="none", edgecolors=[col],
+                   linewidths=1.6, zorder=3 + len(df) - i)
+        handles.append(Line2D([], [], color=col, marker="s", lw=0, markerfacecolor="none",
+                              label=row.family))
+    handles += [Line2D([], [], color="k", marker="o", lw=0, markerfacecolor="none",
+                       label="LAN (0.2 ms, 625 MBps)"),
+                Line2D([], [], color="k", marker="s", lw=0, markerfacecolor="none",
+                       label="WAN (70 ms, 40 MBps)")]
     ax.legend(handles=handles, loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=8,
               frameon=False)
     ax.set_xscale("log")
