@@ -33,8 +33,10 @@
 # **What you will learn**
 # 1. how a secret is held by three parties (each holds two of three components), how it is
 #    opened semi-honestly and maliciously, and how products are reshared;
-# 2. the wrap function, the MSB identity (Eq. 11) and private compare over Z_37 (Algorithm 1);
-# 3. how a corrupt party is caught: run a deviation and watch the honest parties abort;
+# 2. the wrap function, the MSB identity (Eq. 11) and private compare over Z_37 (Algorithm 1),
+#    and what a party's view of it reveals (a statistical test);
+# 3. how a corrupt party is caught: change one message and play the run — an honest party
+#    aborts (malicious), or a wrong output goes through (semi-honest);
 # 4. rounds and bytes of every protocol, checked against closed forms (Table 9 shape);
 # 5. private inference on real MNIST images (Table 6), per-network costs with LAN/WAN
 #    projections (Tables 2-5 shape, Fig. 1) and private training with and without batch norm
@@ -63,6 +65,7 @@ from ppnn.core import LAN, WAN
 from ppnn.nn import BatchNorm, Dense, Flatten, Network, ReLU, recipe_for, zoo
 from ppnn.nn.forward import init_params
 from ppnn.nn.train import pretrained, pretrained_info
+from ppnn.experiments.falcon import lesson as L
 from ppnn.experiments.falcon import runs as E
 from ppnn.protocols import falcon as F
 from ppnn.protocols.falcon import costs as C
@@ -71,8 +74,7 @@ from ppnn.protocols.falcon.comparison import bit_inject, wrap3_protocol
 from ppnn.protocols.falcon.latency import unit_compute_costs
 from ppnn.protocols.falcon.numeric import batchnorm_forward, divide, inverse_sqrt, pow2_bound
 from ppnn.protocols.falcon.pooling import maxpool
-from ppnn.protocols.falcon.tamper import (compare_threat_models, default_step, harness_summary,
-                                          run_all, run_harness, scenarios)
+from ppnn.protocols.falcon.tamper import harness_summary, run_all, run_harness, scenarios
 
 OUTPUTS = paths.notebook_outputs(QUICK)  # build/quick|full/figures unless the pipeline runs us
 print("this run writes its tables and figures to", OUTPUTS)
@@ -227,8 +229,10 @@ display(fpc.ledger.by_label(2))
 # The same protocol on two comparisons (r = 1000 vs x = 999, and r = 5 vs x = 5), with every
 # message recorded. Each round of the product tree is one *resharing*: $P_i$ sends its new
 # component to $P_{i-1}$, so each party receives exactly one message per round, values in
-# $\mathbb{Z}_{37}$ that look uniform to it. Take $P_2$'s seat: it receives only from $P_0$.
-# (The PRF keys of the setup travel once, before any input.)
+# $\mathbb{Z}_{37}$ that look uniform to it. Take $P_2$'s seat: it receives every resharing
+# from $P_0$, and its missing component of d from $P_1$; at the end each party holds the d it
+# reconstructed. (The PRF keys of the setup travel once, before any input: 16 key bytes
+# each, the seed of the PRF that stands in for AES.)
 
 # %%
 from ppnn.core import Ledger
@@ -243,6 +247,32 @@ pc_out = F.private_compare(fpl, fpl.share(F.bits_of(fpl.ring, r2), fpl.field), x
 print("r > x:", fpl.reveal(pc_out), "(the simulator reveals it; no party did)")
 protocol_player(pc_ledger, seat="P2", title="Private compare (Algorithm 1) on two elements, "
                                             "seat P2")
+
+# %% [markdown]
+# ### What P2's view reveals: an experiment
+#
+# Private compare opens one value to everyone: d = m · Π c[i]. P2 holds the d it
+# reconstructed (the player above shows it). Does d depend on the secret r? Run
+# n = 2000 comparisons of the secret r = 1000 and 2000 of r = 5, both against the public
+# x = 500 (so r > x is true, then false), and collect the d P2 reconstructs each time. A
+# two-sample Kolmogorov–Smirnov test at level α = 0.001 says the two samples differ when
+# D = max |F₁ − F₂| exceeds c(α) · √((n + m)/(n m)) = 1.95 · √(2/2000) ≈ 0.062 (d takes 37
+# values; for a discrete variable this threshold is conservative).
+#
+# * **Honest dealer**: a fresh random bit β and a fresh mask m for every comparison. d = 0
+#   with probability 1/2 whatever r is (β decides which branch contains the zero), and
+#   otherwise d is uniform in Z_37^* (m is): the test should not tell the secrets apart.
+# * **Broken dealer**: β and m drawn from a fixed seed, so the same bit and mask every
+#   time. Now d = 0 exactly when r > x has one fixed answer, and the test should tell them
+#   apart at once.
+
+# %%
+pc_views = {"fresh β and m": L.pc_view_experiment(n=2000, seed=SEED),
+            "β and m from a fixed seed (broken)": L.pc_view_experiment(n=2000, seed=SEED,
+                                                                        broken=True)}
+for label, exp in pc_views.items():
+    print(f"{label:36s} {exp.test}")
+plotting.show(L.plot_pc_views(pc_views))
 
 # %% [markdown]
 # ## 5. ReLU and the other nonlinear layers, semi-honest and malicious
@@ -354,48 +384,64 @@ for verify_first in (False, True):
 display(pd.DataFrame(rows).set_index("checks"))
 
 # %% [markdown]
-# **Try it.** Pick a protocol, a corrupt party, a deviation and a step. The malicious run
-# aborts (and says who noticed, and where); the semi-honest run with the same deviation
-# finishes silently — with a wrong result where the value matters.
+# **Try it: tamper with one message and play the run.** Private compare on three secrets
+# r = (1000, 5, 40) against the public x = (999, 5, 41), its output bit r > x then opened to
+# everyone. P2 is corrupt: pick a message it sends and the protocol the parties run; P2 adds
+# a random nonzero offset to what it sends at that step (the first such message). The player
+# shows the tampered step — that message in red on a pink band — the step where a check
+# fired, and the output opening, with what each party holds:
+#
+# * **malicious**: an honest party aborts. For an opening, it received the same component
+#   from two parties and holds both copies, which differ; for a resharing, the
+#   multiplication check of that product opened v ≠ 0.
+# * **semi-honest**: nothing is checked. The run completes and each honest party holds the
+#   output it reconstructed, to compare with the true value in the title. A message that
+#   exists only in the malicious protocol (rho, sigma, v) cannot be changed here: the run is
+#   the honest one.
+#
+# (Why P2: the simulator keeps one copy of every component and reconstructs an opened value
+# as P0 does; P2's resharing goes to P1 and its first copy of an opening to P0, so what the
+# simulation carries on is exactly what the honest parties hold.) With a live kernel the
+# choices re-draw the player; a static copy of the notebook shows the first choice.
 
 # %%
-proto_dd = widgets.Dropdown(options=list(instances), value="relu", description="protocol")
-party_dd = widgets.Dropdown(options=list(F.PARTIES), value="P1", description="corrupt")
-action_dd = widgets.Dropdown(options=list(F.ACTIONS), value="inconsistent_send",
-                             description="deviation")
-step_dd = widgets.Dropdown(description="step", layout=widgets.Layout(width="80%"))
-out_w = widgets.Output()
+from html import escape
+
+from IPython.display import HTML
+
+target_dd = widgets.Dropdown(options=L.tamper_targets(SEED), value=L.DEFAULT_TARGET,
+                             description="P2 changes", layout=widgets.Layout(width="80%"))
+mode_tb = widgets.ToggleButtons(options=["malicious", "semi-honest"], value="malicious",
+                                description="protocol")
 
 
-def _steps(*_):
-    step_dd.options = [s for p, s, a in scenarios(instances[proto_dd.value], SEED)
-                       if p == party_dd.value and a == action_dd.value]
-    step = default_step(instances[proto_dd.value], party_dd.value, action_dd.value, SEED)
-    if step is not None:
-        step_dd.value = step
+def tamper_view(target: str, mode: str):
+    """What happened, in words, and the player of the tampered run."""
+    demo = L.tamper_demo(target, mode == "malicious", SEED)
+    return HTML(f"<p><b>{mode}</b>: {escape(demo.summary())}</p>"), demo.player()
 
 
-def tamper_report(protocol: str, party: str, action: str, step: str) -> pd.DataFrame:
-    return compare_threat_models(instances[protocol], party, step, action, SEED)[
-        ["run", "deviation fired", "outcome"]]
+display(widgets.VBox([mode_tb, target_dd]))
+said, player = tamper_view(target_dd.value, mode_tb.value)
+said_h, player_h = display(said, display_id=True), display(player, display_id=True)
 
 
-def _show(*_):
-    out_w.clear_output(wait=True)
-    with out_w:
-        if step_dd.value:
-            display(tamper_report(proto_dd.value, party_dd.value, action_dd.value, step_dd.value))
+def _retamper(*_):
+    said, player = tamper_view(target_dd.value, mode_tb.value)
+    said_h.update(said)
+    player_h.update(player)
 
 
-for wdg in (proto_dd, party_dd, action_dd):
-    wdg.observe(_steps, "value")
-    wdg.observe(_show, "value")
-step_dd.observe(_show, "value")
-_steps()
-display(widgets.VBox([widgets.HBox([proto_dd, party_dd, action_dd]), step_dd, out_w]))
-# the default choice, computed directly (papermill shows it without a live kernel)
-print("step:", step_dd.value)
-display(tamper_report(proto_dd.value, party_dd.value, action_dd.value, step_dd.value))
+target_dd.observe(_retamper, "value")
+mode_tb.observe(_retamper, "value")
+
+# %% [markdown]
+# The same change in the semi-honest twin, and a resharing whose change the semi-honest
+# output happens to survive (the malicious run aborts on it all the same):
+
+# %%
+for target in (L.DEFAULT_TARGET, "private_compare::pc step 5: u = (-1)^beta (S - T)"):
+    print("semi-honest:", L.tamper_demo(target, False, SEED).summary(), "\n")
 
 # %% [markdown]
 # ## 7. Costs: ledger == closed forms (the paper's Table 9 shape)
@@ -765,8 +811,9 @@ display(report.load_errata("falcon"))
 # **Exercises**
 # 1. Pass `frac_bits=8` (then 6, 4) to `E.private_inference` for Network-A: where does the
 #    agreement with the float model start to drop, and why does the relative error grow?
-# 2. In the widget, find a step whose deviation leaves the semi-honest result unchanged. Why
-#    is the malicious run still aborted there?
+# 2. In the tamper player, find a message whose change leaves the semi-honest output
+#    unchanged (the resharing of step 5 is one). Why does the malicious run abort there all
+#    the same?
 # 3. Derive the malicious/semi-honest communication ratio of ReLU from `costs.py`; which term
 #    dominates, and how would comparing hashes of the redundant openings change it?
 # 4. Replace the product tree in private compare by a sequential product: how do rounds and

@@ -16,7 +16,7 @@ import pandas as pd
 
 from .core.ledger import Ledger
 
-__all__ = ["steps", "sequence_diagram", "lanes", "fmt_bits"]
+__all__ = ["steps", "sequence_diagram", "lanes", "fmt_bits", "alert_steps"]
 
 _STEP_COLUMNS = ["step", "kind", "party", "peer", "what", "bits", "phase", "round", "label",
                  "messages", "shown"]
@@ -108,6 +108,20 @@ def steps(ledger: Ledger, group: str | None = None, ops: bool = True,
     return df
 
 
+def alert_steps(rows: pd.DataFrame, alert: dict[int, str] | None) -> dict[int, str]:
+    """The step numbers of ``rows`` (of :func:`steps`) that stand for an alerted message, with
+    their notes (``alert``: ledger message index -> note, e.g. ``{57: "tampered"}``)."""
+    if not alert:
+        return {}
+    out = {}
+    for r in rows.itertuples():
+        if r.kind == "message":
+            notes = [alert[i] for i in r.messages if i in alert]
+            if notes:
+                out[int(r.step)] = "; ".join(dict.fromkeys(notes))
+    return out
+
+
 def _auto_group(ledger: Ledger, max_rows: int) -> str | None:
     if len(ledger.messages) + len(ledger.holds) <= max_rows:
         return None
@@ -118,7 +132,8 @@ def _auto_group(ledger: Ledger, max_rows: int) -> str | None:
 def sequence_diagram(ledger: Ledger, highlight: int | None = None,
                      visible: set[int] | None = None, group: str | None = "auto",
                      max_rows: int = 40, title: str | None = None,
-                     rows: pd.DataFrame | None = None, values: bool | None = None, ax=None):
+                     rows: pd.DataFrame | None = None, values: bool | None = None, ax=None,
+                     alert: dict[int, str] | None = None):
     """A matplotlib figure of the run: one lane per party, one arrow per row of
     :func:`steps` labelled with ``what`` and size, local operations as marks on their lane,
     holdings as dots, rounds numbered on the left, the offline phase shaded.
@@ -127,7 +142,9 @@ def sequence_diagram(ledger: Ledger, highlight: int | None = None,
     step numbers one seat can see (the rest greyed, their values left out); ``group``: as
     :func:`steps`, or ``'auto'`` (grouped per round, then per layer, past ``max_rows``);
     ``rows``: the rows of :func:`steps` when the caller already has them; ``values``: write
-    each message's recorded value under its arrow (default: when there are at most 24 rows).
+    each message's recorded value under its arrow (default: when there are at most 24 rows);
+    ``alert``: ledger message index -> note (``{57: "tampered"}``): the rows of those messages
+    drawn in red on a pink band, the note before their label (default: none).
     The SVG is deterministic (:func:`ppnn.plotting.setup`)."""
     import matplotlib.pyplot as plt
 
@@ -153,8 +170,11 @@ def sequence_diagram(ledger: Ledger, highlight: int | None = None,
         ax.text(x, -0.55, p, ha="center", va="bottom", fontsize=11, fontweight="bold")
     # the offline phase shaded, rounds numbered
     ys = np.arange(1, n + 1) - 0.5
+    alerts = alert_steps(rows, alert)
     for y, (_, r) in zip(ys, rows.iterrows()):
-        if r["phase"] == "offline":
+        if int(r["step"]) in alerts:
+            ax.axhspan(y - 0.5, y + 0.5, color="#fbe3e0", zorder=-1, lw=0)
+        elif r["phase"] == "offline":
             ax.axhspan(y - 0.5, y + 0.5, color="#eef2f7", zorder=-1, lw=0)
     last = None
     for y, (_, r) in zip(ys, rows.iterrows()):
@@ -167,17 +187,20 @@ def sequence_diagram(ledger: Ledger, highlight: int | None = None,
         step = int(r["step"])
         hi = highlight is not None and step == highlight
         seen = visible is None or step in visible
-        color = "#c0392b" if hi else ("0.15" if seen else "0.78")
-        lw = 2.4 if hi else 1.2
+        note = alerts.get(step)
+        color = "#c0392b" if hi or note else ("0.15" if seen else "0.78")
+        lw = 2.4 if hi or note else 1.2
         if r["kind"] == "message" and r["party"] in x_of and r["peer"] in x_of:
             x0, x1 = x_of[r["party"]], x_of[r["peer"]]
             ax.annotate("", xy=(x1, y), xytext=(x0, y),
                         arrowprops={"arrowstyle": "-|>", "color": color, "lw": lw,
                                     "shrinkA": 0, "shrinkB": 0})
             label = f"{r['what']}  ({fmt_bits(r['bits'])})"
+            if note:
+                label = f"[{note}] {label}"
             ax.text((x0 + x1) / 2, y - 0.08, _clip(label, 26 * abs(x1 - x0) + 14),
                     ha="center", va="bottom", fontsize=8, color=color,
-                    fontweight="bold" if hi else "normal")
+                    fontweight="bold" if hi or note else "normal")
             if values and r["shown"] and seen:  # a seat never reads values it cannot see
                 ax.text((x0 + x1) / 2, y + 0.1, _clip(r["shown"], 30 * abs(x1 - x0) + 14),
                         ha="center", va="top", fontsize=7, color=color, family="monospace")

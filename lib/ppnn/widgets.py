@@ -12,7 +12,7 @@ import pandas as pd
 
 from .core.ledger import Ledger
 from .core.views import EVERYONE
-from .sequence import fmt_bits, lanes, sequence_diagram, steps
+from .sequence import alert_steps, fmt_bits, lanes, sequence_diagram, steps
 
 __all__ = ["transcript_frame", "transcript_stepper", "interactive_table", "protocol_player",
            "views_table", "ProtocolPlayer"]
@@ -122,9 +122,9 @@ def _svg(fig) -> str:
 
 
 def _table_html(df: pd.DataFrame, current: int | None = None, seat: str = EVERYONE,
-                seen: set[int] | None = None) -> str:
+                seen: set[int] | None = None, alerts: dict[int, str] | None = None) -> str:
     """The views table as HTML: the current step in bold red, steps the seat cannot see grey
-    with their values hidden."""
+    with their values hidden, alerted steps (step -> note) red on pink."""
     lanes_ = [c for c in df.columns if c not in
               ("step", "phase/round", "from", "to", "what", "size")]
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
@@ -136,6 +136,8 @@ def _table_html(df: pd.DataFrame, current: int | None = None, seat: str = EVERYO
             style.append("color:#c0392b;font-weight:bold")
         if seen is not None and step not in seen:
             style.append("color:#aaa")
+        if alerts and step in alerts:
+            style.append("background:#fbe3e0;color:#c0392b")
         hide = seen is not None and step not in seen  # the seat's lanes show nothing here
         cells = [f"<td>{'' if hide and c in lanes_ else html.escape(str(v))}</td>"
                  for c, v in zip(df.columns, r)]
@@ -157,11 +159,14 @@ class ProtocolPlayer:
     ``split_ops``: one step per operation booking (see :func:`ppnn.sequence.steps`);
     ``panel``: ``panel(step) -> matplotlib figure, HTML string or None``, a picture the same
     slider drives (e.g. the slot diagram of a packed-HE kernel after that step); the static
-    twin shows it at the last step."""
+    twin shows it at the last step. ``alert``: ledger message index -> note
+    (``{57: "tampered"}``): those messages' rows red on a pink band in the diagram and the
+    table, the note shown with them (default: none)."""
 
     def __init__(self, ledger: Ledger, seat: str = EVERYONE, group: str | None = "auto",
                  title: str | None = None, max_rows: int = 40, split_ops: bool = False,
-                 panel: Callable[[int], object] | None = None):
+                 panel: Callable[[int], object] | None = None,
+                 alert: dict[int, str] | None = None):
         seats = [EVERYONE, *lanes(ledger)]
         if seat not in seats:
             raise ValueError(f"seat must be one of {seats}, got {seat!r}")
@@ -171,6 +176,8 @@ class ProtocolPlayer:
         self.panel = panel
         self.rows = steps(ledger, group, max_rows=max_rows, split_ops=split_ops)
         self.table = views_table(ledger, self.rows)
+        self.alert = dict(alert or {})
+        self.alerts = alert_steps(self.rows, self.alert)  # step -> note
         self._widget = None
 
     @property
@@ -205,7 +212,8 @@ class ProtocolPlayer:
         else:
             text = f"{r['party']} computes locally: {r['what']}"
         value = f" = {r['shown']}" if r["shown"] else ""
-        return f"step {step}/{self.n_steps} [{r['phase']}]: {text}{value}"
+        note = f" [{self.alerts[step]}]" if step in self.alerts else ""
+        return f"step {step}/{self.n_steps} [{r['phase']}]: {text}{value}{note}"
 
     def panel_html(self, step: int) -> str:
         """The ``panel`` picture at ``step`` as HTML ('' without a panel)."""
@@ -219,7 +227,7 @@ class ProtocolPlayer:
 
     def figure(self, step: int | None = None, seat: str = EVERYONE):
         return sequence_diagram(self.ledger, highlight=step, visible=self.seen(seat),
-                                rows=self.rows, title=self.title)
+                                rows=self.rows, title=self.title, alert=self.alert)
 
     def static_html(self) -> str:
         """The static twin: the whole diagram and the views table, as the player's seat sees
@@ -227,11 +235,13 @@ class ProtocolPlayer:
         seat = "" if self.seat == EVERYONE else (
             f"<p>Seen from <b>{html.escape(self.seat)}</b>'s seat: grey steps are ones it "
             "does not see.</p>")
+        table = _table_html(self.table, seat=self.seat, seen=self.seen(self.seat),
+                            alerts=self.alerts)
         return (f"<div class='ppnn-player-static'>{seat}"
                 f"{_svg(self.figure(seat=self.seat))}"
                 f"{self.panel_html(self.n_steps)}"
                 f"<p>{html.escape(self.so_far(self.n_steps))}</p>"
-                f"{_table_html(self.table, seat=self.seat, seen=self.seen(self.seat))}</div>")
+                f"{table}</div>")
 
     def widget(self):
         """The live widget (made once)."""
@@ -258,7 +268,7 @@ class ProtocolPlayer:
             diagram.value = _svg(self.figure(k, who))
             panel.value = self.panel_html(k)
             table.value = _table_html(self.table[self.table["step"] <= k], k, who,
-                                      self.seen(who))
+                                      self.seen(who), self.alerts)
 
         slider.observe(redraw, names="value")
         seat.observe(redraw, names="value")
@@ -283,6 +293,7 @@ class ProtocolPlayer:
 
 def protocol_player(ledger: Ledger, seat: str = EVERYONE, group: str | None = "auto",
                     title: str | None = None, max_rows: int = 40, split_ops: bool = False,
-                    panel: Callable[[int], object] | None = None) -> ProtocolPlayer:
+                    panel: Callable[[int], object] | None = None,
+                    alert: dict[int, str] | None = None) -> ProtocolPlayer:
     """Step through a recorded run (see :class:`ProtocolPlayer`); display the result."""
-    return ProtocolPlayer(ledger, seat, group, title, max_rows, split_ops, panel)
+    return ProtocolPlayer(ledger, seat, group, title, max_rows, split_ops, panel, alert)

@@ -3,6 +3,8 @@
 runs   private inference on MNIST (Table 6), private training (Fig. 2), per-network costs with
        LAN/WAN projections (Tables 2-5 shape, Fig. 1), the ledger-vs-closed-form check of every
        protocol (Table 9 shape) and the ring-size comparison
+lesson a tampered message played in the protocol player (malicious: the check that fires;
+       semi-honest: the wrong output) and P2's view of private compare under a KS test
 
 The protocols (replicated sharing, private compare, pooling, numeric layers, networks,
 closed-form costs, tampering harness) are :mod:`ppnn.protocols.falcon`.

@@ -30,7 +30,7 @@ from .algebra import bits_of, wrap2, wrap3
 from .runtime import RSS, Falcon
 
 __all__ = ["private_compare", "wrap3_protocol", "drelu", "relu", "bit_inject",
-           "select_share", "product_tree", "pc_factors"]
+           "select_share", "product_tree", "pc_factors", "pc_material"]
 
 
 def product_tree(fal: Falcon, factors: RSS, what: str, verify_before_last: bool = False
@@ -124,14 +124,15 @@ def private_compare(fal: Falcon, r_bits: RSS, x, beta2: RSS, betap: RSS, m: RSS)
         d_sh = product_tree(fal, factors, "pc step 9: m * prod c",
                             verify_before_last=fal.VERIFY_BEFORE_OPEN)
         with fal.ledger.round():  # d, and the check of the tree's last level
-            d = fal.open(d_sh, "pc step 9: open d", "blinded")
+            d = fal.open(d_sh, "pc step 9: open d", "blinded",
+                         held="d = m * prod c (opened)")
             if fal.VERIFY_BEFORE_OPEN:
                 fal.verify()
         beta_prime = (d != 0).astype(np.uint64)
         return beta2.add_public(beta_prime)
 
 
-def _pc_material(fal: Falcon, shape) -> tuple[RSS, RSS, RSS]:
+def pc_material(fal: Falcon, shape) -> tuple[RSS, RSS, RSS]:
     """Preprocessing for private compare: a random bit in Z_2 and Z_p, a mask in Z_p^*."""
     g = fal.dealer.rngs["pc"]
     beta = g.integers(0, 2, size=shape).astype(np.uint64)
@@ -139,7 +140,8 @@ def _pc_material(fal: Falcon, shape) -> tuple[RSS, RSS, RSS]:
     out = (fal.dealer.share(beta, fal.bit, "pc"), fal.dealer.share(beta, fal.field, "pc"),
            fal.dealer.share(m, fal.field, "pc"))
     n = int(np.prod(shape, dtype=np.int64))
-    fal.dealer.book(2 * n * (1 + 2 * fal.field.bits), "private compare: beta (Z_2, Z_p), m")
+    fal.dealer.book(2 * n * (1 + 2 * fal.field.bits), "private compare: beta (Z_2, Z_p), m",
+                    *out)
     return out
 
 
@@ -168,12 +170,12 @@ def wrap3_protocol(fal: Falcon, a: RSS) -> RSS:
                                                fal.bit), fal.bit, "wrap")
         size = int(np.prod(n, dtype=np.int64))
         fal.dealer.book(2 * size * (ring.bits + ring.k * fal.field.bits + 1),
-                        "wrap3: r, bits of r in Z_p, alpha")
+                        "wrap3: r, bits of r in Z_p, alpha", r_sh, r_bits, alpha)
         x_sh = a + r_sh
         beta = RSS(wrap2(ring, a.components, r_sh.components), fal.bit)
         x, xc = fal.open_components(x_sh, "wrap3 step 2: open x = a + r", "masked", "wrap3 r")
         delta = wrap3(ring, *xc)
-        b2, bp, m = _pc_material(fal, n)
+        b2, bp, m = pc_material(fal, n)
         flat = (int(np.prod(n, dtype=np.int64)),)
         eta = private_compare(fal, r_bits.reshape(*flat, ring.k), x.reshape(flat),
                               b2.reshape(*flat), bp.reshape(*flat), m.reshape(*flat)).reshape(*n)
@@ -202,7 +204,7 @@ def bit_inject(fal: Falcon, b: RSS, what: str = "bit injection: open b xor c") -
     c2 = fal.dealer.share(c, fal.bit, "bits")
     cL = fal.dealer.share(fal._material("bit c (Z_L)", c, ring), ring, "bits")
     fal.dealer.book(2 * int(np.prod(b.shape, dtype=np.int64)) * (1 + ring.bits),
-                    "random bit in Z_2 and Z_L")
+                    "random bit in Z_2 and Z_L", c2, cL)
     e = fal.open(b + c2, what, "masked", "bit c")
     return cL.mul_public(ring.reduce(1 - 2 * e.astype(np.int64))).add_public(e)
 

@@ -8,6 +8,12 @@ replicated) and the images and runs :func:`~.network.secure_forward` on the simu
 dealer's correlated randomness is booked offline. ``count`` is a dry run on a zero input.
 The oracle is the fixed-point forward pass with floor truncation; the protocol truncates to
 floor or floor + 1 ulp, so logits agree to a few ulps and predictions are compared.
+
+A recorded run (``ppnn.run(..., record_values=...)``) also keeps what each party holds at
+both ends: its replicated share ``(x_i, x_{i+1})`` of the image and of the output logits
+(holdings ``"share of the image (x_i, x_{i+1})"`` and ``"share of the logits (x_i,
+x_{i+1})"``, fixed point); the run's logits are ``x_0 + x_1 + x_2`` decoded with
+``frac_bits`` and multiplied by the plan's output scale.
 """
 
 from __future__ import annotations
@@ -36,6 +42,15 @@ def calibrate(net, params, x_cal: np.ndarray, limit: float = RANGE_LIMIT):
     return pow2_rescale(net, params, x_cal, limit)
 
 
+def _hold_shares(fal: Falcon, name: str, x) -> None:
+    """Each party's replicated share ``(x_i, x_{i+1})`` of ``x`` as a holding (stacked on a
+    new first axis; recording only): any two holdings reconstruct ``x``."""
+    if fal.ledger.records_values:
+        C = x.components
+        for i, p in enumerate(PARTIES):
+            fal.ledger.hold(p, f"{name} (x_{i}, x_{(i + 1) % 3})", C[[i, (i + 1) % 3]])
+
+
 class _Falcon(Family):
     malicious: bool
     exact = False  # truncation to floor or floor + 1 ulp
@@ -54,7 +69,9 @@ class _Falcon(Family):
         model = share_model(fal, plan.net, imp["params"])
         t0 = time.perf_counter()
         xs = fal.share_fixed(np.asarray(x, np.float64))
+        _hold_shares(fal, "share of the image", xs)
         out, _ = secure_forward(fal, model, xs)
+        _hold_shares(fal, "share of the logits", out)
         logits = fal.reveal_fixed(out) * imp["scale"]
         seconds = time.perf_counter() - t0
         prov = {"communication": "counted: ledger of this run (3 parties; dealer material "

@@ -42,6 +42,14 @@ Basic operations (paper §3.2)
 Preprocessing (triples, truncation pairs, random bits, the Wrap3 mask) comes from a trusted
 dealer and is booked as *offline* traffic; Falcon generates it with its own protocols (Fig. 6)
 -- that phase is not reproduced here.
+
+Recorded values (a ledger with ``record_values``): every online message carries the elements
+that crossed (after a corrupt sender's change; :attr:`Falcon.altered` lists those changed);
+a PRF key carries its 16 key bytes (:func:`key_bytes`); a dealer message carries the two
+components of each sharing the receiver gets (:class:`FalconDealer`). An honest party that
+aborts holds what it compared -- the two copies of an opened component, or the opened check
+value ``v`` -- and the check that fired (``"check: ... -> abort"``). Recording off, none of
+this is built.
 """
 
 from __future__ import annotations
@@ -60,7 +68,7 @@ from .adversary import Tamper
 from .algebra import Z2, Zp, ring_matmul, wrap3
 
 __all__ = ["Falcon", "MaliciousAbort", "Deviation", "Tamper", "Opened", "PARTIES", "ACTIONS",
-           "OPEN_KINDS", "RSS"]
+           "OPEN_KINDS", "RSS", "FalconDealer", "key_bytes"]
 
 PARTIES = ("P0", "P1", "P2")
 ACTIONS = ("flip_share", "inconsistent_send", "bad_triple")
@@ -68,6 +76,31 @@ ACTIONS = ("flip_share", "inconsistent_send", "bad_triple")
 # times a random nonzero mask (private compare's d); check: a multiplication check value v
 OPEN_KINDS = ("plain", "masked", "blinded", "check")
 RSS = ReplicatedShares
+
+
+def key_bytes(seed: int) -> np.ndarray:
+    """A PRF key as the 16 bytes its holder hands over (little-endian, ``uint8``): the
+    simulation's key is the seed of its SFC64 generator (below ``2^62``), padded to the 128
+    bits booked for it -- opaque key material, not a share of anything."""
+    return np.frombuffer(int(seed).to_bytes(16, "little"), dtype=np.uint8).copy()
+
+
+class FalconDealer(ReplicatedDealer):
+    """The trusted dealer of Falcon's preprocessing, whose bookings carry their values.
+
+    :meth:`book` takes the replicated sharings it hands out; when the ledger records values,
+    the message to ``Pi`` carries what ``Pi`` receives: of each sharing, in the order given,
+    its two components ``x_i`` then ``x_{i+1}`` (flattened, concatenated, in the widest dtype
+    among them). Recording off, nothing is built."""
+
+    def book(self, bits_per_party: int, what: str, *material: RSS) -> None:
+        values = None
+        if material and self.ledger.records_values:
+            dt = np.result_type(*(m.components.dtype for m in material))
+            values = [np.concatenate([np.ravel(m.components[j]).astype(dt, copy=False)
+                                      for m in material for j in (i, (i + 1) % 3)])
+                      for i in range(3)]
+        self._book(bits_per_party, what, values)
 
 
 class Opened(NamedTuple):
@@ -189,8 +222,8 @@ class Falcon:
         self.trace: list[tuple[str, str | None, str | None]] | None = (
             [] if record_openings else None)
         keys, inputs, *dealer = rng.spawn(8)
-        self._keys = [np.random.Generator(np.random.SFC64(int(s.integers(1 << 62))))
-                      for s in keys.spawn(3)]
+        seeds = [int(s.integers(1 << 62)) for s in keys.spawn(3)]
+        self._keys = [np.random.Generator(np.random.SFC64(s)) for s in seeds]
         self._input_rng = inputs
         streams = ("triple", "trunc", "bits", "wrap", "pc", "misc")
         # Only the truncation mask r reaches an output (as the one-ulp rounding of a
@@ -198,21 +231,26 @@ class Falcon:
         rngs = {name: g if name == "trunc" else
                 np.random.Generator(np.random.SFC64(g.bit_generator.seed_seq))
                 for name, g in zip(streams, dealer)}
-        self.dealer = ReplicatedDealer(rngs, self.ledger, PARTIES)
+        self.dealer = FalconDealer(rngs, self.ledger, PARTIES)
         self._pending: list[tuple[RSS, str, bool]] = []  # (v, what, tampered product?)
         self._depth = 0
         # a wrong copy of k_i handed to P_{i-1} (key-setup tampering): (i, P_{i-1}'s generator)
         self._key_copy: tuple[int, np.random.Generator] | None = None
         self._zero_off = False
+        #: ledger indices of the messages a corrupt party changed (a Deviation or a Tamper)
+        self.altered: list[int] = []
+        record = self.ledger.records_values
         with self.ledger.offline(), self.ledger.label("setup"), self.ledger.round():
             for i in range(3):  # Pi samples k_i and gives it to P_{i-1}
-                self.ledger.send(PARTIES[i], PARTIES[(i - 1) % 3], 128, f"PRF key k_{i}")
                 if self.trace is not None:
                     self.trace.append(("key", f"setup::PRF key k_{i}", None))
-                t = self.tamper
+                t, sent = self.tamper, seeds[i]
                 if t is not None and t.index == i and t.hit("key", f"setup::PRF key k_{i}"):
-                    wrong = np.random.default_rng([t.seed, 7 + i]).integers(1 << 62)
-                    self._key_copy = (i, np.random.Generator(np.random.SFC64(int(wrong))))
+                    sent = int(np.random.default_rng([t.seed, 7 + i]).integers(1 << 62))
+                    self._key_copy = (i, np.random.Generator(np.random.SFC64(sent)))
+                    self.altered.append(len(self.ledger.messages))
+                self.ledger.send(PARTIES[i], PARTIES[(i - 1) % 3], 128, f"PRF key k_{i}",
+                                 value=key_bytes(sent) if record else None)
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -290,6 +328,8 @@ class Falcon:
         :class:`Deviation`, or by the :class:`Tamper` when the caller says ``change``)."""
         value = np.asarray(value, dtype=alg.dtype)
         out = self._deliver(sender, value, alg, what, change)
+        if out is not value:  # the corrupt sender changed it
+            self.altered.append(len(self.ledger.messages))
         self.ledger.send(PARTIES[sender], PARTIES[receiver], value.size * alg.bits, what,
                          value=out)  # kept only when the ledger records values
         return out
@@ -328,7 +368,7 @@ class Falcon:
         return any(t for _, _, t in items)
 
     def open(self, x: RSS, what: str = "open", kind: str = "plain",
-             material: str | None = None) -> np.ndarray:
+             material: str | None = None, held: str | None = None) -> np.ndarray:
         """Reconstruct ``x`` for all parties (Falcon §3.2, "Reconstruction").
 
         Semi-honest: ``Pi`` sends ``x_i`` to ``P_{i+1}`` (one element each, one round).
@@ -358,7 +398,10 @@ class Falcon:
         * ``"check"`` -- a multiplication check ``v``: zero, or the adversary's own error.
 
         ``material`` names the dealer item that masks the opening (for the harness: a
-        corrupt party may use a wrong copy of its component of it).
+        corrupt party may use a wrong copy of its component of it). ``held``: when the
+        ledger records values, every party holds the value *it* reconstructed (its two
+        components plus the one it received) under this name -- after a corrupt sender's
+        change they differ. The value returned is the first honest party's.
         """
         if kind not in OPEN_KINDS:
             raise ValueError(f"opening kind must be one of {OPEN_KINDS}, got {kind!r}")
@@ -387,9 +430,18 @@ class Falcon:
         if self.malicious:
             for i in range(3):
                 if not np.array_equal(got[i], copy[i]):
-                    src = f"{PARTIES[(i - 1) % 3]} and {PARTIES[(i + 1) % 3]}"
+                    j, a, b = (i - 1) % 3, PARTIES[(i - 1) % 3], PARTIES[(i + 1) % 3]
+                    # what the honest party compared, and the check that fired (recording)
+                    self.ledger.hold(PARTIES[i], f"copy of x_{j} from {a}", got[i])
+                    self.ledger.hold(PARTIES[i], f"copy of x_{j} from {b}", copy[i])
+                    self.ledger.hold(PARTIES[i], "check: copies differ -> abort",
+                                     (got[i] != copy[i]).astype(np.uint8))
                     raise MaliciousAbort("open consistency check", PARTIES[i], step,
-                                         f"copies of x_{(i - 1) % 3} from {src} differ")
+                                         f"copies of x_{j} from {a} and {b} differ")
+        if held is not None and self.ledger.records_values:
+            for i in range(3):
+                self.ledger.hold(PARTIES[i], held, alg.add(alg.add(C[i], C[(i + 1) % 3]),
+                                                           got[i]))
         h = self._honest()
         value = np.asarray(alg.add(alg.add(C[h], C[(h + 1) % 3]), got[h]), dtype=np.uint64)
         if self.openings is not None:
@@ -453,7 +505,10 @@ class Falcon:
         self._pending = []
         for val, what in results:
             if np.any(val != 0):
-                raise MaliciousAbort("multiplication check", PARTIES[self._honest()],
+                honest = PARTIES[self._honest()]
+                self.ledger.hold(honest, f"mult-check v: {what} (opened)", val)
+                self.ledger.hold(honest, "check: v != 0 -> abort", (val != 0).astype(np.uint8))
+                raise MaliciousAbort("multiplication check", honest,
                                      self._step(f"mult-check v: {what}"),
                                      f"{int(np.count_nonzero(val))} product(s) inconsistent")
 
@@ -518,7 +573,8 @@ class Falcon:
         c = self._material("triple c", alg.mul(a, b), alg)
         ta, tb = self.dealer.share(a, alg, "triple"), self.dealer.share(b, alg, "triple")
         tc = self.dealer.share(c, alg, "triple")
-        self.dealer.book(2 * (a.size + b.size + c.size) * alg.bits, "multiplication triple")
+        self.dealer.book(2 * (a.size + b.size + c.size) * alg.bits, "multiplication triple",
+                         ta, tb, tc)
         return ta, tb, tc
 
     def _material(self, name: str, x: np.ndarray, alg) -> np.ndarray:
@@ -587,7 +643,8 @@ class Falcon:
         ta, tb = self.dealer.share(a, ring, "triple"), self.dealer.share(b, ring, "triple")
         c = self._material("triple c", ring_matmul(ring, a, b), ring)
         tc = self.dealer.share(c, ring, "triple")
-        self.dealer.book(2 * (a.size + b.size + c.size) * ring.bits, "matrix triple")
+        self.dealer.book(2 * (a.size + b.size + c.size) * ring.bits, "matrix triple",
+                         ta, tb, tc)
         return ta, tb, tc
 
     def _check_matmul(self, x: RSS, w: RSS, z: RSS, triple, what: str, tampered: bool
@@ -634,7 +691,8 @@ class Falcon:
         sh_lowt = self.dealer.share(self._material("truncation r >> d", r_low >> du, ring),
                                     ring, "trunc")
         self.dealer.book(3 * 2 * int(np.prod(x.shape, dtype=np.int64)) * ring.bits,
-                         "truncation pair (r, msb(r), (r mod 2^(k-1)) >> d)")
+                         "truncation pair (r, msb(r), (r mod 2^(k-1)) >> d)",
+                         sh_r, sh_msb, sh_lowt)
         offset = np.uint64(1 << (k - 2))
         c = self.open((x + offset) + sh_r, what, "masked", "truncation r")
         c_msb, c_low = c >> np.uint64(k - 1), c & (half - np.uint64(1))
@@ -669,7 +727,7 @@ def truncate_aby3_plain(fal: Falcon, x: RSS, d: int, what: str = "truncate (plai
     sh_r = fal.dealer.share(r, ring, "trunc")
     sh_rt = fal.dealer.share(ring.reduce(ring.to_signed(r) >> d), ring, "trunc")
     fal.dealer.book(2 * 2 * int(np.prod(x.shape, dtype=np.int64)) * ring.bits,
-                    "truncation pair (r, r >> d)")
+                    "truncation pair (r, r >> d)", sh_r, sh_rt)
     c = fal.open(x - sh_r, what, "masked", "truncation r")
     return sh_rt.add_public(ring.reduce(ring.to_signed(c) >> d))
 

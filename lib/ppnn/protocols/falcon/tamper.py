@@ -98,7 +98,8 @@ def compare_threat_models(protocol: Protocol, party: str, step: str, action: str
                           seed: int = 0) -> pd.DataFrame:
     """One deviation run twice: malicious (does an honest party abort, and where?) and
     semi-honest (it completes; is the result still right?). Rows ``run``, ``deviation fired``,
-    ``outcome``, ``detected``, ``result_correct``."""
+    ``outcome`` (in words: where the semi-honest protocol has no such step, it says so),
+    ``detected``, ``result_correct``."""
     rec = run_scenario(protocol, party, step, action, seed)
     fsh = Falcon(np.random.default_rng(seed), deviation=Deviation(party, step, action))
     clean = Falcon(np.random.default_rng(seed))
@@ -113,7 +114,10 @@ def compare_threat_models(protocol: Protocol, party: str, step: str, action: str
          "outcome": f"ABORT by {rec['detected_by']}: {rec['check']}" if rec["detected"]
          else "completed (undetected!)", "detected": rec["detected"], "result_correct": None},
         {"run": "semi-honest", "deviation fired": fsh.deviation.fired,
-         "outcome": "completed; result " + ("unchanged" if same else "WRONG"),
+         "outcome": ("completed; result " + ("unchanged" if same else "WRONG"))
+         if fsh.deviation.fired else
+         "completed; the semi-honest protocol sends no message at this step (it exists only "
+         "in the malicious protocol), so there was nothing to change",
          "detected": False, "result_correct": same}])
 
 
