@@ -27,6 +27,13 @@ def test_notebook_runs_in_quick_mode(nb, tmp_path):
     n_code = sum(1 for c in executed.cells if c.cell_type == "code")
     n_ran = sum(1 for c in executed.cells if c.cell_type == "code" and c.get("execution_count"))
     assert n_ran == n_code, f"{n_code - n_ran} code cells did not run"
+    # outputs are real: every notebook leaves at least one protocol player as a static twin
+    # (the whole sequence diagram as SVG and the views table), not only a widget placeholder
+    static = [o["data"]["text/html"] for c in executed.cells if c.cell_type == "code"
+              for o in c.get("outputs", []) if "text/html" in o.get("data", {})
+              and "ppnn-player-static" in o["data"]["text/html"]]
+    assert static, "no protocol player in the executed notebook"
+    assert all("<svg" in h and "ppnn-views" in h for h in static)
     json.dumps(executed)  # serialisable
 
 

@@ -125,3 +125,21 @@ def test_tabula_index_view_passes_fresh_tables_and_catches_a_reused_table():
         reused = lesson.index_view_experiment(1000, 8, seed, reuse=True)
         assert not fresh.test.distinguishes, fresh.test
         assert reused.test.distinguishes, reused.test
+
+
+def test_grouped_steps_merge_holdings_per_party_and_layer():
+    import numpy as np
+
+    from ppnn.core import Ledger
+    from ppnn.sequence import steps
+
+    led = Ledger(["a", "b"], record_values=True)
+    for layer in ("conv1", "relu1"):
+        with led.label(layer):
+            led.hold("a", f"{layer} share", np.arange(3))
+            led.hold("a", f"{layer} mask", np.arange(3))
+            led.send("a", "b", 8, "m", value=np.array([1]))
+    rows = steps(led, "label")
+    held = rows[rows["kind"] == "held"]
+    assert held["what"].tolist() == ["holds conv1 share (+1 more)", "holds relu1 share (+1 more)"]
+    assert len(steps(led, None)[lambda r: r["kind"] == "held"]) == 4

@@ -52,10 +52,11 @@ def steps(ledger: Ledger, group: str | None = None, ops: bool = True,
     party booked at one position, merged: ``Perm x3, ScMult x4``), ``'round'`` (one row per
     round, sender and receiver, sizes summed) or ``'label'`` (one per top-level label, phase,
     sender and receiver); grouped, the operations are one mark per party, phase and
-    top-level label; ``'auto'``: none up to ``max_rows`` events, then per round, then per
-    layer. ``split_ops`` (ungrouped only): one row per operation booking, in order (a
-    kernel's ``ScMult``, ``Perm``, ``Add`` ... as separate steps). Holdings appear only when
-    the ledger recorded values. ``messages`` lists the ledger indices a row stands for."""
+    top-level label, and so are the holdings; ``'auto'``: none up to ``max_rows`` events,
+    then per round, then per layer. ``split_ops`` (ungrouped only): one row per operation
+    booking, in order (a kernel's ``ScMult``, ``Perm``, ``Add`` ... as separate steps).
+    Holdings appear only when the ledger recorded values. ``messages`` lists the ledger
+    indices a row stands for."""
     if group == "auto":
         group = _auto_group(ledger, max_rows)
     if group not in (None, "round", "label"):
@@ -64,9 +65,16 @@ def steps(ledger: Ledger, group: str | None = None, ops: bool = True,
     for kind, i in ledger.events():
         if kind == "held":
             h = ledger.holds[i]
-            rows[("held", i)] = {"kind": "held", "party": h.party, "peer": "", "bits": 0,
-                                 "what": h.name, "phase": h.phase, "round": 0,
-                                 "label": h.label, "messages": [], "shown": h.value.text()}
+            if group is None:
+                rows[("held", i)] = {"kind": "held", "party": h.party, "peer": "", "bits": 0,
+                                     "what": h.name, "phase": h.phase, "round": 0,
+                                     "label": h.label, "messages": [], "shown": h.value.text()}
+                continue
+            top = h.label.split("/")[0]  # grouped: one mark per party, phase and layer
+            r = rows.setdefault(("held", h.party, h.phase, top), {
+                "kind": "held", "party": h.party, "peer": "", "bits": 0, "what": {},
+                "phase": h.phase, "round": 0, "label": top, "messages": [], "shown": ""})
+            r["what"][h.name] = r["what"].get(h.name, 0) + 1
         elif kind == "op":
             if not ops:
                 continue
@@ -98,6 +106,10 @@ def steps(ledger: Ledger, group: str | None = None, ops: bool = True,
     for r in rows.values():
         if r["kind"] == "op":
             r["what"] = _ops_text(r["what"])
+        elif r["kind"] == "held" and isinstance(r["what"], dict):
+            names = list(r["what"])
+            n = sum(r["what"].values())
+            r["what"] = f"holds {names[0]}" + (f" (+{n - 1} more)" if n > 1 else "")
         elif r["kind"] == "message":
             whats = sorted(r["what"].items(), key=lambda kv: -kv[1])
             r["what"] = whats[0][0] + (f" (+{len(whats) - 1} kinds)" if len(whats) > 1 else "")
