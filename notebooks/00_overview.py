@@ -147,7 +147,7 @@ display(proj)
 
 # %% [markdown]
 # Move the slider to change the number of multiplied elements and watch bytes and projected
-# times move (the default value is shown below in non-interactive runs).
+# times move (a static copy of the notebook shows the default value).
 
 # %%
 import ipywidgets as widgets
@@ -170,7 +170,6 @@ slider = widgets.IntSlider(value=N_ELEMENTS, min=100, max=100_000, step=100,
                            description="elements")
 box, default = interactive_table(beaver_costs, n=slider)
 display(box)
-display(default)
 
 # %% [markdown]
 # ## 2b. Step through it: who sends what to whom
@@ -421,7 +420,6 @@ bw = widgets.SelectionSlider(options=[1, 2, 5, 10, 20, 40, 100, 200, 500, 625, 1
                                       5000, 10000], value=40, description="MB/s")
 box, default = interactive_table(ranking, latency_ms=lat, bandwidth_MBps=bw)
 display(box)
-display(default)
 
 # %% [markdown]
 # ### Reproduced tables

@@ -98,12 +98,12 @@ print("ppnn", ppnn.__version__, "| quick" if QUICK else "| full", "| test images
 # %%
 F8 = tb.function_table(tb.relu, 8)
 steps = online.walkthrough([-300, -5, 0, 77, 1000], b=8, d=3, F_table=F8, rng=rng)
+every_step = "".join(f"<p><b>{title}</b></p>{frame.to_html()}" for title, frame in steps)
 stepper, first = widgets.interactive_table(
     lambda step: steps[step][1].style.set_caption(steps[step][0]),
+    static=every_step,  # a static copy of the notebook shows every step, once
     step=w.IntSlider(value=0, min=0, max=len(steps) - 1, description="step"))
 display(stepper)
-for title, frame in steps:  # the non-interactive view: every step
-    display(Markdown(f"**{title}**"), frame)
 
 # %% [markdown]
 # ### Play it: who sends what, and what each party sees
@@ -515,7 +515,6 @@ def sweep_view(network: str) -> pd.DataFrame:
 choices = [f"{z} / {d}" for z, d in MODELS]
 view, default = widgets.interactive_table(sweep_view, network=w.Dropdown(options=choices))
 display(view)
-display(default)
 
 # %%
 fig, axes = plt.subplots(1, 3, figsize=(14, 3.8), layout="constrained")

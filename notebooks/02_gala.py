@@ -255,7 +255,6 @@ mv_widget, mv_default = interactive_table(
     n_i=widgets.IntSlider(value=128, min=1, max=4096, description="n_i"),
     log2_n=widgets.IntSlider(value=11, min=4, max=13, description="log2 n"))
 display(mv_widget)
-display(mv_default)
 
 # %%
 counts_mv = ex.count_matvec(n=N_SLOTS)
@@ -322,7 +321,6 @@ conv_widget, conv_default = interactive_table(
     k=widgets.IntSlider(value=3, min=1, max=7, step=2, description="k"),
     log2_n=widgets.IntSlider(value=11, min=8, max=13, description="log2 n"))
 display(conv_widget)
-display(conv_default)
 
 # %%
 counts_conv = ex.count_conv(n=N_SLOTS)

@@ -299,7 +299,6 @@ from ppnn.widgets import interactive_table  # noqa: E402
 
 sweep_widget, sweep_default = interactive_table(sweep_view, weight_bits=slider)
 display(sweep_widget)
-display(sweep_default)
 fig, ax = plt.subplots(figsize=(5, 3))
 ax.plot(sweep.weight_bits, 100 * sweep.post_training, "o-", label="rounded after training")
 ax.plot(sweep.weight_bits, 100 * sweep.fine_tuned, "s-", label="fine-tuned (STE)")

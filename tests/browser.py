@@ -70,6 +70,9 @@ class RunReport:
     dialogs: list[str] = field(default_factory=list)
     cells: int = 0
     executed: int = 0
+    #: each protocol player's (current-step line, views-table text) before and after its
+    #: slider was moved to the last step (:func:`move_players`)
+    players: list[dict] = field(default_factory=list)
 
     def problems(self) -> list[str]:
         out = []
@@ -83,6 +86,11 @@ class RunReport:
             out.append(f"{self.widgets_expected - self.widgets_rendered} of "
                        f"{self.widgets_expected} widget views not rendered")
         out += [f"widget: {w}" for w in self.widget_failures]
+        for i, p in enumerate(self.players):
+            if not p.get("moved"):
+                out.append(f"protocol player {i + 1}: moving its slider changed nothing "
+                           f"(line before: {p.get('before', '')[:80]!r}, after: "
+                           f"{p.get('after', '')[:80]!r})")
         if self.images_shown < self.images_expected:
             out.append(f"{self.images_expected - self.images_shown} of "
                        f"{self.images_expected} figures not displayed")
@@ -224,6 +232,7 @@ def run_notebook(url: str, token: str, root_dir: Path, name: str, shots: Path,
             return {drawn: drawn.length, failures: failures.map(t => t.slice(0, 200)),
                     images: imgs.length};
         """)
+        rep.players = move_players(driver)
         rep.widgets_rendered = page["drawn"]
         rep.widget_failures = page["failures"]
         rep.images_shown = page["images"]
@@ -250,6 +259,47 @@ def run_notebook(url: str, token: str, root_dir: Path, name: str, shots: Path,
             if any(k.startswith("image/") for k in data):
                 rep.images_expected += 1
     return rep
+
+
+_PLAYERS_JS = """
+    return [...document.querySelectorAll('.ppnn-player')].map(p => ({
+        line: (p.querySelector('.ppnn-current') || {}).textContent || '',
+        table: (p.querySelector('.ppnn-views') || {}).textContent || '',
+        red: [...p.querySelectorAll('svg text')].filter(
+            t => (t.getAttribute('style') || '').includes('#c0392b')
+                 || t.getAttribute('fill') === '#c0392b').map(t => t.textContent).join(' | ')}));
+"""
+
+
+def move_players(driver, settle: float = 20) -> list[dict]:
+    """Move the step slider of every protocol player on the page (``.ppnn-player``) to its
+    last step, as a user does with the keyboard (focus the handle, End), and report for each
+    the current-step line, the highlighted text of the diagram and the views table before and
+    after; ``moved`` when the line and the table both changed."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    before = driver.execute_script(_PLAYERS_JS)
+    players = driver.find_elements(By.CSS_SELECTOR, ".ppnn-player")
+    for p in players:
+        handles = p.find_elements(By.CSS_SELECTOR, ".widget-slider .noUi-handle")
+        if not handles:
+            continue
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", handles[0])
+        handles[0].click()
+        handles[0].send_keys(Keys.END)
+    out = []
+    deadline = time.monotonic() + settle
+    while True:  # the kernel redraws each player (a round trip per slider)
+        after = driver.execute_script(_PLAYERS_JS)
+        out = [{"before": b["line"], "after": a["line"], "red_before": b["red"],
+                "red_after": a["red"],
+                "moved": a["line"] != b["line"] and a["table"] != b["table"]
+                and a["red"] != b["red"]}
+               for b, a in zip(before, after)]
+        if all(o["moved"] for o in out) or time.monotonic() > deadline:
+            return out
+        time.sleep(1)
 
 
 def prepare_copy(src_dir: Path, names: list[str], dest: Path) -> Path:

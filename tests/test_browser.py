@@ -44,6 +44,10 @@ def test_every_notebook_runs_all_cells_in_jupyterlab(lab):
     assert all(r.screenshot and r.screenshot.stat().st_size > 10_000 for r in reports)
     assert sum(r.widgets_expected for r in reports) > 0  # the notebooks do have widgets
     assert sum(r.images_expected for r in reports) > 0
+    # every notebook teaches a protocol with the player, and every player's slider moves it:
+    # the current-step line, the highlighted arrow and the views table all change
+    no_player = [r.notebook for r in reports if not r.players]
+    assert not no_player, f"notebooks without a protocol player: {no_player}"
     assert _figures_status() == before, "running notebooks in JupyterLab changed figures/"
 
 
@@ -73,3 +77,19 @@ def test_the_harness_sees_a_broken_cell_and_an_unrendered_widget(lab):
     rep = run_notebook(url, token, work, "zz_widget.ipynb", SHOTS / "harness", timeout=120)
     assert rep.widgets_expected == 1
     assert rep.problems(), "an undrawable widget went unnoticed"
+
+
+def test_the_harness_sees_a_player_whose_slider_moves_nothing(lab):
+    """A page element that looks like a player but has no live slider: the harness reports
+    it as not moved (so a player the kernel stops redrawing fails the notebook test)."""
+    url, token, work = lab
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(
+        "from IPython.display import HTML\n"
+        "HTML(\"<div class='ppnn-player'><b class='ppnn-current'>step 1/2</b></div>\")")]
+    nbformat.write(nb, work / "zz_player.ipynb")
+    rep = run_notebook(url, token, work, "zz_player.ipynb", SHOTS / "harness", timeout=120)
+    assert len(rep.players) == 1 and not rep.players[0]["moved"]
+    assert any("protocol player 1" in p for p in rep.problems())

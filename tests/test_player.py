@@ -143,3 +143,28 @@ def test_grouped_steps_merge_holdings_per_party_and_layer():
     held = rows[rows["kind"] == "held"]
     assert held["what"].tolist() == ["holds conv1 share (+1 more)", "holds relu1 share (+1 more)"]
     assert len(steps(led, None)[lambda r: r["kind"] == "held"]) == 4
+
+
+def test_interactive_table_shows_one_static_copy_and_a_refused_setting_as_text():
+    import pandas as pd
+    import pytest
+
+    from ppnn.widgets import InteractiveView, _render, interactive_table
+
+    ipywidgets = pytest.importorskip("ipywidgets")
+
+    def fn(n):
+        if n > 5:
+            raise ValueError(f"n must be <= 5, got {n}")
+        return pd.DataFrame({"n": [n]})
+
+    s = ipywidgets.IntSlider(value=2, min=0, max=9)
+    view, default = interactive_table(fn, n=s)
+    assert isinstance(view, InteractiveView) and default["n"].tolist() == [2]
+    bundle = view._repr_mimebundle_()
+    assert "<table" in bundle["text/html"]
+    s.value = 7  # the function refuses: the widget says so, nothing raises
+    assert "n must be &lt;= 5" in _render(fn, {"n": 7}).data
+    s.value = 2
+    view2, _ = interactive_table(fn, static="<p>all steps</p>", n=s)
+    assert view2._repr_mimebundle_()["text/html"] == "<p>all steps</p>"

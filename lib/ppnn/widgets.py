@@ -15,7 +15,7 @@ from .core.views import EVERYONE
 from .sequence import alert_steps, fmt_bits, lanes, sequence_diagram, steps
 
 __all__ = ["transcript_frame", "transcript_stepper", "interactive_table", "protocol_player",
-           "views_table", "ProtocolPlayer"]
+           "views_table", "ProtocolPlayer", "InteractiveView"]
 
 
 def transcript_frame(ledger: Ledger, round_no: int | None = None, phase: str = "online"
@@ -49,11 +49,50 @@ def transcript_stepper(ledger: Ledger, phase: str = "online"):
     return w.VBox([slider, out])
 
 
-def interactive_table(fn: Callable[..., pd.DataFrame], **controls):
-    """Wrap ``fn(**values) -> DataFrame`` with the given ipywidgets controls.
+class InteractiveView:
+    """Controls and the output they drive, with a static twin. Displayed in a live notebook it
+    is the widget alone; anywhere else (papermill, nbconvert, GitHub) its HTML is ``static``,
+    so each result appears once -- never a live table beside a stale copy."""
 
-    Returns ``(widget, default_frame)``; the default frame is what ``fn`` gives for the
-    controls' initial values, so non-interactive runs still show the result.
+    def __init__(self, widget, static: str):
+        self.widget, self.static = widget, static
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        bundle = {"text/plain": "<interactive view>", "text/html": self.static}
+        try:
+            bundle.update(self.widget._repr_mimebundle_(include=include, exclude=exclude) or {})
+        except Exception:  # noqa: BLE001 - no widget support: the static twin stands
+            pass
+        return bundle
+
+
+def _as_html(obj) -> str:
+    to_html = getattr(obj, "to_html", None)
+    if callable(to_html):
+        return to_html()
+    rich = getattr(obj, "_repr_html_", None)
+    return rich() if callable(rich) else f"<pre>{html.escape(str(obj))}</pre>"
+
+
+def _render(fn: Callable, values: dict):
+    """``fn(**values)``, or -- for a setting ``fn`` refuses with ``ValueError`` -- its message
+    as a line of HTML (a slider must not reach a traceback)."""
+    from IPython.display import HTML
+
+    try:
+        return fn(**values)
+    except ValueError as e:
+        return HTML("<p style='color:#c0392b'>This setting is outside what the function "
+                    f"accepts: {html.escape(str(e))}</p>")
+
+
+def interactive_table(fn: Callable[..., pd.DataFrame], static: str | None = None, **controls):
+    """Wrap ``fn(**values) -> DataFrame`` (or a Styler) with the given ipywidgets controls.
+
+    Returns ``(view, default_frame)``: display ``view`` (an :class:`InteractiveView`: the live
+    widget, or in a static copy the default frame -- or the HTML ``static`` -- once); the
+    default frame is what ``fn`` gives for the controls' initial values. A setting ``fn``
+    refuses with ``ValueError`` shows its message in the widget, not a traceback.
     """
     import ipywidgets as w
     from IPython.display import display
@@ -63,13 +102,15 @@ def interactive_table(fn: Callable[..., pd.DataFrame], **controls):
     def refresh(change=None):
         out.clear_output(wait=True)
         with out:
-            display(fn(**{k: c.value for k, c in controls.items()}))
+            display(_render(fn, {k: c.value for k, c in controls.items()}))
 
     for c in controls.values():
         c.observe(refresh, names="value")
     refresh()
     default = fn(**{k: c.value for k, c in controls.items()})
-    return w.VBox([*controls.values(), out]), default
+    view = InteractiveView(w.VBox([*controls.values(), out]),
+                           static if static is not None else _as_html(default))
+    return view, default
 
 
 # -- the protocol player -----------------------------------------------------------------------
