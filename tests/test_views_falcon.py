@@ -10,43 +10,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import ppnn
-from ppnn import data, nn
 from ppnn.core import FixedPoint, Ring
 from ppnn.experiments.falcon import lesson as L
 from ppnn.protocols.falcon import PARTIES
-from viewcheck import FULL, check_views_complete, held, received
+from viewcheck import check_views_complete, held, received, recorded_run
 
 KEYS = ["falcon_sh", "falcon_mal"]
 
 
 @pytest.fixture(scope="module")
-def mnist():
-    x, _, xt, _ = data.load_mnist()
-    return np.asarray(x[:300]), np.asarray(xt[:1])
-
-
-@pytest.fixture(scope="module")
-def zoo_net():
-    return nn.zoo.get("minionn_mnist"), nn.pretrained("minionn_mnist", quick=True, seed=0)
-
-
-@pytest.fixture(scope="module")
-def runs(zoo_net, mnist):
-    """Per family (compiled and run once): the plan, a recorded run and a run without values,
-    on the same image and seed."""
-    net, params = zoo_net
-    calib, x = mnist
-    cache = {}
-
-    def get(key):
-        if key not in cache:
-            plan = ppnn.compile(key, net, params, calib=calib)
-            cache[key] = (plan, ppnn.run(plan, x, seed=3, record_values=FULL),
-                          ppnn.run(plan, x, seed=3))
-        return cache[key]
-
-    return get
+def runs():
+    return recorded_run
 
 
 def _from_replicated(led, name: str) -> np.ndarray:
@@ -59,20 +33,20 @@ def _from_replicated(led, name: str) -> np.ndarray:
 
 
 @pytest.mark.parametrize("key", KEYS)
-def test_recorded_run_gives_complete_views_that_rebuild_the_logits(key, runs, mnist):
-    plan, res, _ = runs(key)
+def test_recorded_run_gives_complete_views_that_rebuild_the_logits(key, runs):
+    plan, xs, res, _ = runs(key)
     led = res.ledger
     check_views_complete(led)
     fxp = FixedPoint(Ring(32), plan.impl["frac_bits"])
     logits = fxp.decode(_from_replicated(led, "share of the logits")) * plan.impl["scale"]
     assert np.array_equal(logits, res.logits)
     image = _from_replicated(led, "share of the image")
-    assert np.array_equal(image, fxp.encode(np.asarray(mnist[1], np.float64)))
+    assert np.array_equal(image, fxp.encode(np.asarray(xs, np.float64)))
 
 
 @pytest.mark.parametrize("key", KEYS)
 def test_keys_and_dealer_material_are_what_the_receiver_gets(key, runs):
-    _, res, _ = runs(key)
+    _, _, res, _ = runs(key)
     led = res.ledger
     for i in range(3):  # k_i goes from Pi to P_{i-1}: 16 opaque key bytes, the 128 booked
         (k,) = received(led, PARTIES[(i - 1) % 3], f"PRF key k_{i}")
@@ -109,7 +83,7 @@ def test_keys_and_dealer_material_are_what_the_receiver_gets(key, runs):
 
 @pytest.mark.parametrize("key", KEYS)
 def test_recording_changes_neither_the_ledger_nor_the_logits(key, runs):
-    _, rec, off = runs(key)
+    _, _, rec, off = runs(key)
     assert off.ledger.messages == rec.ledger.messages
     assert off.ledger.ops == rec.ledger.ops and off.ledger.op_at == rec.ledger.op_at
     assert off.ledger.depths == rec.ledger.depths

@@ -11,44 +11,19 @@ import numpy as np
 import pytest
 
 import ppnn
-from ppnn import data, nn
 from ppnn.core import Ledger
 from ppnn.core.transcript import ValueBudget
 from ppnn.he import gc as gcmod
 from ppnn.protocols import gc_act
 from ppnn.protocols.gala import centered
-from viewcheck import FULL, check_views_complete, held, received
+from viewcheck import check_views_complete, held, received, recorded_run
 
 KEYS = ["delphi_gc", "delphi_tabula", "gazelle_gc", "gala_gc"]
 
 
 @pytest.fixture(scope="module")
-def mnist():
-    x, _, xt, _ = data.load_mnist()
-    return np.asarray(x[:300]), np.asarray(xt[:1])
-
-
-@pytest.fixture(scope="module")
-def zoo_net():
-    return nn.zoo.get("minionn_mnist"), nn.pretrained("minionn_mnist", quick=True, seed=0)
-
-
-@pytest.fixture(scope="module")
-def runs(zoo_net, mnist):
-    """Per family (compiled and run once): the plan, a recorded run and a run without
-    values, on the same image and seed."""
-    net, params = zoo_net
-    calib, x = mnist
-    cache = {}
-
-    def get(key):
-        if key not in cache:
-            plan = ppnn.compile(key, net, params, calib=calib)
-            cache[key] = (plan, ppnn.run(plan, x, seed=3, record_values=FULL),
-                          ppnn.run(plan, x, seed=3))
-        return cache[key]
-
-    return get
+def runs():
+    return recorded_run
 
 
 def _logits_from_views(key, plan, led) -> np.ndarray:
@@ -69,8 +44,8 @@ def _logits_from_views(key, plan, led) -> np.ndarray:
 
 
 @pytest.mark.parametrize("key", KEYS)
-def test_recorded_run_gives_complete_views_that_rebuild_the_logits(key, runs, mnist):
-    plan, res, _ = runs(key)
+def test_recorded_run_gives_complete_views_that_rebuild_the_logits(key, runs):
+    plan, xs, res, _ = runs(key)
     led = res.ledger
     check_views_complete(led)
     z = _logits_from_views(key, plan, led)
@@ -80,7 +55,7 @@ def test_recorded_run_gives_complete_views_that_rebuild_the_logits(key, runs, mn
         assert np.array_equal(z.astype(np.float64) * plan.impl.steps[-1].step_out, res.logits)
     else:  # exact families: the run's logits, which are the integer oracle's
         assert np.array_equal(z, res.logits)
-        assert np.array_equal(z, plan.oracle(mnist[1]))
+        assert np.array_equal(z, plan.oracle(xs))
     # what cannot be read is not shown: the counted / simulated HE is listed by size only
     kinds = {m.what: led.values[j].kind for j, m in enumerate(led.messages)}
     he = [w for w in kinds if "counted HE" in w or w.startswith(("[x]_C", "[x_C]_C",
@@ -91,7 +66,7 @@ def test_recorded_run_gives_complete_views_that_rebuild_the_logits(key, runs, mn
 
 @pytest.mark.parametrize("key", KEYS)
 def test_recording_changes_neither_the_ledger_nor_the_logits(key, runs):
-    _, rec, off = runs(key)
+    _, _, rec, off = runs(key)
     assert off.ledger.messages == rec.ledger.messages
     assert off.ledger.ops == rec.ledger.ops and off.ledger.op_at == rec.ledger.op_at
     assert off.ledger.depths == rec.ledger.depths
@@ -102,7 +77,7 @@ def test_recording_changes_neither_the_ledger_nor_the_logits(key, runs):
 
 @pytest.mark.parametrize("key", ["delphi_gc", "gazelle_gc"])
 def test_garbled_activation_messages_carry_the_garblers_real_bytes(key, runs):
-    plan, res, _ = runs(key)
+    plan, xs, res, _ = runs(key)
     led = res.ledger
     specs = {st.name: st.spec for st in (plan.impl.steps if key == "delphi_gc"
                                          else plan.impl["plan"].steps) if st.kind == "act"}

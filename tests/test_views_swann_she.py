@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 import ppnn
-from ppnn import data, nn
+from ppnn import nn
 from ppnn.core.transcript import SIZE_ONLY
 from ppnn.experiments.swann import lesson
 from ppnn.protocols.swann.inference import SwannKeys
 from ppnn.protocols.swann.twopc import bits_to_ints
-from viewcheck import FULL, check_views_complete, held, received
+from viewcheck import FULL, check_views_complete, held, received, recorded_run
 
 FAMILIES = ("swann_cs", "swann_2s", "she")
 # SwaNN's pipes: image i is evaluated by one party and decrypted (helped) by the other
@@ -25,31 +25,8 @@ PIPES = {"swann_cs": [("server", "client")], "swann_2s": [("server1", "server2")
 
 
 @pytest.fixture(scope="module")
-def mnist():
-    x, _, xt, _ = data.load_mnist()
-    return np.asarray(x[:300]), np.asarray(xt[:4])
-
-
-@pytest.fixture(scope="module")
-def zoo_net():
-    return nn.zoo.get("minionn_mnist"), nn.pretrained("minionn_mnist", quick=True, seed=0)
-
-
-@pytest.fixture(scope="module")
-def runs(zoo_net, mnist):
-    """key -> (plan, images, recorded result, result without recording), made on first use."""
-    cache = {}
-
-    def get(key):
-        if key not in cache:
-            net, params = zoo_net
-            plan = ppnn.compile(key, net, params, calib=mnist[0])
-            xs = mnist[1][:ppnn.families()[key].images_per_run]
-            cache[key] = (plan, xs, ppnn.run(plan, xs, seed=3, record_values=FULL),
-                          ppnn.run(plan, xs, seed=3))
-        return cache[key]
-
-    return get
+def runs():
+    return recorded_run
 
 
 @pytest.mark.parametrize("key", FAMILIES)

@@ -6,6 +6,8 @@ what a party held must be its own."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 import ppnn
@@ -44,3 +46,24 @@ def received(led: Ledger, party: str, what: str) -> list[np.ndarray]:
 def held(led: Ledger, party: str, name: str) -> list[np.ndarray]:
     """The whole arrays ``party`` held under names containing ``name``."""
     return [h.value.array() for h in led.holds if h.party == party and name in h.name]
+
+
+@functools.cache
+def minionn():
+    """MiniONN (MNIST, quick pretrained weights), 300 calibration images and 4 test images."""
+    from ppnn import data, nn
+
+    x, _, xt, _ = data.load_mnist()
+    return (nn.zoo.get("minionn_mnist"), nn.pretrained("minionn_mnist", quick=True, seed=0),
+            np.asarray(x[:300]), np.asarray(xt[:4]))
+
+
+@functools.cache
+def recorded_run(key: str):
+    """``(plan, images, recorded result, result without recording)`` of family ``key`` on
+    MiniONN: the first ``images_per_run`` test images, seed 3, every value recorded."""
+    net, params, calib, xt = minionn()
+    plan = ppnn.compile(key, net, params, calib=calib)
+    xs = xt[:ppnn.families()[key].images_per_run]
+    return (plan, xs, ppnn.run(plan, xs, seed=3, record_values=FULL),
+            ppnn.run(plan, xs, seed=3))
