@@ -486,7 +486,7 @@ for (exp, config, scenario), run in RUNS.items():
 units = costs.measure_unit_costs(KEY_BITS, reps=10 if QUICK else 40, keys=(pk, sk), rng=rng)
 unit_df = units.frame().assign(ms=lambda d: d["seconds"] * 1e3)
 display(unit_df)
-paths.atomic_write(paths.results_dir("swann") / "unit_costs_timings.csv", unit_df.to_csv())
+_ = paths.atomic_write(paths.results_dir("swann") / "unit_costs_timings.csv", unit_df.to_csv())
 
 # %%
 T1 = {(c, s): runs.layer_times(models, RUNS, units, "exp1", c, s)
@@ -501,8 +501,8 @@ T5 = {k: df for k, (df, _) in T5.items()}
 display(runs.projection_check(models, RUNS, units))
 timings = {("exp1", c, s): (T1[(c, s)], K1[(c, s)]) for (c, s) in T1}
 timings |= {("exp2", "opt_hybrid", s): (T5[s], K5[s]) for s in T5}
-paths.atomic_write(paths.results_dir("swann") / "layer_times_timings.csv",
-                   runs.timings_frame(timings).to_csv())
+_ = paths.atomic_write(paths.results_dir("swann") / "layer_times_timings.csv",
+                       runs.timings_frame(timings).to_csv())
 
 # %%
 fig, axes = plt.subplots(1, 3, figsize=(12, 3.2), sharey=True)

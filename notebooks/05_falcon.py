@@ -57,7 +57,7 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from IPython.display import display
+from IPython.display import Markdown, display
 
 import ppnn
 from ppnn import data, paths, plotting, report
@@ -453,7 +453,8 @@ for target in (L.DEFAULT_TARGET, "private_compare::pc step 5: u = (-1)^beta (S -
 
 # %%
 table9 = E.protocol_cost_check(SEED)
-display(table9[["protocol", "sh_rounds", "sh_bits", "mal_rounds", "mal_bits"]])
+display(Markdown(E.formulas_markdown(table9, ["protocol", "sh_rounds", "sh_bits", "mal_rounds",
+                                              "mal_bits"])))
 display(table9[["protocol", "sh_rounds_l32", "sh_bytes_l32", "mal_rounds_l32", "mal_bytes_l32",
                 "ledger_equal"]])
 save_table(table9, "table9_protocol_costs")
@@ -498,7 +499,7 @@ table6, t6_time = E.inference_accuracy(names, labels, N_TEST, x_tr, x_te, y_te, 
 display(table6)
 display(t6_time)
 save_table(table6, "table6_accuracy")
-paths.atomic_write(OUT / "table6_inference_timings.csv", t6_time.to_csv(index=False))
+_ = paths.atomic_write(OUT / "table6_inference_timings.csv", t6_time.to_csv(index=False))
 
 # %% [markdown]
 # ## 9. Per-network costs and LAN/WAN projections (Tables 2-5 shape, Fig. 1)
@@ -533,7 +534,7 @@ save_table(counted_inf, "tables2_3_inference_costs")
 proj_inf = inf.pivot_table(index=["network", "threat_model"], columns="setting",
                            values="time_s").reset_index()
 display(proj_inf)
-paths.atomic_write(OUT / "tables2_3_inference_projection_timings.csv", inf.to_csv(index=False))
+_ = paths.atomic_write(OUT / "tables2_3_inference_projection_timings.csv", inf.to_csv(index=False))
 
 train_names = ["falcon_network_a", "falcon_network_b", "falcon_network_c", "falcon_lenet",
                "falcon_alexnet_cifar10", "falcon_vgg16_cifar10"]
@@ -542,7 +543,7 @@ counted_trn = (trn[trn.setting == "LAN"][["network", "threat_model", "rounds", "
                .reset_index(drop=True))
 display(counted_trn)
 save_table(counted_trn, "tables4_5_training_iteration_costs")
-paths.atomic_write(OUT / "tables4_5_training_projection_timings.csv", trn.to_csv(index=False))
+_ = paths.atomic_write(OUT / "tables4_5_training_projection_timings.csv", trn.to_csv(index=False))
 
 # %% [markdown]
 # **Why malicious inference costs so much more here.** Every verified matrix product opens
@@ -606,8 +607,8 @@ for label, net, iters, batch in runs:
 curves = pd.concat(curves, ignore_index=True)
 display(curves.groupby("network").tail(3))
 display(pd.DataFrame(train_time))
-paths.atomic_write(OUT / "training_curves.csv", curves.to_csv(index=False, float_format="%.6g"))
-paths.atomic_write(OUT / "training_timings.csv", pd.DataFrame(train_time).to_csv(index=False))
+_ = paths.atomic_write(OUT / "training_curves.csv", curves.to_csv(index=False, float_format="%.6g"))
+_ = paths.atomic_write(OUT / "training_timings.csv", pd.DataFrame(train_time).to_csv(index=False))
 
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
 for label, d in curves.groupby("network", sort=False):

@@ -42,3 +42,15 @@ def test_a_deviation_aborts_maliciously_and_corrupts_semi_honestly():
 def test_default_step_is_none_when_the_party_never_sends_for_that_action():
     relu = protocol_instances(2)["relu"]
     assert default_step(relu, "P9", "flip_share") is None
+
+
+def test_closed_forms_are_typeset_not_printed_as_sympy_strings():
+    import pandas as pd
+
+    from ppnn.experiments.falcon import runs as E
+
+    df = pd.DataFrame({"protocol": ["PC"], "bits": ["6*ell*n*ceiling(log(p)/log(2))"],
+                       "rounds": [2]})
+    md = E.formulas_markdown(df, ["protocol", "bits", "rounds"])
+    assert r"$6 \ell n \left\lceil{\log_2{\left(p \right)}}\right\rceil$" in md
+    assert md.splitlines()[-1].startswith("| PC | $6") and md.splitlines()[-1].endswith("| 2 |")

@@ -184,6 +184,34 @@ def _table9_instances() -> dict:
     }
 
 
+def formulas_markdown(df: pd.DataFrame, columns: list[str]) -> str:
+    """``df[columns]`` as a Markdown table whose closed forms (sympy strings such as
+    ``6*ell*n*ceiling(log(p)/log(2))``) are typeset as LaTeX: ``$6 \\ell n \\lceil
+    \\log_2 p \\rceil$``; other cells as they are."""
+    import re
+
+    import sympy as sp
+
+    log2 = sp.Function("log_2")
+    names = {"log2": log2, "ell": sp.Symbol("ell")}
+
+    def tex(v) -> str:
+        if not isinstance(v, str) or not re.search(r"[a-z]", v):
+            return str(v)  # a number
+        try:
+            expr = sp.sympify(re.sub(r"log\(([^()]+)\)/log\(2\)", r"log2(\1)", v), locals=names)
+        except (sp.SympifyError, SyntaxError, TypeError):
+            return v
+        return "$" + sp.latex(expr).replace(r"\operatorname{log}_{2}", r"\log_2") + "$"
+
+    out = df[columns].copy()
+    for c in columns[1:]:
+        out[c] = [tex(v) for v in out[c]]
+    head = "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n"
+    return head + "".join("| " + " | ".join(str(v) for v in r) + " |\n"
+                          for r in out.itertuples(index=False))
+
+
 def protocol_cost_check(seed: int = 0) -> pd.DataFrame:
     """Falcon's Table 9 shape: for every protocol, the closed forms (symbolic, and at
     ell = 32, p = 37 for one element) beside the online rounds and bits of a run's ledger,
