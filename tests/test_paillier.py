@@ -303,3 +303,13 @@ def test_ledger_counts_encryptions_and_exponentiations(keys):
     assert led.op_count("paillier_exp", party="server") == 5
     assert led.op_count("paillier_inv", party="server") == 2
     assert led.op_count("paillier_exp_bits", party="server") == 1 + 2 + 2 + 3 + 0
+
+
+def test_key_shares_are_booked_at_a_fixed_width_whatever_their_value():
+    from ppnn.he.paillier.keys import keygen, split_private_key
+
+    pk, sk = keygen(256)
+    widths = {s.wire_bits for _ in range(5) for s in split_private_key(sk)}
+    assert widths == {2 * int(pk.n).bit_length() + 128 + 1}
+    for s in split_private_key(sk):
+        assert abs(s.d).bit_length() + 1 <= s.wire_bits

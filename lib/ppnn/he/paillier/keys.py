@@ -34,6 +34,15 @@ class KeyShare:
     public_key: PublicKey
     index: int
     d: int
+    stat_bits: int = 128
+
+    @property
+    def wire_bits(self) -> int:
+        """Bits of the share as sent: a signed integer of fixed width, ``|d_i| < N^2
+        2^stat_bits`` plus a sign bit -- the same for every key of this size (the length of
+        the particular ``d_i`` would leak about it, and would make a ledger vary by run)."""
+        n = int(self.public_key.n)
+        return ((n * n) << self.stat_bits).bit_length() + 1
 
     def __repr__(self) -> str:  # never print the share itself
         return f"KeyShare(index={self.index}, N={int(self.public_key.n).bit_length()} bits)"
@@ -56,4 +65,4 @@ def split_private_key(private_key: PrivateKey, stat_bits: int = 128) -> tuple[Ke
     lam = (p - 1) * (q - 1) // math.gcd(p - 1, q - 1)
     d = lam * int(invert(lam, n))
     d1 = secrets.randbelow((n * n) << stat_bits)
-    return KeyShare(pk, 1, d1), KeyShare(pk, 2, d - d1)
+    return KeyShare(pk, 1, d1, stat_bits), KeyShare(pk, 2, d - d1, stat_bits)

@@ -199,8 +199,8 @@ def run_inference(model: SwannModel, images, scenario: str = "client-server",
     if scenario == "two-server":
         with ledger.label("setup"), ledger.round():
             for i, s in enumerate(keys.shares):
-                ledger.send("client", f"server{i + 1}", abs(s.d).bit_length() + 1,
-                            "secret-key share", value=np.array([s.d], dtype=object))
+                ledger.send("client", f"server{i + 1}", s.wire_bits, "secret-key share",
+                            value=np.array([s.d], dtype=object))
     pipes = []
     for i, img in enumerate(images):
         roles = _roles(scenario, keys, i)
