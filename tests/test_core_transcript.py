@@ -186,3 +186,16 @@ def test_holdings_and_operations_keep_their_booking_order_between_messages():
     led.merge(other)
     assert led.events()[-2:] == [("held", 1), ("op", 2)]
     assert led.subset(lambda m: True).events() == led.events()
+
+
+def test_parts_are_recorded_as_their_concatenation_without_building_it():
+    from ppnn.core.transcript import Parts
+
+    a, b = np.arange(5, dtype=np.uint64), np.arange(100, 110, dtype=np.uint8)
+    p = Parts([a, b], np.uint64)
+    assert p.size == 15 and p.array().tolist() == list(range(5)) + list(range(100, 110))
+    book = ValueBook(ValueBudget(max_elements=7))
+    r = book.record(p)
+    assert r.shape == (15,) and r.size == 15 and r.head.tolist() == [0, 1, 2, 3, 4, 100, 101]
+    whole = ValueBook(ValueBudget(max_elements=None)).record(p)
+    assert whole.complete and np.array_equal(whole.array(), p.array())

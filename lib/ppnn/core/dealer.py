@@ -21,6 +21,7 @@ from .sharing import (
     share_additive,
     share_xor,
 )
+from .transcript import Parts
 
 __all__ = ["Dealer", "ReplicatedDealer", "BeaverTriple", "MatrixTriple", "TruncationPair",
            "BitTriple"]
@@ -84,12 +85,8 @@ class Dealer:
         sends it -- only when the ledger records values."""
         if not self.ledger.records_values:
             return None
-        out = []
-        for i in range(len(self.parties)):
-            parts = [np.ravel(s.shares[i] if hasattr(s, "shares") else s.components[i])
-                     for s in shared]
-            out.append(np.concatenate([p.astype(np.uint64, copy=False) for p in parts]))
-        return out
+        return [Parts([s.shares[i] if hasattr(s, "shares") else s.components[i]
+                       for s in shared], np.uint64) for i in range(len(self.parties))]
 
     def _book(self, bits_per_party: int, what: str, values: list | None = None) -> None:
         """Book material for every party, one offline round per request; asked for inside an

@@ -26,7 +26,28 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Recorded", "ValueBudget", "ValueBook", "Hold", "SIZE_ONLY"]
+__all__ = ["Recorded", "ValueBudget", "ValueBook", "Hold", "SIZE_ONLY", "Parts"]
+
+
+class Parts:
+    """A value sent as the concatenation of several arrays (flattened, in order, cast to
+    ``dtype``) -- a dealer's components of several sharings -- recorded without building the
+    concatenation: the ledger keeps its total size and its first elements only."""
+
+    __slots__ = ("arrays", "dtype")
+
+    def __init__(self, arrays, dtype=None):
+        self.arrays = tuple(np.asarray(a) for a in arrays)
+        self.dtype = np.dtype(dtype) if dtype is not None else (
+            np.result_type(*self.arrays) if self.arrays else np.dtype(np.uint64))
+
+    @property
+    def size(self) -> int:
+        return sum(int(a.size) for a in self.arrays)
+
+    def array(self) -> np.ndarray:
+        """The concatenation itself (tests; the ledger never builds it)."""
+        return np.concatenate([np.ravel(a).astype(self.dtype) for a in self.arrays])
 
 
 class _SizeOnly:
@@ -158,6 +179,8 @@ class ValueBook:
         if value is SIZE_ONLY:
             self.used += _OVERHEAD
             return Recorded("size only", (), "", 0, None)
+        if isinstance(value, Parts):
+            return self._parts(value)
         if isinstance(value, list | tuple) and value and all(
                 _ciphertext_bytes(v) is not None for v in value[:1]):
             parts = [_ciphertext_bytes(v) for v in value]
@@ -184,6 +207,25 @@ class ValueBook:
         self.used += cost
         head = np.array(arr.reshape(-1)[:n], copy=True)
         return Recorded("array", tuple(arr.shape), str(arr.dtype), int(arr.size), head)
+
+    def _parts(self, parts: Parts) -> Recorded:
+        """The concatenation of ``parts`` (flattened), summarized without being built."""
+        size, dtype = parts.size, parts.dtype
+        n = size if self.budget.max_elements is None else min(size, self.budget.max_elements)
+        cost = _OVERHEAD + n * dtype.itemsize
+        if self.used + cost > self.budget.max_bytes:
+            self.dropped += 1
+            return Recorded("array", (size,), str(dtype), size, None)
+        self.used += cost
+        head, left = [], n
+        for a in parts.arrays:
+            if left <= 0:
+                break
+            take = np.ravel(a)[:left].astype(dtype, copy=True)
+            head.append(take)
+            left -= take.size
+        head = np.concatenate(head) if head else np.zeros(0, dtype)
+        return Recorded("array", (size,), str(dtype), size, head)
 
     def _ciphertext(self, raw: bytes, shape: tuple) -> Recorded:
         if self.used + _OVERHEAD > self.budget.max_bytes:

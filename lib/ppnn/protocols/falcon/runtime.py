@@ -63,6 +63,7 @@ import numpy as np
 
 from ppnn.core import FixedPoint, Ledger, ReplicatedShares, Ring
 from ppnn.core.dealer import ReplicatedDealer
+from ppnn.core.transcript import Parts
 
 from .adversary import Tamper
 from .algebra import Z2, Zp, ring_matmul, wrap3
@@ -97,8 +98,7 @@ class FalconDealer(ReplicatedDealer):
         values = None
         if material and self.ledger.records_values:
             dt = np.result_type(*(m.components.dtype for m in material))
-            values = [np.concatenate([np.ravel(m.components[j]).astype(dt, copy=False)
-                                      for m in material for j in (i, (i + 1) % 3)])
+            values = [Parts([m.components[j] for m in material for j in (i, (i + 1) % 3)], dt)
                       for i in range(3)]
         self._book(bits_per_party, what, values)
 
