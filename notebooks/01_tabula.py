@@ -603,7 +603,7 @@ def reproduce(name, frame, title, rtol=0.1, extra=None):
     tables[name] = df
     display(Markdown(f"### {df['table'].iloc[0]} — {title}"),
             df[["row", "metric", "unit", "paper", "ours", "ratio", "kind", "status"]])
-    return df
+    # nothing returned: a cell ending in reproduce(...) shows each table once
 
 
 def rows_with(frame, metric_part, reason, rows=None):

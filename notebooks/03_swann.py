@@ -551,7 +551,7 @@ def reproduce(table, frame, title, rtol=0.25, reasons=None):
     saved[table] = df
     display(Markdown(f"**{table}** — {title}"))
     display(df[["row", "metric", "paper", "ours", "ratio", "kind", "status"]])
-    return df
+    # nothing returned: a cell ending in reproduce(...) shows each table once
 
 
 rec1 = ex.table1_records(T1, K1)
