@@ -67,3 +67,14 @@ def recorded_run(key: str):
     xs = xt[:ppnn.families()[key].images_per_run]
     return (plan, xs, ppnn.run(plan, xs, seed=3, record_values=FULL),
             ppnn.run(plan, xs, seed=3))
+
+
+def check_recording_changes_nothing(on, off) -> None:
+    """A run with values recorded (``on``) and the same run without (``off``): the same
+    messages, operations (and where they fall), depths and logits; ``off`` kept no value."""
+    assert not off.ledger.records_values
+    assert off.ledger.values == {} and off.ledger.holds == []
+    assert on.ledger.messages == off.ledger.messages
+    assert on.ledger.ops == off.ledger.ops and on.ledger.op_at == off.ledger.op_at
+    assert on.ledger.depths == off.ledger.depths
+    assert np.array_equal(np.asarray(on.logits, object), np.asarray(off.logits, object))
