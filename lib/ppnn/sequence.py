@@ -180,26 +180,22 @@ def sequence_diagram(ledger: Ledger, highlight: int | None = None,
     for p, x in x_of.items():
         ax.plot([x, x], [-0.3, n + 0.4], color="0.55", lw=1, zorder=0)
         ax.text(x, -0.55, p, ha="center", va="bottom", fontsize=11, fontweight="bold")
-    # the offline phase shaded, rounds numbered
     ys = np.arange(1, n + 1) - 0.5
     alerts = alert_steps(rows, alert)
-    for y, (_, r) in zip(ys, rows.iterrows()):
-        if int(r["step"]) in alerts:
-            ax.axhspan(y - 0.5, y + 0.5, color="#fbe3e0", zorder=-1, lw=0)
-        elif r["phase"] == "offline":
-            ax.axhspan(y - 0.5, y + 0.5, color="#eef2f7", zorder=-1, lw=0)
     last = None
     for y, (_, r) in zip(ys, rows.iterrows()):
-        key = (r["phase"], r["round"])
-        if r["kind"] == "message" and key != last:
+        step = int(r["step"])
+        note = alerts.get(step)
+        # alerted rows on a pink band, the offline phase shaded, rounds numbered
+        if note or r["phase"] == "offline":
+            ax.axhspan(y - 0.5, y + 0.5, color="#fbe3e0" if note else "#eef2f7", zorder=-1,
+                       lw=0)
+        if r["kind"] == "message" and (r["phase"], r["round"]) != last:
             ax.text(-0.75, y, f"{'off ' if r['phase'] == 'offline' else ''}r{r['round']}",
                     ha="left", va="center", fontsize=8, color="0.35")
-            last = key
-    for y, (_, r) in zip(ys, rows.iterrows()):
-        step = int(r["step"])
+            last = (r["phase"], r["round"])
         hi = highlight is not None and step == highlight
         seen = visible is None or step in visible
-        note = alerts.get(step)
         color = "#c0392b" if hi or note else ("0.15" if seen else "0.78")
         lw = 2.4 if hi or note else 1.2
         if r["kind"] == "message" and r["party"] in x_of and r["peer"] in x_of:

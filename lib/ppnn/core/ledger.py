@@ -287,8 +287,8 @@ class Ledger:
         base = len(self.messages)
         if self._book is not None:
             n_holds, n_ops = len(self.holds), len(self.ops)
-            theirs = other._local or [("op", j) for j in range(len(other.ops))]
-            self._local += [(k, j + (n_holds if k == "held" else n_ops)) for k, j in theirs]
+            self._local += [(k, j + (n_holds if k == "held" else n_ops))
+                            for k, j in other._local_order()]
             self.values.update({base + i: v for i, v in other.values.items()})
             self.holds += [Hold(h.party, h.name, base + h.at, h.phase, pre + h.label, h.value)
                            for h in other.holds]
@@ -311,15 +311,16 @@ class Ledger:
         or :attr:`messages`); at one position the holdings and operations come in the order
         they were booked (a ledger that does not record values: operations only), then the
         message booked there."""
-        if self._local:
-            at = {"held": [h.at for h in self.holds], "op": self.op_at}
-            keyed = [((at[k][j], 0, n), k, j) for n, (k, j) in enumerate(self._local)]
-        else:
-            keyed = [((h.at, 0, j), "held", j) for j, h in enumerate(self.holds)]
-            keyed += [((a, 1, j), "op", j) for j, a in enumerate(self.op_at)]
-        keyed += [((i, 2, 0), "message", i) for i in range(len(self.messages))]
+        at = {"held": [h.at for h in self.holds], "op": self.op_at}
+        keyed = [((at[k][j], 0, n), k, j) for n, (k, j) in enumerate(self._local_order())]
+        keyed += [((i, 1, 0), "message", i) for i in range(len(self.messages))]
         keyed.sort(key=lambda t: t[0])
         return [(kind, i) for _, kind, i in keyed]
+
+    def _local_order(self) -> list[tuple[str, int]]:
+        """Holdings and operations in booking order (a ledger that keeps no values has no
+        holdings, and its operations are in order already)."""
+        return self._local or [("op", j) for j in range(len(self.ops))]
 
     def subset(self, keep: Callable[[Message], bool]) -> Ledger:
         """A ledger with the messages ``keep`` accepts (rounds keep their numbers), every

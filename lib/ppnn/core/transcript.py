@@ -185,10 +185,10 @@ class ValueBook:
                 _ciphertext_bytes(v) is not None for v in value[:1]):
             parts = [_ciphertext_bytes(v) for v in value]
             if all(p is not None for p in parts):
-                return self._ciphertext(b"".join(parts), (len(parts),))
+                return self._ciphertext(parts, (len(parts),))
         raw = _ciphertext_bytes(value)
         if raw is not None:
-            return self._ciphertext(raw, ())
+            return self._ciphertext([raw], ())
         try:
             arr = np.asarray(value)
         except Exception:  # noqa: BLE001 - not array-like: keep its type only
@@ -227,10 +227,16 @@ class ValueBook:
         head = np.concatenate(head) if head else np.zeros(0, dtype)
         return Recorded("array", (size,), str(dtype), size, head)
 
-    def _ciphertext(self, raw: bytes, shape: tuple) -> Recorded:
+    def _ciphertext(self, parts: list[bytes], shape: tuple) -> Recorded:
+        """Ciphertext bytes sent as ``parts`` (in order): their total size and the digest of
+        their concatenation, hashed part by part (never joined: garbled tables run to tens
+        of MB)."""
+        size = sum(len(p) for p in parts)
         if self.used + _OVERHEAD > self.budget.max_bytes:
             self.dropped += 1
-            return Recorded("ciphertext", shape, "bytes", len(raw), None)
+            return Recorded("ciphertext", shape, "bytes", size, None)
         self.used += _OVERHEAD
-        return Recorded("ciphertext", shape, "bytes", len(raw), None,
-                        hashlib.sha256(raw).hexdigest()[:12])
+        h = hashlib.sha256()
+        for p in parts:
+            h.update(p)
+        return Recorded("ciphertext", shape, "bytes", size, None, h.hexdigest()[:12])

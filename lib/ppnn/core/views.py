@@ -24,7 +24,8 @@ import pandas as pd
 
 from .ledger import Ledger
 
-__all__ = ["views", "timeline", "view_values", "ks_test", "KSResult", "EVERYONE"]
+__all__ = ["views", "timeline", "view_values", "ks_test", "ks_threshold", "KSResult",
+           "EVERYONE"]
 
 #: the seat that sees every message and every holding (the simulator's, not a party's)
 EVERYONE = "everyone"
@@ -140,5 +141,11 @@ def ks_test(a, b, alpha: float = 0.001) -> KSResult:
     fa = np.searchsorted(a, both, side="right") / n
     fb = np.searchsorted(b, both, side="right") / m
     d = float(np.max(np.abs(fa - fb)))
-    c = math.sqrt(-math.log(alpha / 2) / 2)
-    return KSResult(d, c * math.sqrt((n + m) / (n * m)), float(alpha), int(n), int(m))
+    return KSResult(d, ks_threshold(n, m, alpha), float(alpha), int(n), int(m))
+
+
+def ks_threshold(n: int, m: int, alpha: float = 0.001) -> float:
+    """The asymptotic critical value of the two-sample KS statistic for samples of ``n`` and
+    ``m`` at level ``alpha``: ``c(alpha) sqrt((n + m) / (n m))``,
+    ``c(alpha) = sqrt(-ln(alpha / 2) / 2)``."""
+    return math.sqrt(-math.log(alpha / 2) / 2) * math.sqrt((n + m) / (n * m))

@@ -216,9 +216,9 @@ def garble_and_evaluate(c: Circuit, garbler_bits: np.ndarray, evaluator_bits: np
     OT's output; its cost is booked by the caller) and of the garbler's, evaluates and
     decodes. ``garbler_bits`` / ``evaluator_bits``: ``(inputs, n)`` 0/1. Returns the output
     bits ``(outputs, n)`` and measured seconds and AES calls per side; ``keep=True`` (a
-    recorded transcript) also keeps, under ``info["sent"]``, the bytes the garbler sent, all
-    chunks in order: ``"tables"``, ``"garbler_labels"`` (the active labels of its inputs) and
-    ``"decoding"`` (packed bits)."""
+    recorded transcript) also keeps, under ``info["sent"]``, the bytes the garbler sent, as a
+    list with one ``bytes`` per chunk, in order: ``"tables"``, ``"garbler_labels"`` (the
+    active labels of its inputs) and ``"decoding"`` (packed bits)."""
     n = garbler_bits.shape[1]
     if evaluator_bits.shape[1] != n:
         raise ValueError(f"garbler and evaluator bits must cover the same {n} instances, got "
@@ -246,7 +246,7 @@ def garble_and_evaluate(c: Circuit, garbler_bits: np.ndarray, evaluator_bits: np
             sent["garbler_labels"].append(np.ascontiguousarray(gb_labels).tobytes())
             sent["decoding"].append(np.packbits(gc.decoding).tobytes())
     if keep:
-        info["sent"] = {k: b"".join(v) for k, v in sent.items()}
+        info["sent"] = sent  # per field, one ``bytes`` per chunk (not joined)
     return out, info
 
 # ----------------------------------------------------------------------------- costs

@@ -65,13 +65,14 @@ def _random_mod(rng, modulus: int, n: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class GCWire:
-    """What the garbler of one activation layer sent, as bytes (all chunks, in order): the
+    """What the garbler of one activation layer sent, as bytes, one per chunk in order: the
     garbled tables (two 128-bit ciphertexts per AND gate and instance), the active labels of
-    its inputs (shares and mask ``r``, 128 bits each) and the output decoding bits (packed)."""
+    its inputs (shares and mask ``r``, 128 bits each) and the output decoding bits (packed).
+    A recording ledger hashes the chunks in order, never joined."""
 
-    tables: bytes
-    garbler_labels: bytes
-    decoding: bytes
+    tables: list[bytes]
+    garbler_labels: list[bytes]
+    decoding: list[bytes]
 
 
 def garbled_activation(client: np.ndarray, server: np.ndarray, spec: ActSpec,

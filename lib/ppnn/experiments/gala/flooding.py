@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ppnn.core import Ledger
+from ppnn.core.views import ks_test, ks_threshold
 from ppnn.he.bfv.sim import BFVSim
 from ppnn.protocols.gala.protocol import run_linear
 
@@ -32,17 +33,13 @@ FLOOD_BITS = 40
 
 
 def ks_2samp(a: np.ndarray, b: np.ndarray) -> float:
-    """Two-sample Kolmogorov-Smirnov statistic ``sup |F_a - F_b|``."""
-    a, b = np.sort(np.ravel(a)), np.sort(np.ravel(b))
-    grid = np.concatenate([a, b])
-    fa = np.searchsorted(a, grid, side="right") / a.size
-    fb = np.searchsorted(b, grid, side="right") / b.size
-    return float(np.max(np.abs(fa - fb)))
+    """Two-sample Kolmogorov-Smirnov statistic ``sup |F_a - F_b|``
+    (:func:`ppnn.core.views.ks_test`)."""
+    return ks_test(a, b).statistic
 
 
-def ks_critical(n: int, m: int, alpha: float = 1e-3) -> float:
-    """Asymptotic critical value of :func:`ks_2samp` at level ``alpha``."""
-    return math.sqrt(-math.log(alpha / 2) / 2) * math.sqrt((n + m) / (n * m))
+#: asymptotic critical value of :func:`ks_2samp` at level ``alpha``
+ks_critical = ks_threshold
 
 
 def leakage_curve(he, scales=(1, 4, 16, 64, 256, 1024), n_o: int = 16, n_i: int = 128,

@@ -29,17 +29,18 @@ from ...core import Ledger, Ring
 from ...core.transcript import ValueBudget
 from ...core.views import KSResult, ks_test, view_values
 from ...he.paillier import Paillier, SimulatedPaillier
-from ...protocols.swann.inference import PARTIES, SCENARIOS, SwannKeys
-from ...protocols.swann.switching import (
+from ...protocols.swann import (
     KeyHolderDecryption,
     Masking,
     Roles,
     SplitKeyDecryption,
+    SwannKeys,
+    TwoPC,
     bool_to_phe,
     phe_to_2pc,
     secure_square,
 )
-from ...protocols.swann.twopc import TwoPC
+from ...protocols.swann.inference import PARTIES, SCENARIOS
 
 __all__ = ["GATE_TRAFFIC", "roles_for", "switch_demo", "switching_steps", "switch_view",
            "switch_view_experiment", "SECRETS"]
