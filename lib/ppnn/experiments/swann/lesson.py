@@ -30,13 +30,12 @@ from ...core.transcript import ValueBudget
 from ...core.views import KSResult, ks_test, view_values
 from ...he.paillier import Paillier, SimulatedPaillier
 from ...protocols.swann import (
-    KeyHolderDecryption,
     Masking,
     Roles,
-    SplitKeyDecryption,
     SwannKeys,
     TwoPC,
     bool_to_phe,
+    inference,
     phe_to_2pc,
     secure_square,
 )
@@ -57,16 +56,14 @@ _ALL = ValueBudget(max_elements=None)
 
 
 def roles_for(setting: str, keys: SwannKeys) -> Roles:
-    """Who evaluates and who decrypts: the server and the client (key holder) in the
-    client-server setting; server1 and server2 (one key share each) in the two-server one."""
+    """Who evaluates and who decrypts (:func:`ppnn.protocols.swann.inference.roles_for` of the
+    first image): the server and the client (key holder) in the client-server setting;
+    server1 and server2 (one key share each) in the two-server one."""
     if setting not in SCENARIOS:
         raise ValueError(f"setting must be one of {SCENARIOS}, got {setting!r}")
-    if setting == "client-server":
-        return Roles("server", "client", KeyHolderDecryption(keys.private_key))
-    if keys.shares is None:
+    if setting == "two-server" and keys.shares is None:
         raise ValueError("the two-server setting needs keys with secret-key shares")
-    s1, s2 = keys.shares
-    return Roles("server1", "server2", SplitKeyDecryption(s1, s2))
+    return inference.roles_for(setting, keys)
 
 
 def switch_demo(setting: str = "client-server", n: int = 4, seed: int = 0,

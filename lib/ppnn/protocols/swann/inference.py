@@ -110,7 +110,10 @@ class RunResult:
         return sum(self.ledger.total_bytes(phase, lab) for lab in self.labels)
 
 
-def _roles(scenario: str, keys: SwannKeys, image: int) -> Roles:
+def roles_for(scenario: str, keys: SwannKeys, image: int = 0) -> Roles:
+    """Who evaluates and who decrypts image ``image``: the server and the client (key holder)
+    in the client-server setting; in the two-server one server1 evaluates even images and
+    server2 odd ones, the other decrypting with its key share."""
     if scenario == "client-server":
         return Roles("server", "client", KeyHolderDecryption(keys.private_key))
     s1, s2 = keys.shares
@@ -203,7 +206,7 @@ def run_inference(model: SwannModel, images, scenario: str = "client-server",
                             value=np.array([s.d], dtype=object))
     pipes = []
     for i, img in enumerate(images):
-        roles = _roles(scenario, keys, i)
+        roles = roles_for(scenario, keys, i)
         with ledger.label("input"):
             x_int = model.encode(img)
             model.check_input(x_int)  # the client's own check, on any backend
