@@ -238,7 +238,7 @@ display(pd.DataFrame(chi))
 fig, axes = plt.subplots(1, 2, figsize=(10, 2.8), sharey=True)
 for ax, reuse in zip(axes, (False, True)):
     exp = lesson.index_view_experiment(2000 if QUICK else 20000, b=8, seed=SEED, reuse=reuse)
-    for pair, sample in zip(exp.pairs, exp.samples):
+    for pair, sample in zip(exp.secrets, exp.samples):
         ax.hist(sample.astype(int), bins=32, range=(0, 256), alpha=0.55, label=f"x1, x2 = {pair}")
     ax.set_title(("broken: one table read twice" if reuse else "honest: fresh tables")
                  + f"\nKS D = {exp.test.statistic:.3f}, threshold {exp.test.threshold:.3f}",

@@ -25,7 +25,7 @@ import pandas as pd
 from .ledger import Ledger
 
 __all__ = ["views", "timeline", "view_values", "ks_test", "ks_threshold", "KSResult",
-           "EVERYONE"]
+           "EVERYONE", "ViewExperiment", "view_experiment"]
 
 #: the seat that sees every message and every holding (the simulator's, not a party's)
 EVERYONE = "everyone"
@@ -149,3 +149,31 @@ def ks_threshold(n: int, m: int, alpha: float = 0.001) -> float:
     ``m`` at level ``alpha``: ``c(alpha) sqrt((n + m) / (n m))``,
     ``c(alpha) = sqrt(-ln(alpha / 2) / 2)``."""
     return math.sqrt(-math.log(alpha / 2) / 2) * math.sqrt((n + m) / (n * m))
+
+
+@dataclass(frozen=True)
+class ViewExperiment:
+    """A party's view sampled for two secrets (or two pairs of secrets), and the KS test
+    between the two samples; ``broken``: the deliberately broken variant of the protocol."""
+
+    secrets: tuple
+    samples: tuple[np.ndarray, np.ndarray]
+    test: KSResult
+    broken: bool = False
+
+
+def view_experiment(sample, secrets, n: int, seed: int = 0, alpha: float = 0.001,
+                    broken: bool = False, cls: type = ViewExperiment, **extra):
+    """The view experiment of the notebooks: ``sample(secret, rng)`` (an array of what the
+    party computes from its view) for each of the two ``secrets``, drawn in order from one
+    generator seeded with ``seed``, and :func:`ks_test` of the two samples at level ``alpha``.
+    ``n`` is the sample size each draw promises (>= 100, where the KS threshold holds);
+    ``cls`` a :class:`ViewExperiment` subclass with the fields ``extra``."""
+    if n < 100:
+        raise ValueError(f"n must be >= 100 for the KS test's threshold to hold, got {n}")
+    if len(secrets) != 2:
+        raise ValueError(f"secrets must be two secrets to tell apart, got {secrets!r}")
+    rng = np.random.default_rng(seed)
+    samples = tuple(np.asarray(sample(s, rng)) for s in secrets)
+    return cls(tuple(secrets), samples, ks_test(*samples, alpha=alpha), broken, **extra)
+

@@ -13,14 +13,12 @@ seeded, so this shows the protocol's logic, not the security of a real triple ge
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..core import Dealer, Ledger, Ring, beaver_mul, share_additive
 from ..core.dealer import BeaverTriple
 from ..core.transcript import ValueBudget
-from ..core.views import KSResult, ks_test, view_values
+from ..core.views import ViewExperiment, view_experiment, view_values
 
 __all__ = ["PARTIES", "beaver_demo", "ReusedMaskDealer", "beaver_view", "ViewExperiment",
            "beaver_view_experiment"]
@@ -79,24 +77,10 @@ def beaver_view(secret: int, n: int, ring: Ring, rng: np.random.Generator,
     return ring.add(got[0], own[0])
 
 
-@dataclass(frozen=True)
-class ViewExperiment:
-    """The server's samples of ``e`` for two secrets, and the KS test between them."""
-
-    secrets: tuple[int, int]
-    samples: tuple[np.ndarray, np.ndarray]
-    test: KSResult
-    broken: bool
-
-
 def beaver_view_experiment(n: int = 2000, seed: int = 0, broken: bool = False,
                            ring: Ring | None = None, alpha: float = 0.001) -> ViewExperiment:
     """Run :func:`beaver_view` for the secrets ``0`` and ``2^(k-1)`` and test the two samples
     at level ``alpha``."""
     ring = ring or Ring(64)
-    if n < 100:
-        raise ValueError(f"n must be >= 100 for the KS test's threshold to hold, got {n}")
-    rng = np.random.default_rng(seed)
-    secrets = (0, 1 << (ring.k - 1))
-    samples = tuple(beaver_view(s, n, ring, rng, broken) for s in secrets)
-    return ViewExperiment(secrets, samples, ks_test(*samples, alpha=alpha), broken)
+    return view_experiment(lambda s, rng: beaver_view(s, n, ring, rng, broken),
+                           (0, 1 << (ring.k - 1)), n, seed, alpha, broken)

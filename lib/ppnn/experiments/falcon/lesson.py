@@ -33,7 +33,7 @@ import numpy as np
 
 from ...core import Ledger
 from ...core.transcript import ValueBudget
-from ...core.views import EVERYONE, KSResult, ks_test, view_values
+from ...core.views import EVERYONE, ViewExperiment, view_experiment, view_values
 from ...protocols.falcon.algebra import bits_of
 from ...protocols.falcon.comparison import pc_material, private_compare
 from ...protocols.falcon.runtime import PARTIES, RSS, Deviation, Falcon, MaliciousAbort
@@ -239,14 +239,11 @@ def pc_view(secret: int, public: int, n: int, rng: np.random.Generator,
 
 
 @dataclass(frozen=True)
-class PCViewExperiment:
-    """P2's samples of ``d`` for two secrets, and the KS test between them."""
+class PCViewExperiment(ViewExperiment):
+    """P2's samples of ``d`` for two secrets compared with the ``public`` x, and the KS test
+    between them."""
 
-    secrets: tuple[int, int]
-    public: int
-    samples: tuple[np.ndarray, np.ndarray]
-    test: KSResult
-    broken: bool
+    public: int = 0
 
 
 def pc_view_experiment(n: int = 2000, seed: int = 0, broken: bool = False,
@@ -254,12 +251,8 @@ def pc_view_experiment(n: int = 2000, seed: int = 0, broken: bool = False,
                        public: int = 500) -> PCViewExperiment:
     """Run :func:`pc_view` for two secrets (by default one above and one below ``public``)
     and test P2's two samples at level ``alpha``."""
-    if n < 100:
-        raise ValueError(f"n must be >= 100 for the KS test's threshold to hold, got {n}")
-    rng = np.random.default_rng(seed)
-    samples = tuple(pc_view(s, public, n, rng, broken) for s in secrets)
-    return PCViewExperiment(tuple(secrets), public, samples, ks_test(*samples, alpha=alpha),
-                            broken)
+    return view_experiment(lambda s, rng: pc_view(s, public, n, rng, broken), secrets, n,
+                           seed, alpha, broken, cls=PCViewExperiment, public=public)
 
 
 def plot_pc_views(experiments: dict[str, PCViewExperiment]):

@@ -27,7 +27,7 @@ import numpy as np
 
 from ...core import Ledger, Ring
 from ...core.transcript import ValueBudget
-from ...core.views import KSResult, ks_test, view_values
+from ...core.views import KSResult, view_experiment, view_values
 from ...he.paillier import Paillier, SimulatedPaillier
 from ...protocols.swann import (
     Masking,
@@ -143,7 +143,7 @@ def switch_view_experiment(broken: bool = False, runs: int = 100, n: int = 20, s
         raise ValueError(f"runs * n must be >= 100 for the KS test's threshold to hold, "
                          f"got {runs * n}")
     keys = keys or SwannKeys.generate(1024, two_server=setting == "two-server")
-    rng = np.random.default_rng(seed)
     kappa = 1 if broken else 80
-    a, b = (switch_view(s, runs, n, rng, keys, kappa, 32, setting) for s in SECRETS)
-    return a, b, ks_test(a, b, alpha=alpha)
+    e = view_experiment(lambda s, rng: switch_view(s, runs, n, rng, keys, kappa, 32, setting),
+                        SECRETS, runs * n, seed, alpha, broken)
+    return (*e.samples, e.test)

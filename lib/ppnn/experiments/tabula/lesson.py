@@ -11,16 +11,15 @@ apart at once. The tables come from the simulated dealer (the ideal preprocessin
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 
 import numpy as np
 
 from ...core import Z2_64, Ledger, Ring, share_additive
 from ...core.transcript import ValueBudget
-from ...core.views import KSResult, ks_test, view_values
+from ...core.views import ViewExperiment, view_experiment, view_values
 from ...protocols import tabula as tb
 
-__all__ = ["PARTIES", "lookup_demo", "index_view", "IndexViewExperiment",
+__all__ = ["PARTIES", "lookup_demo", "index_view", "ViewExperiment",
            "index_view_experiment"]
 
 PARTIES = ("client", "server")
@@ -68,20 +67,9 @@ def index_view(x1: int, x2: int, n: int, b: int, rng: np.random.Generator,
     return (ys[0] - ys[1]) & np.uint64((1 << b) - 1)
 
 
-@dataclass(frozen=True)
-class IndexViewExperiment:
-    pairs: tuple[tuple[int, int], tuple[int, int]]
-    samples: tuple[np.ndarray, np.ndarray]
-    test: KSResult
-    reuse: bool
-
-
 def index_view_experiment(n: int = 2000, b: int = 8, seed: int = 0, reuse: bool = False,
-                          alpha: float = 0.001) -> IndexViewExperiment:
-    """:func:`index_view` for the secret pairs ``(0, 0)`` and ``(0, 5)``, KS-tested."""
-    if n < 100:
-        raise ValueError(f"n must be >= 100 for the KS test's threshold to hold, got {n}")
-    rng = np.random.default_rng(seed)
-    pairs = ((0, 0), (0, 5))
-    samples = tuple(index_view(a, c, n, b, rng, reuse) for a, c in pairs)
-    return IndexViewExperiment(pairs, samples, ks_test(*samples, alpha=alpha), reuse)
+                          alpha: float = 0.001) -> ViewExperiment:
+    """:func:`index_view` for the secret pairs ``(0, 0)`` and ``(0, 5)``, KS-tested
+    (``secrets``: the two pairs; ``broken``: ``reuse``)."""
+    return view_experiment(lambda pair, rng: index_view(*pair, n, b, rng, reuse),
+                           ((0, 0), (0, 5)), n, seed, alpha, reuse)
