@@ -17,15 +17,15 @@
 # Reproduces: the cross-paper comparison (one MNIST network through every protocol family)
 #
 # PPNN Lab runs the protocols of five papers on privacy-preserving neural networks —
-# **Tabula** (secure lookup tables), **GALA** (rotation-frugal packed HE), **SwaNN**
-# (Paillier + 2PC switching), **SHE** (TFHE gate-level ReLU) and **Falcon** (3-party
-# replicated sharing) — in *simulated multi-party mode*: all parties live in this process, and
-# every value that crosses from one party to another is booked in a **cost ledger**.
+# **Tabula** (secure [lookup tables](../GLOSSARY.md#secure-lookup-table)), **GALA** ([rotation](../GLOSSARY.md#rotation)-frugal packed HE), **SwaNN**
+# ([Paillier](../GLOSSARY.md#paillier) + 2PC switching), **SHE** (TFHE gate-level ReLU) and **Falcon** (3-party
+# [replicated sharing](../GLOSSARY.md#replicated-secret-sharing)) — in *simulated multi-party mode*: all parties live in this process, and
+# every value that crosses from one party to another is booked in a **cost [ledger](../GLOSSARY.md#ledger)**.
 #
 # **What you will learn**
 # 1. how a secret is shared among two or three parties, and why one share reveals nothing;
-# 2. how two parties multiply shared values with a Beaver triple, and what that costs;
-# 3. how the ledger turns a run into bytes, rounds and a *projected* LAN/WAN time;
+# 2. how two parties multiply shared values with a [Beaver triple](../GLOSSARY.md#beaver-triple), and what that costs;
+# 3. how the ledger turns a run into bytes, [rounds](../GLOSSARY.md#round) and a *[projected](../GLOSSARY.md#network-model)* LAN/WAN time;
 # 4. where each notebook of this toolkit goes next.
 
 # %% tags=["parameters"]
@@ -64,8 +64,8 @@ print("ppnn", ppnn.__version__)
 # %% [markdown]
 # ## 1. Sharing a secret
 #
-# Real numbers become integers in the ring $\mathbb{Z}_{2^{64}}$ through fixed point with
-# $f = 16$ fractional bits. A 2-of-2 **additive sharing** gives the client $x_0$ and the
+# Real numbers become integers in [the ring](../GLOSSARY.md#ring) $\mathbb{Z}_{2^{64}}$ through [fixed point](../GLOSSARY.md#fixed-point) with
+# $f = 16$ fractional bits. A 2-of-2 **[additive sharing](../GLOSSARY.md#additive-secret-sharing)** gives the client $x_0$ and the
 # server $x_1$ with $x_0 + x_1 = x \bmod 2^{64}$; each share alone is uniformly random.
 
 # %%
@@ -99,10 +99,10 @@ print("P[top bit of client's share = 1 | x = 2^63] =", fx.ring.msb(s_big).mean()
 # %% [markdown]
 # ## 2. A Beaver multiplication, booked on the ledger
 #
-# To multiply shared $x$ and $y$, a trusted dealer hands out (offline) shares of a random
+# To multiply shared $x$ and $y$, a trusted [dealer](../GLOSSARY.md#dealer) hands out (offline) shares of a random
 # triple $a, b, c = ab$. Online, each party sends its shares of $e = x - a$ and $f = y - b$;
 # both open $e, f$ and compute $z = c + e b + f a + e f$ locally. Then SecureML's local
-# truncation drops the extra $f$ fractional bits.
+# [truncation](../GLOSSARY.md#truncation) drops the extra $f$ fractional bits.
 
 # %%
 ledger = Ledger(["client", "server"])
@@ -185,7 +185,7 @@ display(box)
 # is and its size. Move the step slider (or press play) to walk through it, and pick a
 # **seat**: as `client` or `server` you see only your own messages and holdings; everything
 # else is greyed and its values hidden. In an executed notebook (no live kernel) the whole
-# diagram and the table of every party's view are shown instead.
+# diagram and the table of every party's [view](../GLOSSARY.md#view) are shown instead.
 
 # %%
 from ppnn.experiments import overview
@@ -212,7 +212,7 @@ ppnn.views(demo_ledger, "server")[["step", "kind", "peer", "what", "shown"]]
 #
 # "Depends on nothing" is a claim we can test. Run $n$ products with the client's secret
 # $x = 0$ and $n$ with $x = 2^{63}$, collect the $e$ the server computes from its view, and
-# compare the two samples with a two-sample **Kolmogorov-Smirnov test** at level
+# compare the two samples with a two-sample **[Kolmogorov](../GLOSSARY.md#ks-test)-Smirnov test** at level
 # $\alpha = 0.001$: the server can tell the secrets apart only if the statistic $D$ exceeds the
 # threshold $c(\alpha)\sqrt{2/n}$.
 #
@@ -279,11 +279,11 @@ protocol_player(sum_ledger, seat="P1", title="A secure sum of three salaries (se
 #
 # | notebook | paper | what it reproduces |
 # |---|---|---|
-# | `01_tabula` | Tabula | secure lookup-table activations vs garbled circuits |
-# | `02_gala` | GALA | rotation-frugal matrix-vector and convolution on real BFV |
+# | `01_tabula` | Tabula | secure lookup-table activations vs [garbled circuits](../GLOSSARY.md#garbled-circuit) |
+# | `02_gala` | GALA | rotation-frugal matrix-vector and convolution on real [BFV](../GLOSSARY.md#bfv) |
 # | `03_swann` | SwaNN | Paillier + 2PC switching, client-server and two-server |
 # | `04_she` | SHE | TFHE gate-level ReLU and shift-accumulate networks |
-# | `05_falcon` | Falcon | 3-party replicated sharing, semi-honest and malicious |
+# | `05_falcon` | Falcon | 3-party replicated sharing, [semi-honest](../GLOSSARY.md#semi-honest-malicious) and malicious |
 #
 # ## Summary and exercises
 # - A share is uniformly random; only the sum of all shares means anything.
@@ -302,9 +302,9 @@ protocol_player(sum_ledger, seat="P1", title="A secure sum of three salaries (se
 #
 # | family | what runs here |
 # |---|---|
-# | Delphi + GC ReLU | Delphi linear layers (HE preprocessing counted) + real garbled circuits (ReLU, truncation and max-pool in one circuit) |
+# | [Delphi](../GLOSSARY.md#delphi) + GC ReLU | Delphi linear layers (HE preprocessing counted) + real garbled circuits (ReLU, truncation and max-pool in one circuit) |
 # | Delphi + Tabula | Tabula's runner: Delphi linear layers + one secure lookup table per activation |
-# | GAZELLE + GC, GALA + GC | their packed-HE kernels on the BFV slot simulator (SEAL's counts) + real garbled circuits mod p |
+# | [GAZELLE](../GLOSSARY.md#gazelle) + GC, GALA + GC | their packed-HE kernels on the BFV [slot](../GLOSSARY.md#slots) simulator (SEAL's counts) + real garbled circuits mod p |
 # | SwaNN client-server / two-server | Paillier (simulated, same counts; real 2048-bit in full mode) + 2PC |
 # | SHE | log-quantized network as TFHE gate circuits on the bit simulator (every gate counted) |
 # | Falcon semi-honest / malicious | 3-party replicated sharing, every layer on shares |

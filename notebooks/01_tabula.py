@@ -16,21 +16,21 @@
 #
 # Reproduces: anonymous authors, *Tabula: Efficiently Computing Nonlinear Activation Functions for Secure Neural Network Inference* (under double-blind review; code: github.com/tabulainference/tabula).
 #
-# **Claim.** In two-party secure inference (Delphi-style: client and server hold additive
-# shares), an activation function costs **one round and 2·b bits** if both parties were
-# handed a *single-use shared table* of the function during preprocessing. With b = 8 that is
-# 2 bytes per ReLU — 280–560× less than garbled circuits and over 100× faster — at a storage
+# **Claim.** In two-party secure inference ([Delphi](../GLOSSARY.md#delphi)-style: client and server hold additive
+# shares), an activation function costs **one [round](../GLOSSARY.md#round) and 2·b bits** if both parties were
+# handed a *single-use shared table* of the function during [preprocessing](../GLOSSARY.md#dealer). With b = 8 that is
+# 2 bytes per ReLU — 280–560× less than [garbled circuits](../GLOSSARY.md#garbled-circuit) and over 100× faster — at a storage
 # and preprocessing cost comparable to garbled circuits, because activations can be quantized
 # to few bits.
 #
 # **What you will learn**
 # 1. the online protocol (§3.2, Fig. 2) step by step: what the client and the server hold and
 #    send, and why the one value they reveal, x + s, says nothing about x;
-# 2. how SecureML's local truncation turns a 64-bit share into a b-bit table index, and how
+# 2. how SecureML's local [truncation](../GLOSSARY.md#truncation) turns a 64-bit share into a b-bit table index, and how
 #    often it is off by one or catastrophically wrong (the paper's appendix);
 # 3. the preprocessing (§3.3, Fig. 3) as published, and two changes that give identical
 #    tables with O(p²) instead of O(p³) work and O(p) instead of O(p²) communication;
-# 4. a real garbled-circuit ReLU (half-gates, free-XOR, fixed-key AES) as the baseline;
+# 4. a real garbled-circuit ReLU ([half-gates](../GLOSSARY.md#half-gates), [free-XOR](../GLOSSARY.md#free-xor), fixed-key AES) as the baseline;
 # 5. accuracy vs table bits on MNIST / Fashion-MNIST with the full protocol, and what that
 #    means for communication, storage and runtime;
 # 6. the paper's tables, regenerated with a paper-vs-ours status for every cell.
@@ -127,7 +127,7 @@ widgets.protocol_player(demo_ledger, seat="server",
 # Row 2 (x = −5) shows the truncation's **off-by-one**: ⌊−5/8⌋ = −1 but the shares sum to 0.
 # That is the documented SecureML error (§4 below); the table then returns F(0) = F(−1) = 0.
 #
-# **Communication.** The ledger books exactly one round with b bits in each direction per
+# **Communication.** The [ledger](../GLOSSARY.md#ledger) books exactly one round with b bits in each direction per
 # activation, whatever F is:
 
 # %%
@@ -153,7 +153,7 @@ display(widgets.transcript_frame(led))
 #
 # The table stores $F$ at every b-bit input, so GELU or a sigmoid costs exactly what a ReLU
 # costs. Here 4096 activations of a layer whose integer values stay below $2^{14}$ (the
-# paper's per-layer scale), truncated to b = 8 bits; outputs in 16-bit fixed point.
+# paper's per-layer scale), truncated to b = 8 bits; outputs in 16-bit [fixed point](../GLOSSARY.md#fixed-point).
 
 # %%
 fx_out = FixedPoint(Z2_64, 16)
@@ -229,8 +229,8 @@ display(pd.DataFrame(chi))
 # **Why the table must be single-use.** Uniform $y$ is not the whole story: the server also
 # sees *pairs* of lookups. With fresh tables, $y_1 - y_2 = x_1 - x_2 + s_1 - s_2$ is uniform
 # too. Reuse one table for two lookups and $s$ cancels: the server reads $x_1 - x_2$. The
-# experiment below records the server's view for the secret pairs $(0, 0)$ and $(0, 5)$ and
-# compares its $y_1 - y_2$ with a two-sample KS test at $\alpha = 0.001$ -- honest, then with a
+# experiment below records the server's [view](../GLOSSARY.md#view) for the secret pairs $(0, 0)$ and $(0, 5)$ and
+# compares its $y_1 - y_2$ with a two-sample [KS](../GLOSSARY.md#ks-test) test at $\alpha = 0.001$ -- honest, then with a
 # reused table (the library refuses a second lookup on used tables; the broken variant
 # copies them to get around it).
 
@@ -386,7 +386,7 @@ display(pd.DataFrame({"protocol": ["published (O(p^3), elementwise triples)",
 # $x = x_c + x_s$, sign bit, select $x_i \wedge \neg\,\mathrm{sign}$, and re-share
 # $z = \mathrm{ReLU}(x) - r$ with a server mask $r$ — $3(b-1)$ AND gates. Half-gates with
 # free-XOR cost two 128-bit ciphertexts per AND (fixed-key AES from `cryptography`); the
-# client gets its input labels by IKNP OT extension (κ bits up, two labels down per bit).
+# client gets its input labels by [IKNP](../GLOSSARY.md#iknp) [OT](../GLOSSARY.md#oblivious-transfer) extension (κ bits up, two labels down per bit).
 
 # %%
 gc_rows = []
@@ -442,7 +442,7 @@ print(f"8-bit: GC / Tabula online = {meas['gc_s'][8]['total_s'] / meas['tabula_o
 # ## 8. Delphi linear layers and a whole network
 #
 # Linear layers follow Delphi: offline, the client's mask $R_c$ and the server's $R_s$, and
-# (by linearly homomorphic encryption — *counted* here, not run) the client learns
+# (by linearly [homomorphic](../GLOSSARY.md#homomorphic-encryption) encryption — *counted* here, not run) the client learns
 # $W R_c + R_s$; online, one message $[x]_c + R_c$ ($64$ bits per input element) and the
 # server computes $W(x + R_c) + R_s$. One MNIST image through the large LeNet with the real
 # Delphi layers and materialised 8-bit tables:
@@ -581,106 +581,96 @@ plt.show()
 # Every row: the paper's value, ours, their ratio, where ours comes from (*counted* on a
 # ledger, *measured* here, *projected* from measured unit costs and the network model,
 # *formula*) and a status. Binary units (1 KB = 1024 B) as the paper's own numbers imply.
-# Reasons common to many rows:
+# Each call below builds one table from the runs above, compares it with the transcription in
+# `data/paper/tabula_*.csv`, saves it to `figures/tables/` and shows it. The reason column of
+# the saved table explains a difference; four reasons recur (`ppnn.experiments.tabula.tables`):
+#
+# * **network differs**: the paper's large LeNet has 58K ReLUs but no layer list; our zoo's
+#   standard large LeNet-5 has 38,656 (and ResNet-34 on CIFAR has 0.97M, not 1.47M);
+# * **linear layers**: ours are Delphi's, one 64-bit element per input element online; the
+#   paper's totals imply ~20x more linear-layer traffic (3.4 MB for LeNet) without saying
+#   why, so its reductions are much smaller than ours;
+# * **garbled circuits**: ours is a minimal half-gates ReLU (3(b-1) ANDs incl. re-sharing)
+#   with the client's labels by IKNP OT counted online; the paper uses Delphi's circuit and
+#   numbers;
+# * **time**: measured on this machine with a vectorized numpy/OpenSSL implementation (batched
+#   over elements); the paper measured its own C++/Rust code per call on AWS c5.4xlarge.
+#
+# Tables 1-10 in the paper's order: per activation (1, 2, 6, 7), per network (4, 5, 8) and
+# preprocessing (9, 10; the paper counts 2p² bits per table, one bit per party per Beaver AND,
+# and a "paper's choice" row of Table 10 evaluates that count).
 
 # %%
-R_NET = ("network differs: the paper's large LeNet has 58K ReLUs but no layer list; our "
-         "zoo's standard large LeNet-5 has 38,656 (and ResNet-34 on CIFAR has 0.97M, not "
-         "1.47M) -- see the zoo's stated counts")
-R_LIN = ("our linear layers are Delphi's: one 64-bit element per input element online; the "
-         "paper's totals imply ~20x more linear-layer traffic (3.4 MB for LeNet) without "
-         "saying why, so its reductions are much smaller than ours")
-R_GC = ("our GC is a minimal half-gates ReLU (3(b-1) ANDs incl. re-sharing) with the "
-        "client's labels by IKNP OT counted online; the paper uses Delphi's circuit/numbers")
-R_TIME = ("measured on this machine with a vectorized numpy/OpenSSL implementation (batched "
-          "over elements); the paper measured its own C++/Rust code per call on AWS c5.4xlarge")
-tables = {}
+from ppnn.experiments.tabula import tables as reproduced
 
+reproduced.table1(pc, meas)
 
-def reproduce(name, frame, title, rtol=0.1, extra=None):
-    df = report.compare("tabula", name, frame, rtol=rtol, reasons=extra or {})
-    report.save(df, "tabula", name, title)
-    tables[name] = df
-    display(Markdown(f"### {df['table'].iloc[0]} — {title}"),
-            df[["row", "metric", "unit", "paper", "ours", "ratio", "kind", "status"]])
-    # nothing returned: a cell ending in reproduce(...) shows each table once
+# %%
+reproduced.table2(pc)
 
+# %%
+reproduced.table4(nc)
 
-def rows_with(frame, metric_part, reason, rows=None):
-    return {(r.row, r.metric): reason for r in frame.itertuples()
-            if metric_part in r.metric and (rows is None or r.row in rows)}
+# %%
+reproduced.table5(nc)
 
+# %%
+reproduced.table6(pc)
 
-NET_ROWS = ("LeNet", "ResNet-34", "MinioNN")  # ReLU counts that differ from the zoo's
+# %%
+reproduced.table7(meas)
 
+# %%
+reproduced.table8(nc, meas)
 
-t1 = ex.table1(pc, meas)
-reproduce("table1", t1, "per-op comparison", extra={
-    ("Tabula", "runtime_per_op"): R_TIME, ("Garbled Circuits", "runtime_per_op"): R_TIME,
-    ("Garbled Circuits", "comm_per_op"): R_GC,
-    ("Garbled Circuits", "preproc_storage_per_op"): R_GC})
-reproduce("table2", ex.table2(pc), "single-ReLU online communication vs OT/FSS")
-t4 = ex.table4(nc)
-reproduce("table4", t4, "Tabula vs CrypTFlow2, end to end",
-          extra={**rows_with(t4, "relu_count", R_NET, NET_ROWS), **rows_with(t4, "comm", R_LIN)})
-t5 = ex.table5(nc)
-reproduce("table5", t5, "online communication per network",
-          extra={**rows_with(t5, "relu_count", R_NET, NET_ROWS), **rows_with(t5, "gc", R_GC),
-                 **rows_with(t5, "tabula", R_LIN), **rows_with(t5, "reduction", R_LIN)})
-t6 = ex.table6(pc)
-reproduce("table6", t6, "single-ReLU communication vs GC", extra=rows_with(t6, "gc", R_GC))
-t7 = ex.table7(meas)
-reproduce("table7", t7, "single-ReLU runtime (measured)", extra=rows_with(t7, "", R_TIME))
-t8 = ex.table8(nc, meas)
-reproduce("table8", t8, "network online runtime (projected)",
-          extra={**rows_with(t8, "relu_count", R_NET, NET_ROWS), **rows_with(t8, "runtime", R_TIME),
-                 **rows_with(t8, "speedup", R_TIME)})
-t9 = ex.table9(pc, meas)
-reproduce("table9", t9, "preprocessing per ReLU", extra={
-    **rows_with(t9, "gc", R_GC),
-    ("Runtime (ms)", "tabula_preproc_8bit"): R_TIME,
-    ("Communication (b)", "tabula_preproc_8bit"):
-        "the paper counts 2p^2 bits (1 bit per party per AND); Beaver AND opens 2 bits per "
-        "party, plus the sign correction's 4pk bits"})
-t10 = ex.table10(nc, pc)
-reproduce("table10", t10, "preprocessing per network",
-          extra={**rows_with(t10, "relu_count", R_NET, NET_ROWS), **rows_with(t10, "gc", R_GC),
-                 **rows_with(t10, "tabula", "per-table bytes as in Table 9 (4p^2 + ..., "
-                             "not 2p^2)", ("LeNet", "ResNet-32", "VGG-16", "ResNet-34")),
-                 **{(report.paper_choice(r, ex.PREPROC_CHOICE), "tabula_preproc_8bit"): R_NET
-                    for r in NET_ROWS if r != "MinioNN"}})
-reproduce("fig4", ex.fig4(tr), "communication reduction at fixed accuracy", extra={
-    ("Tabula (caption)", "tabula_comm_per_call"): "the caption's 16 B contradicts Tables 1/2/6",
-    **rows_with(ex.fig4(tr), "comm_reduction", R_LIN + "; MNIST-only networks here")})
-reproduce("fig5", ex.fig5(tr), "storage vs accuracy", extra=rows_with(ex.fig5(tr), "", R_GC))
-reproduce("fig6", ex.fig6(tr), "runtime vs accuracy", extra={
-    **rows_with(ex.fig6(tr), "bits", "MNIST networks need fewer bits than the paper's CIFAR "
-                "ones"), **rows_with(ex.fig6(tr), "speedup", R_TIME)})
-reproduce("fig8", ex.fig8(), "storage per ReLU", extra=rows_with(ex.fig8(), "", R_GC))
-reproduce("fig9", ex.fig9(), "preprocessing communication crossover",
-          extra=rows_with(ex.fig9(), "", R_GC + "; published Tabula sends 4p^2 bits"))
-for name, what in (("table11", "ResNet32 / CIFAR-10"), ("table12", "ResNet18 / CIFAR-100")):
-    ref = report.load_paper("tabula", name)
-    frame = pd.DataFrame([{"row": r.row, "metric": r.metric, "value": None, "kind": "",
-                           "note": "not reproducible here: CIFAR is not available (no CIFAR "
-                                   "path given) and the values are quoted from other papers"}
-                          for r in ref.itertuples()])
-    reproduce(name, frame, f"polynomial vs quantized activations, {what} (quoted)")
+# %%
+reproduced.table9(pc, meas)
+
+# %%
+reproduced.table10(nc, pc)
+
+# %% [markdown]
+# The accuracy trade-offs (Figs. 4-6, from the sweep of §9) and the storage and preprocessing
+# curves (Figs. 8-9):
+
+# %%
+reproduced.fig4(tr)
+
+# %%
+reproduced.fig5(tr)
+
+# %%
+reproduced.fig6(tr)
+
+# %%
+reproduced.fig8()
+
+# %%
+reproduced.fig9()
+
+# %% [markdown]
+# Tables 11 and 12 quote other papers' polynomial-activation results on CIFAR: every cell is
+# "not reproducible here".
+
+# %%
+reproduced.table11()
+
+# %%
+reproduced.table12()
 
 # %% [markdown]
 # Status summary over all Tabula tables:
 
 # %%
-allrows = pd.concat(tables.values())
-display(allrows.groupby("table")["status"].value_counts().unstack(fill_value=0))
+reproduced.status_summary()
 
 # %% [markdown]
 # ### Errata found while reproducing
+#
+# The errata are data: `data/errata.csv` (paper, where, finding, evidence).
 
 # %%
-# the errata are data: data/errata.csv (paper, where, finding, evidence)
-report.save_errata("tabula")
-display(report.load_errata("tabula"))
+reproduced.errata()
 
 # %% [markdown]
 # ## Summary

@@ -17,24 +17,24 @@
 # Reproduces: Q. Zhang, C. Xin, H. Wu, *GALA: Greedy ComputAtion for Linear Algebra in
 # Privacy-Preserved Neural Networks*, NDSS 2021 (arXiv:2105.01827).
 #
-# **The claim.** In HE-GC inference (GAZELLE, DELPHI, CrypTFlow2) the server computes linear
-# layers on the client's packed, encrypted input, and the slowest operation by far is the slot
-# rotation (*Perm*). GALA removes most of them: for a matrix-vector product it encodes the
-# weights row-wise and moves the final rotate-and-sum into the *plaintext* share generation
+# **The claim.** In HE-GC inference ([GAZELLE](../GLOSSARY.md#gazelle), [DELPHI](../GLOSSARY.md#delphi), CrypTFlow2) the server computes linear
+# layers on the client's packed, encrypted input, and the slowest operation by far is the [slot](../GLOSSARY.md#slots)
+# [rotation](../GLOSSARY.md#rotation) (*Perm*). GALA removes most of them: for a matrix-vector product it encodes the
+# weights row-wise and moves the final [rotate-and-sum](../GLOSSARY.md#rotate-and-sum) into the *plaintext* share generation
 # (row-encoding-share-RaS, §III-A); for convolutions it adds the products of all input
 # ciphertexts *before* rotating (kernel grouping, §III-B). Same outputs, same communication,
 # far fewer Perms: the paper reports up to 59x (matrix-vector) and 14x (convolution) over
 # GAZELLE.
 #
 # **What you will learn**
-# 1. how a packed BFV ciphertext is laid out and what Perm / HstPerm / ScMult / Add cost on
+# 1. how a packed [BFV](../GLOSSARY.md#bfv) ciphertext is laid out and what Perm / [HstPerm](../GLOSSARY.md#hoisting) / [ScMult](../GLOSSARY.md#scmult) / Add cost on
 #    real SEAL on this machine (the "Perm is 56x Add" claim);
 # 2. where every partial product sits after each step of the naive, GAZELLE and GALA
 #    matrix-vector kernels (slot diagrams), and why GALA needs no HE rotate-and-sum;
 # 3. the operation counts of Tables II/III as sympy formulas, checked against the counts of
-#    running the kernels, and the noise growth of Table IV against SEAL's noise budget;
-# 4. measured runtimes of GALA vs GAZELLE on real BFV, projected network runtimes, and
-#    fixed-point accuracy through the HE pipeline.
+#    running the kernels, and the noise growth of Table IV against SEAL's [noise budget](../GLOSSARY.md#noise-budget);
+# 4. measured runtimes of GALA vs GAZELLE on real BFV, [projected](../GLOSSARY.md#network-model) network runtimes, and
+#    [fixed-point](../GLOSSARY.md#fixed-point) accuracy through the HE pipeline.
 
 # %% tags=["parameters"]
 QUICK = True
@@ -79,7 +79,7 @@ print("ppnn", ppnn.__version__, "| quick" if QUICK else "| full")
 # $p$ and $n = 2048$ slots). SEAL's $N$ slots form a $2 \times N/2$ matrix that `rotate_rows`
 # rotates row by row; we write GALA's $n$-slot vector periodically into both rows, so a row
 # rotation *is* GALA's cyclic rotation of an $n = 2048$-slot vector. ($N = 2048$ itself has a
-# single 54-bit prime in SEAL and therefore no key switching, i.e. no rotations.)
+# single 54-bit prime in SEAL and therefore no [key switching](../GLOSSARY.md#key-switching), i.e. no rotations.)
 #
 # The same interface has a **numpy slot simulator** (exact slot arithmetic, the same counts
 # and the paper's noise model) used for whole networks.
@@ -97,7 +97,7 @@ print("noise model calibrated on SEAL:", he.noise_model)
 # %% [markdown]
 # **What one operation costs here.** GALA §II-C: "a Perm operation is 56 times slower than an
 # Add operation and 34 times slower than a ScMult". We time the bare SEAL calls, interleaved
-# (the machine may be shared). Our kernels multiply NTT-form ciphertexts by NTT-form
+# (the machine may be shared). Our kernels multiply [NTT](../GLOSSARY.md#ntt)-form ciphertexts by NTT-form
 # plaintexts (`ScMult`); `ScMult_coeff` is SEAL's `multiply_plain` on coefficient-form
 # operands, NTTs included.
 
@@ -139,7 +139,7 @@ for method in ("Naive", "GAZELLE", "GALA"):
 # copies would make the final RaS count every column several times. The client therefore
 # writes copy $s$ rotated by $sG$ (slot $t$ holds $x_{\pi(t)}$,
 # $\pi(t) = (\lfloor t/n_o \rfloor \bmod n/n_o)\,G + (t \bmod G)$) — free, in plaintext — and
-# both GAZELLE and GALA use this packing (`ppnn.protocols.gala.layout`).
+# both GAZELLE and GALA use this [packing](../GLOSSARY.md#packing) (`ppnn.protocols.gala.layout`).
 #
 # **Correctness on real BFV, through the two parties.** `run_linear` books every message:
 # the client sends $[x]_C$, the server returns $[y - r]_C$; the shares reconstruct to $Wx$.
@@ -352,7 +352,7 @@ display(noise)
 # holds the secret key. Below, the client measures the noise of what it receives
 # (`SealBFV.phase_noise`: $c_0 + c_1 s$ minus the message, with its secret key) for constant
 # weight matrices $W = c$ (the encoded plaintext is the constant polynomial $c$) and for random
-# weights: without flooding the noise *is* $c$ times its own input noise.
+# weights: without [flooding](../GLOSSARY.md#noise-flooding) the noise *is* $c$ times its own input noise.
 #
 # The fix GAZELLE's argument needs is **noise flooding**: before returning a ciphertext the
 # server adds a fresh encryption of zero (re-randomizes $c_1$) and $(E, 0)$ with $E$ uniform in
@@ -393,11 +393,11 @@ display(leak.pivot_table(index="weights", columns="flooded",
 assert leak["correct"].all()
 
 # %% [markdown]
-# **The key holder's view, as an experiment.** The server's secret is its weights. Give it two
+# **The key holder's [view](../GLOSSARY.md#view), as an experiment.** The server's secret is its weights. Give it two
 # weight matrices — every weight 1, or random weights in $[-8, 8]$ — run the layer twice for
 # each, and collect what the client reads with its secret key: the noise coefficients of
 # $[y - r]_C$ (the shares themselves are uniform either way). A two-sample
-# Kolmogorov-Smirnov test at level $\alpha = 0.001$ (`ppnn.core.views.ks_test`: it rejects
+# [Kolmogorov](../GLOSSARY.md#ks-test)-Smirnov test at level $\alpha = 0.001$ (`ppnn.core.views.ks_test`: it rejects
 # "same distribution" when $D > c(\alpha)\sqrt{(n+m)/(nm)}$, $c(\alpha) = 1.95$) asks
 # whether the two views can be told apart. Without flooding they can at once; with flooding
 # the test cannot.
@@ -421,7 +421,7 @@ plotting.show(lesson.plot_flood_view(flood_views))
 #
 # **Every Table II-VII dimension, flooded, on real SEAL.** The whole two-party layer for the
 # matrix-vector products; one output ciphertext of each convolution (every output ciphertext
-# does the same work; quick mode: $c_i \le 32$). Budget before/after flooding, the smallest
+# does the same work; [quick mode](../GLOSSARY.md#quick-mode): $c_i \le 32$). Budget before/after flooding, the smallest
 # $\log_2 q$ that would still flood, the ciphertext size, and whether decryption is exact.
 
 # %%
@@ -474,7 +474,7 @@ display(conv_runs[["dims", "method", "run_c_i", "measured_groups", "groups", "ki
 # Every Conv2d/Dense layer of the zoo's CIFAR-10 architectures (the paper names them but
 # gives no layer tables; `ppnn.nn.zoo` states the assumptions) is *run* on the counting
 # backend; time is projected from the counts with the unit costs above. ReLU and max-pool
-# layers use the project's half-gates garbled-circuit ReLU (measured per element, exact
+# layers use the project's [half-gates](../GLOSSARY.md#half-gates) [garbled-circuit](../GLOSSARY.md#garbled-circuit) ReLU (measured per element, exact
 # traffic) as a stand-in for GAZELLE's GC; they cost the same for GAZELLE and GALA.
 
 # %%

@@ -18,20 +18,20 @@
 # Privacy-Preserving Neural Network Predictions*, SECRYPT 2020 (`papers/swann.txt`).
 #
 # **Claim.** Evaluate the linear layers (Conv, FC, scaled mean pool) under the additively
-# homomorphic **Paillier** cryptosystem, and the non-linear ones (x², ReLU, max-pool) either
-# with a small interactive Paillier protocol or in **2PC** (ABY's arithmetic and Boolean
-# sharing), switching between the two with masked decryptions. With **packing** and
-# **multi-exponentiation** the CryptoNets network runs in ~10 s with 1.69 MB — "30-fold better
+# [homomorphic](../GLOSSARY.md#homomorphic-encryption) **[Paillier](../GLOSSARY.md#paillier)** cryptosystem, and the non-linear ones (x², ReLU, max-pool) either
+# with a small interactive Paillier protocol or in **2PC** ([ABY](../GLOSSARY.md#aby)'s arithmetic and Boolean
+# sharing), switching between the two with [masked decryptions](../GLOSSARY.md#masked-decryption). With **[packing](../GLOSSARY.md#packing)** and
+# **[multi-exponentiation](../GLOSSARY.md#multi-exponentiation)** the CryptoNets network runs in ~10 s with 1.69 MB — "30-fold better
 # in computation than the HE-based solution and 28-fold more efficient in bandwidth than the
 # 2PC-based solution" — in a client-server and in a two-server setting.
 #
 # **What you will learn**
 # 1. Paillier's homomorphism by hand, and what a real 2048-bit ciphertext costs;
-# 2. packing (§5.1), laid out bit by bit, and why a value that does not fit its slot must raise;
+# 2. packing (§5.1), laid out bit by bit, and why a value that does not fit its [slot](../GLOSSARY.md#slots) must raise;
 # 3. Lim–Lee multi-exponentiation for encrypted dot products;
 # 4. the three protocols of §4.1.2 step by step — what every party sees — and why the masks
 #    hide x;
-# 5. the client-server and two-server settings side by side (threshold decryption for real);
+# 5. the client-server and two-server settings side by side ([threshold decryption](../GLOSSARY.md#threshold-decryption) for real);
 # 6. the networks of Experiments 1–3: integer models, accuracy on MNIST, end-to-end runs with
 #    real Paillier whose predictions equal the plaintext integer model's;
 # 7. the paper's Tables 1–7 regenerated, with a paper-vs-ours status for every cell.
@@ -200,7 +200,7 @@ display(pd.DataFrame({
 # ## 4. The three protocols, step by step (§4.1.2)
 #
 # The **server** holds the model and ciphertexts $[x]$; the **client** holds the secret key.
-# Every value that crosses between them goes through the ledger. Below, three values go
+# Every value that crosses between them goes through the [ledger](../GLOSSARY.md#ledger). Below, three values go
 # through Protocol 1 (secure square), Protocol 2 (PHE → 2PC), ReLU in 2PC, and Protocol 3
 # (2PC → PHE); `views` records what the acting party holds at each step.
 
@@ -243,7 +243,7 @@ display(w.VBox([step_slider, view_out]))
 display(views_df)  # the full list (what the slider steps through)
 
 # %% [markdown]
-# The messages themselves (who sends what to whom, in which round) — the ledger's transcript:
+# The messages themselves (who sends what to whom, in which [round](../GLOSSARY.md#round)) — the ledger's transcript:
 
 # %%
 display(widgets.transcript_stepper(led))
@@ -281,7 +281,7 @@ plt.show()
 # by $\pm 2^{32}$ whenever the sum wraps — with probability about $|x|/2^{32}$ per value
 # (negligible only if the shares are $\ell+\kappa$ bits wide). We do the addition inside the
 # Boolean circuit on $m+\kappa+1$ bits (the value is Boolean anyway after ReLU, max-pool or the
-# exact truncation), so the client opens the exact integer $x + 2^{m-1} + r'$: never wrong,
+# exact [truncation](../GLOSSARY.md#truncation)), so the client opens the exact integer $x + 2^{m-1} + r'$: never wrong,
 # hidden up to $2^{-\kappa}$. The cost is $m+\kappa$ AND gates per value.
 
 # %%
@@ -352,9 +352,9 @@ display(pd.DataFrame(side))
 # nothing without the key); shares and masked values show whole; what a party decrypts or
 # opens is a *holding* (a dot on its lane).
 #
-# Between Protocol 2 and Protocol 3's encryption run the 2PC circuits -- A2B, ReLU and
+# Between Protocol 2 and Protocol 3's encryption run the 2PC circuits -- [A2B](../GLOSSARY.md#a2b), ReLU and
 # Protocol 3's masked adder, $(\ell - 1) + 1 + (m + \kappa)$ rounds of AND gates: hundreds of
-# messages of uniform bits (Beaver openings) and size-only OT-extension traffic. The player
+# messages of uniform bits (Beaver openings) and size-only [OT](../GLOSSARY.md#oblivious-transfer)-extension traffic. The player
 # folds them away (`lesson.switching_steps`): their operation counts stay, and the round
 # numbers jump over them.
 #
@@ -400,9 +400,9 @@ protocol_player(lesson.switching_steps(demo_2s), seat="server2", group=None,
 #
 # "Why the masks hide $x$" (§4) bounded a statistical distance on toy widths; now the claim
 # on the protocol itself. Run Protocol 2 many times (`lesson.switch_view_experiment`: 100
-# runs of 20 values each in quick mode) with the secret $x_a = -2^{30}$ and with
-# $x_b = +2^{30}$, read from the helper's view what it decrypts, $z = x + 2^{\ell-1} + r$, and
-# compare the two samples with a two-sample **Kolmogorov-Smirnov test** at level
+# runs of 20 values each in [quick mode](../GLOSSARY.md#quick-mode)) with the secret $x_a = -2^{30}$ and with
+# $x_b = +2^{30}$, read from the helper's [view](../GLOSSARY.md#view) what it decrypts, $z = x + 2^{\ell-1} + r$, and
+# compare the two samples with a two-sample **[Kolmogorov](../GLOSSARY.md#ks-test)-Smirnov test** at level
 # $\alpha = 0.001$: the helper tells the secrets apart only if the statistic
 # $D = \max_z |F_a(z) - F_b(z)|$ exceeds the threshold
 # $c(\alpha)\sqrt{(n+m)/(nm)}$ with $c(\alpha) = \sqrt{-\ln(\alpha/2)/2} \approx 1.95$
@@ -434,7 +434,7 @@ plt.show()
 # ## 6. The networks and their integer models (§5.2)
 #
 # The foundation's trained networks (`ppnn.nn.pretrained`): CryptoNets (Exp. 1: x²) and
-# MiniONN's MNIST network (Exp. 2: ReLU + max-pool). SwaNN's fixed point is integer: inputs at
+# MiniONN's MNIST network (Exp. 2: ReLU + max-pool). SwaNN's [fixed point](../GLOSSARY.md#fixed-point) is integer: inputs at
 # $2^8$, weights at $2^8$; Paillier never divides, so the scale grows through linear layers.
 # In the **PHE-only** setting nothing is ever truncated; in the **hybrid** setting every
 # activation runs in 2PC, where dropping low bits is free, and truncates back to $2^8$. Each
@@ -459,7 +459,7 @@ acc.to_csv(paths.results_dir("swann") / "accuracy.csv", index=False)
 # A run: the client encrypts the image, the server evaluates the layers, the activations
 # switch, the client decrypts the logits. In quick mode one configuration runs for real
 # (Exp. 1, hybrid, client-server); the others are *counted* (closed-form counts, checked equal
-# to the ledger of real and simulated runs in the tests) and *projected* with unit costs
+# to the ledger of real and simulated runs in the tests) and *[projected](../GLOSSARY.md#network-model)* with unit costs
 # measured below. The full pipeline runs every configuration of Experiments 1 and 2 for real
 # except the unoptimised two-server PHE-only one: its 3,780 partial decryptions (4,096-bit
 # exponents mod N²) take about six minutes here, so that column is projected.

@@ -22,18 +22,18 @@
 # if the weights are powers of two, every multiplication becomes an arithmetic *shift* -- which
 # on bit-wise ciphertexts is free: it only moves ciphertexts around. With a *mixed-bitwidth
 # accumulator* that sizes each adder to the values it can hold, SHE claims state-of-the-art
-# accuracy with 76-94% lower latency than prior leveled-HE networks, and a depth small enough
+# accuracy with 76-94% lower latency than prior leveled-HE networks, and a [depth](../GLOSSARY.md#multiplicative-depth) small enough
 # for deep networks.
 #
 # **What you will learn**
 # 1. how a **client** encrypts bits with real TFHE (tfhe-rs) and what one gate costs the
 #    **server** on this machine;
 # 2. SHE's ReLU unit and max unit (Fig. 2) bit by bit, run on real ciphertexts;
-# 3. why a shift is free and a multiplication is not, and what the mixed-bitwidth accumulator
+# 3. why a shift is free and a multiplication is not, and what the [mixed-bitwidth accumulator](../GLOSSARY.md#mixed-bitwidth-accumulator)
 #    saves -- as gate counts, closed forms and multiplicative depth;
-# 4. how much accuracy logarithmic (power-of-two) quantization costs, with a slider;
+# 4. how much accuracy [logarithmic (power-of-two) quantization](../GLOSSARY.md#logarithmic-quantization) costs, with a slider;
 # 5. a whole MNIST network evaluated gate by gate (simulator) and a slice of it on real TFHE;
-# 6. gate-level ReLU vs one programmable-bootstrapping table lookup (the Tabula idea in FHE);
+# 6. gate-level ReLU vs one programmable-[bootstrapping](../GLOSSARY.md#tfhe-gate-bootstrapping) [table](../GLOSSARY.md#secure-lookup-table) lookup (the Tabula idea in FHE);
 # 7. Tables 2 and 4-7 regenerated next to the paper's values.
 
 # %% tags=["parameters"]
@@ -77,7 +77,7 @@ print("ppnn", ppnn.__version__, "| quick" if QUICK else "| full")
 # The **client** owns the secret key: it encrypts its image bit by bit and is the only one who
 # can decrypt. The **server** holds the network's weights in the clear and evaluates gates on
 # ciphertexts. We use the project's binding of **tfhe-rs** (Zama) with its default Boolean
-# parameters (LWE dimension 805, GLWE 3 x 512, 128-bit security); the paper used the original
+# parameters ([LWE](../GLOSSARY.md#lwe) dimension 805, GLWE 3 x 512, 128-bit security); the paper used the original
 # TFHE library in a *leveled* mode (3 levels, a multiplicative-depth budget of 32K) that
 # tfhe-rs does not have: here every gate is bootstrapped ("fully TFHE", the paper's FIL column).
 #
@@ -168,7 +168,7 @@ protocol_player(play.ledger, seat="server", split_ops=True, panel=play.panel,
 # With bit-wise ciphertexts, multiplying by $2^{-e}$ means *moving* bit $i+e$ to position $i$
 # and copying the (encrypted) sign bit into the vacated top positions. No gate runs: the
 # server only copies ciphertexts. A general multiplier needs a partial-product AND per bit
-# pair and a row of adders per weight bit. In BFV/CKKS a number is one ciphertext, so a shift
+# pair and a row of adders per weight bit. In [BFV](../GLOSSARY.md#bfv)/CKKS a number is one ciphertext, so a shift
 # *is* a multiplication there.
 
 # %%
@@ -259,7 +259,7 @@ plt.show()
 # powers of two changes each by up to 41%, so -- as LogNet, which SHE follows, trains with
 # the quantizer -- we fine-tune with the quantizer in the loop (straight-through estimator);
 # (ii) the paper's 5-bit *shifted* terms drop every bit shifted out (floor), which biases
-# every sum; we keep 2 guard bits and fold the expected truncation into the bias (free).
+# every sum; we keep 2 guard bits and fold the expected [truncation](../GLOSSARY.md#truncation) into the bias (free).
 # "SHE-g0" is the paper-literal variant. (iii) A 5-bit activation has 32 levels on a
 # power-of-two scale; calibrated on the largest values (99.99th percentile) it keeps
 # outliers and loses resolution, lower percentiles clip them: the percentile is chosen per
@@ -364,10 +364,10 @@ per_gate_s = real["seconds"] / max(real["bootstraps"], 1)
 
 # %% [markdown]
 # **A whole encrypted inference, measured -- on a Dask cluster.** The paper's networks are
-# ~10^7 bootstrapped gates: days on two cores, so their latencies below are *projected*. A
+# ~10^7 bootstrapped gates: days on two cores, so their latencies below are *[projected](../GLOSSARY.md#network-model)*. A
 # network small enough for this machine runs end to end on real tfhe-rs instead: the
 # reduced MNIST network of the zoo (`she_mnist_reduced`: one 5x5 stride-6 convolution, ReLU,
-# FC 10, about 2.4 x 10^4 bootstraps; quick mode: a 4-pixel toy network). The server key goes
+# FC 10, about 2.4 x 10^4 bootstraps; [quick mode](../GLOSSARY.md#quick-mode): a 4-pixel toy network). The server key goes
 # to every Dask worker once; each level of gates is split into blocks evaluated by the
 # binding's batched call on the workers (`ppnn.run(plan, x, backend="real", client=...)`).
 # The decrypted logits must equal the integer model's, and the measured seconds per
@@ -433,8 +433,8 @@ red_rows = pd.DataFrame([
 # %% [markdown]
 # ## 7. Gate-level ReLU vs one programmable bootstrap (Tabula's idea in FHE)
 #
-# TFHE's programmable bootstrapping evaluates *any* function of a small encrypted integer
-# while refreshing it. A 5-bit ReLU is then one lookup on a 5-bit shortint ciphertext
+# TFHE's [programmable bootstrapping](../GLOSSARY.md#pbs) evaluates *any* function of a small encrypted integer
+# while refreshing it. A 5-bit ReLU is then one lookup on a 5-bit [shortint](../GLOSSARY.md#shortint) ciphertext
 # (tfhe-rs `PARAM_MESSAGE_5_CARRY_0`) instead of 4 AND gates on 5 Boolean ciphertexts. Fewer
 # operations, but each is a much larger bootstrap, and no table exists for the 16-bit
 # accumulator the ReLU actually reads (shortint tables stop at 8 bits).

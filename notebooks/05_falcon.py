@@ -15,12 +15,12 @@
 # # 05 — Falcon: three parties, replicated shares, malicious security with abort
 #
 # **Paper.** S. Wagh, S. Tople, F. Benhamouda, E. Kushilevitz, P. Mittal, T. Rabin,
-# *Falcon: Honest-Majority Maliciously Secure Framework for Private Deep Learning*, PETS 2021
+# *Falcon: Honest-Majority [Maliciously](../GLOSSARY.md#semi-honest-malicious) Secure Framework for Private Deep Learning*, PETS 2021
 # (`../shared/papers/falcon.txt`).
 #
-# **Claim reproduced.** Three servers P0, P1, P2 holding 2-out-of-3 replicated shares over
+# **Claim reproduced.** Three servers P0, P1, P2 holding 2-out-of-3 [replicated shares](../GLOSSARY.md#replicated-secret-sharing) over
 # the small ring Z_2^32 can train and run neural networks (ReLU, max-pool, batch norm) with
-# *simple modular arithmetic only*: DReLU comes from the wrap function of the shares through an
+# *simple modular arithmetic only*: DReLU comes from the [wrap function](../GLOSSARY.md#wrap-function) of the shares through an
 # identity linking the most significant bit to a carry; the same protocols become maliciously
 # secure (abort on any deviation) by using the redundancy of replicated sharing. Private
 # inference keeps the plaintext accuracy (the paper's Table 6).
@@ -33,11 +33,11 @@
 # **What you will learn**
 # 1. how a secret is held by three parties (each holds two of three components), how it is
 #    opened semi-honestly and maliciously, and how products are reshared;
-# 2. the wrap function, the MSB identity (Eq. 11) and private compare over Z_37 (Algorithm 1),
-#    and what a party's view of it reveals (a statistical test);
+# 2. the wrap function, the MSB identity (Eq. 11) and [private compare](../GLOSSARY.md#private-compare) over Z_37 (Algorithm 1),
+#    and what a party's [view](../GLOSSARY.md#view) of it reveals (a statistical test);
 # 3. how a corrupt party is caught: change one message and play the run — an honest party
 #    aborts (malicious), or a wrong output goes through (semi-honest);
-# 4. rounds and bytes of every protocol, checked against closed forms (Table 9 shape);
+# 4. [rounds](../GLOSSARY.md#round) and bytes of every protocol, checked against closed forms (Table 9 shape);
 # 5. private inference on real MNIST images (Table 6), per-network costs with LAN/WAN
 #    projections (Tables 2-5 shape, Fig. 1) and private training with and without batch norm
 #    (Fig. 2 question).
@@ -103,13 +103,13 @@ def save_table(df: pd.DataFrame, name: str) -> None:
 # | symbol | value | why |
 # |---|---|---|
 # | ring Z_L | L = 2^32 (ℓ = 32) | §3.1/§5.1: the small ring is the point of Falcon |
-# | fixed point | f = 13 fractional bits | §3.1 says 13, §5.1 says 16; with ℓ = 32 a product carries 2f bits, so 16 leaves no room (`Falcon(frac_bits=16)` raises) |
+# | [fixed point](../GLOSSARY.md#fixed-point) | f = 13 fractional bits | §3.1 says 13, §5.1 says 16; with ℓ = 32 a product carries 2f bits, so 16 leaves no room (`Falcon(frac_bits=16)` raises) |
 # | small prime | p = 37 | bits of a secret are shared mod p in private compare; p must exceed ℓ + 2 so no nonzero c[i] vanishes mod p |
 # | parties | P0, P1, P2 | Pi holds components (x_i, x_{i+1}) of x = x_0 + x_1 + x_2 mod L |
-# | randomness | pairwise PRF keys | key k_i known to Pi and P_{i-1}; 3-of-3 zero sharing α_i = F(k_i) − F(k_{i+1}) |
-# | truncation | ABY3 pair + top bit of r | exact up to one unit in the last place for \|x\| < 2^30 (plain ABY3 pairs fail ~\|x\|/2^32 of the time in 32 bits — shown below) |
+# | randomness | pairwise [PRF](../GLOSSARY.md#prf) keys | key k_i known to Pi and P_{i-1}; 3-of-3 zero sharing α_i = F(k_i) − F(k_{i+1}) |
+# | [truncation](../GLOSSARY.md#truncation) | ABY3 pair + top bit of r | exact up to one unit in the last place for \|x\| < 2^30 (plain ABY3 pairs fail ~\|x\|/2^32 of the time in 32 bits — shown below) |
 # | malicious products | triple verification (Furukawa et al., cited in §3.2) | v = z − c − σa − ρb − ρσ is 0 iff z = xy; checks batched once per layer/protocol, and always before a value that depends on a product is opened in the clear (private compare folds them into rounds it already has) |
-# | preprocessing | a trusted dealer, booked *offline* | Falcon's Fig. 6 protocols are not reproduced |
+# | [preprocessing](../GLOSSARY.md#dealer) | a trusted dealer, booked *offline* | Falcon's Fig. 6 protocols are not reproduced |
 #
 # ## 2. Replicated shares, party by party (§3.2)
 
@@ -126,7 +126,7 @@ print("x0 + x1 + x2 mod 2^32 =", fal.ring.to_signed(fal.reveal(x)))
 # %% [markdown]
 # **Opening.** Semi-honest: Pi sends x_i to P_{i+1} (one element each). Malicious: Pi also
 # sends x_{i+1} to P_{i-1}, so every party receives its missing component twice — from the two
-# other parties — and aborts if the copies differ. The ledger shows who sends what:
+# other parties — and aborts if the copies differ. The [ledger](../GLOSSARY.md#ledger) shows who sends what:
 
 # %%
 for mal in (False, True):
@@ -227,7 +227,7 @@ display(fpc.ledger.by_label(2))
 # ### Play it: three parties, one resharing per round
 #
 # The same protocol on two comparisons (r = 1000 vs x = 999, and r = 5 vs x = 5), with every
-# message recorded. Each round of the product tree is one *resharing*: $P_i$ sends its new
+# message recorded. Each round of the product tree is one *[resharing](../GLOSSARY.md#reshare)*: $P_i$ sends its new
 # component to $P_{i-1}$, so each party receives exactly one message per round, values in
 # $\mathbb{Z}_{37}$ that look uniform to it. Take $P_2$'s seat: it receives every resharing
 # from $P_0$, and its missing component of d from $P_1$; at the end each party holds the d it
@@ -255,7 +255,7 @@ protocol_player(pc_ledger, seat="P2", title="Private compare (Algorithm 1) on tw
 # reconstructed (the player above shows it). Does d depend on the secret r? Run
 # n = 2000 comparisons of the secret r = 1000 and 2000 of r = 5, both against the public
 # x = 500 (so r > x is true, then false), and collect the d P2 reconstructs each time. A
-# two-sample Kolmogorov–Smirnov test at level α = 0.001 says the two samples differ when
+# two-sample [Kolmogorov](../GLOSSARY.md#ks-test)–Smirnov test at level α = 0.001 says the two samples differ when
 # D = max |F₁ − F₂| exceeds c(α) · √((n + m)/(n m)) = 1.95 · √(2/2000) ≈ 0.062 (d takes 37
 # values; for a discrete variable this threshold is conservative).
 #
@@ -506,7 +506,7 @@ _ = paths.atomic_write(OUT / "table6_inference_timings.csv", t6_time.to_csv(inde
 #
 # Online rounds and bytes come from the closed forms (equal to the ledger on Networks A-C and
 # LeNet — see the tests); AlexNet and VGG16 are **cost only** (too large to simulate on two
-# cores). Time = compute + network model (LAN 625 MBps / 0.2 ms, WAN 40 MBps / 70 ms, one
+# cores). Time = compute + [network model](../GLOSSARY.md#network-model) (LAN 625 MBps / 0.2 ms, WAN 40 MBps / 70 ms, one
 # latency per round, each party pushing a third of the bytes): always a *projection*.
 # Compute = the measured simulation time of one image (all three parties in one process,
 # single-threaded BLAS) for the networks we run, and measured per-ReLU and per-MAC unit costs

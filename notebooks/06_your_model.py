@@ -17,10 +17,10 @@
 # Reproduces: no paper table; your own network through every protocol family
 #
 # It answers the question none of the five papers can: what would *my* network cost under
-# Falcon, Delphi + Tabula, SHE, ...? Each paper evaluates its protocol on its own networks. Here you bring a network -- exported
+# Falcon, [Delphi](../GLOSSARY.md#delphi) + Tabula, SHE, ...? Each paper evaluates its protocol on its own networks. Here you bring a network -- exported
 # from PyTorch or Keras as an ONNX file -- and PPNN Lab compiles it for every protocol family,
 # runs it in simulated multi-party mode on real MNIST images, checks every run against the
-# family's integer model, and puts the costs side by side with one ledger and one time model.
+# family's integer model, and puts the costs side by side with one [ledger](../GLOSSARY.md#ledger) and one time model.
 #
 # **What you will learn**
 # 1. how to export a model to ONNX and load it into PPNN Lab (`ppnn.nn.from_onnx`);
@@ -112,7 +112,7 @@ print(f"float accuracy on the first {N_IMAGES} MNIST test images: {acc:.3f}")
 ppnn.families()
 
 # %% [markdown]
-# `compile` quantizes the network the way the family does (fixed point, tables, power-of-two
+# `compile` quantizes the network the way the family does ([fixed point](../GLOSSARY.md#fixed-point), tables, power-of-two
 # weights, ...) and shows the plan; `run` executes the protocol -- every party in this
 # process, every message on the ledger; `count` books the same ledger without running.
 
@@ -130,7 +130,7 @@ pd.DataFrame({"run": ledger_summary(res.ledger), "count": ledger_summary(counted
 # `record_values=True`: the ledger now keeps what crossed as well as how much (the first 64
 # elements of each message, within a 32 MiB budget). A whole network is hundreds of
 # messages, so the player groups them per layer and direction: one arrow per layer, its bytes
-# summed, and each party's operations as one mark per layer. Take a seat: `P0`'s view is all
+# summed, and each party's operations as one mark per layer. Take a seat: `P0`'s [view](../GLOSSARY.md#view) is all
 # that one of Falcon's three servers sees of your image.
 
 # %%
@@ -148,7 +148,7 @@ protocol_player(recorded.ledger, seat="P0", group="label",
 #
 # The same loop as the overview notebook: compile, run on the run images, check the protocol
 # against the family's integer oracle, accuracy on `N_IMAGES` test images, and each family's
-# compute (measured or projected from unit costs measured here) and storage. A family that
+# compute (measured or [projected](../GLOSSARY.md#network-model) from unit costs measured here) and storage. A family that
 # cannot run a layer of your network says which and why.
 
 # %%
