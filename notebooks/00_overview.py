@@ -22,11 +22,25 @@
 # [replicated sharing](../GLOSSARY.md#replicated-secret-sharing)) — in *simulated multi-party mode*: all parties live in this process, and
 # every value that crosses from one party to another is booked in a **cost [ledger](../GLOSSARY.md#ledger)**.
 #
+# **Prerequisites.** Modular arithmetic (integers mod $2^k$), what a public-key encryption
+# scheme is, and a neural network's forward pass (convolution, fully connected layer, ReLU,
+# max-pool). No paper needs to be read first; every term is in the [glossary](../GLOSSARY.md).
+#
 # **What you will learn**
 # 1. how a secret is shared among two or three parties, and why one share reveals nothing;
 # 2. how two parties multiply shared values with a [Beaver triple](../GLOSSARY.md#beaver-triple), and what that costs;
 # 3. how the ledger turns a run into bytes, [rounds](../GLOSSARY.md#round) and a *[projected](../GLOSSARY.md#network-model)* LAN/WAN time;
 # 4. where each notebook of this toolkit goes next.
+#
+# **Reading guide.** Where the paper's sections are taught here:
+#
+# | where the idea comes from | this notebook |
+# |---|---|
+# | additive and replicated sharing (Tabula §3.1, Falcon §3.2) | §1 Sharing a secret |
+# | Beaver products with a [dealer](../GLOSSARY.md#dealer) (Tabula §3.1, Falcon §3.2) | §2, §2b |
+# | LAN/WAN settings (Falcon §5.1, GALA §IV, Tabula §4) | §3 The network model |
+# | the papers' shared threat model: [semi-honest](../GLOSSARY.md#semi-honest-malicious) two-party (Tabula, GALA, SwaNN), one server (SHE), honest-majority three-party (Falcon) | §4, §5 |
+# | not in any paper: the five families on one network | §5 |
 
 # %% tags=["parameters"]
 QUICK = True

@@ -23,6 +23,9 @@
 # and preprocessing cost comparable to garbled circuits, because activations can be quantized
 # to few bits.
 #
+# **Prerequisites.** Notebook 00 ([additive sharing](../GLOSSARY.md#additive-secret-sharing), [Beaver products](../GLOSSARY.md#beaver-triple), the [ledger](../GLOSSARY.md#ledger)); [fixed point](../GLOSSARY.md#fixed-point)
+# and [truncation](../GLOSSARY.md#truncation); what a garbled circuit does, in a paragraph (see the glossary).
+#
 # **What you will learn**
 # 1. the online protocol (§3.2, Fig. 2) step by step: what the client and the server hold and
 #    send, and why the one value they reveal, x + s, says nothing about x;
@@ -34,6 +37,19 @@
 # 5. accuracy vs table bits on MNIST / Fashion-MNIST with the full protocol, and what that
 #    means for communication, storage and runtime;
 # 6. the paper's tables, regenerated with a paper-vs-ours status for every cell.
+#
+# **Reading guide.** Where the paper's sections are taught here:
+#
+# | paper | this notebook |
+# |---|---|
+# | §3.1 Background (Delphi-style shares, SecureML truncation) | §1, §4 |
+# | §3.2, Fig. 2: the online phase, any function | §1, §2 |
+# | §3.4 Note on Tabula security | §3 x + s is uniform |
+# | appendix, note on truncation errors | §4 |
+# | §3.3, Fig. 3: preprocessing | §5 |
+# | §4.1 communication (Tables 1, 2, 4-6, Fig. 4) | §6, §7, §8, §10 |
+# | §4.2 storage (Figs. 5, 8), §4.3 runtime (Tables 7, 8, Fig. 6) | §7, §9, §10 |
+# | §4.4-4.5 preprocessing costs (Tables 9, 10, Fig. 9) | §5, §10 |
 
 # %% tags=["parameters"]
 QUICK = True

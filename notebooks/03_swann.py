@@ -25,6 +25,9 @@
 # in computation than the HE-based solution and 28-fold more efficient in bandwidth than the
 # 2PC-based solution" — in a client-server and in a two-server setting.
 #
+# **Prerequisites.** Notebook 00; public-key encryption and modular exponentiation; how a
+# comparison is built from Boolean gates (helpful for Protocol 3).
+#
 # **What you will learn**
 # 1. Paillier's homomorphism by hand, and what a real 2048-bit ciphertext costs;
 # 2. packing (§5.1), laid out bit by bit, and why a value that does not fit its [slot](../GLOSSARY.md#slots) must raise;
@@ -35,6 +38,18 @@
 # 6. the networks of Experiments 1–3: integer models, accuracy on MNIST, end-to-end runs with
 #    real Paillier whose predictions equal the plaintext integer model's;
 # 7. the paper's Tables 1–7 regenerated, with a paper-vs-ours status for every cell.
+#
+# **Reading guide.** Where the paper's sections are taught here:
+#
+# | paper | this notebook |
+# |---|---|
+# | §2 preliminaries: Paillier, 2PC | §1 |
+# | §4.1.1 non-interactive phase (linear layers under Paillier) | §1, §3, §6 |
+# | §4.1.2 interactive phase: Protocols 1-3 | §4 |
+# | §4.1 and §4.2: client-server and two-server settings | §5 |
+# | §4.3 security analysis | §5 (the helper's [view](../GLOSSARY.md#view) as an experiment) |
+# | §5.1 optimizing computations: packing, multi-exponentiation | §2, §3 |
+# | §5.2 experiments (Tables 1-7) | §6, §7, §8 |
 
 # %% tags=["parameters"]
 QUICK = True
@@ -538,28 +553,15 @@ plt.show()
 # reason column gives the paper's per-layer sum. One cell is legible: Table 2's 2884 under
 # Client is Client + Server (2303.1 + 581), so it is compared with our client + server sum.
 # The hybrid bandwidth is also computed with the paper's conversion (a "paper's choice" row).
+#
+# Each call below builds one table from the runs above, compares it, saves it to
+# `figures/tables/` and shows it; every time carries the reason "this machine vs the paper's
+# i5-3470" (`ppnn.experiments.swann.tables`).
 
 # %%
-hw_note = ("this machine (Python + gmpy2, numpy 2PC simulator, shared CPU) vs the paper's "
-           "i5-3470 with C++/GMP/ABY")
-saved = {}
+from ppnn.experiments.swann import tables as reproduced
 
-
-def reproduce(table, frame, title, rtol=0.25, reasons=None):
-    df = report.compare("swann", table, frame, rtol=rtol, reasons=reasons or {})
-    report.save(df, "swann", table, title)
-    saved[table] = df
-    display(Markdown(f"**{table}** — {title}"))
-    display(df[["row", "metric", "paper", "ours", "ratio", "kind", "status"]])
-    # nothing returned: a cell ending in reproduce(...) shows each table once
-
-
-rec1 = ex.table1_records(T1, K1)
-reasons1 = ex.total_reasons("table1", rec1)
-for m in rec1["metric"].unique():
-    for r in rec1["row"].unique():
-        reasons1.setdefault((r, m), hw_note)
-reproduce("table1", rec1, "per-layer computation time (ms), Exp. 1", reasons=reasons1)
+reproduced.table1(T1, K1)
 
 # %% [markdown]
 # **What the text says the optimizations and the hybrid buy.** Table 1's Total cells are
@@ -570,115 +572,54 @@ reproduce("table1", rec1, "per-layer computation time (ms), Exp. 1", reasons=rea
 # with a status.
 
 # %%
-cmp_t = report.ratio_claims(
-    report.compare("swann", "text_claims", ex.text_claims_records(rec1, hw_note), rtol=0.25),
-    ex.TEXT_CLAIMS, reasons={"hybrid over optimized PHE only": ex.hybrid_reason(rec1)})
-report.save(cmp_t, "swann", "text_claims", "prediction times stated in the text, Exp. 1")
-saved["text_claims"] = cmp_t
-display(cmp_t[["row", "metric", "paper", "ours", "ratio", "kind", "status"]])
+reproduced.text_claims(T1, K1)
+
+# %% [markdown]
+# Table 2 splits the first activation layer of the hybrid by operation, measured where that
+# configuration ran above and projected otherwise:
 
 # %%
-op_ms, k2 = {}, {}
-for scenario in ("client-server", "two-server"):
-    run = RUNS.get(("exp1", "opt_hybrid", scenario))
-    if run is not None:
-        op_ms[scenario], k2[scenario] = run.result.op_times_ms("Act 1"), "measured"
-    else:
-        op_ms[scenario] = ex.projected_table2(models["exp1_hybrid"], scenario, units)
-        k2[scenario] = "projected"
-rec2 = ex.table2_records(op_ms, k2)
-reasons2 = {(r, m): hw_note for r in rec2["row"].unique() for m in rec2["metric"].unique()}
-reasons2.update(ex.total_reasons("table2", rec2))
-reasons2[("Encryption", "server")] = ("our server encrypts only one fresh r^N per packed "
-                                      "ciphertext; " + hw_note)
-reproduce("table2", rec2, "activation layer (Act 1) by operation, hybrid (ms)", reasons=reasons2)
+reproduced.table2(RUNS, models, units)
+
+# %% [markdown]
+# Bandwidth (Table 3), counted per image online and offline, first per configuration and
+# scenario, then against the paper. Our hybrid includes the exact conversions (A2B,
+# truncation, Protocol 3's masked adder) and their OT-extension triples; the paper's 1.69 MB
+# is about what one 32-bit arithmetic multiplication per x² costs.
 
 # %%
-bw = ex.bandwidth_frame(models)
-display(bw)
-paper_acc = ex.paper_accounting_mb(models["exp1_hybrid"])
-rec3 = ex.table3_records(bw, paper_mb=paper_acc)
-reasons3 = {
-    ("Hybrid (w/ opt.)", "client_server"):
-        "ours includes the exact conversions (A2B, truncation, masked adder of Protocol 3) and "
-        "their OT-extension triples; the paper's 1.69 MB is about what a single 32-bit "
-        "arithmetic multiplication per x² costs",
-    ("Hybrid (w/ opt.)", "two_server"): "as client-server, plus the partial decryptions",
-    ("PHE only (w/o opt.)", "two_server"): "per image; includes the partial decryptions the "
-                                           "evaluating server sends",
-    ("PHE only (w/ opt.)", "two_server"): "per image; includes the partial decryptions",
-}
-reproduce("table3", rec3, "bandwidth (MB), Exp. 1", rtol=0.05, reasons=reasons3)
+reproduced.table3(models)
+
+# %% [markdown]
+# The comparisons with other systems (Tables 4, 6, 7) quote their numbers from the paper; ours
+# is SwaNN's row. Table 5 is Experiment 2's per-layer time.
 
 # %%
-hyb_cs = T1[("opt_hybrid", "client-server")]
-bw_h = bw[(bw.config == "opt_hybrid") & (bw.scenario == "client-server")].iloc[0]
-rec4 = ex.comparison_records(
-    "table4", hyb_cs.values.sum() / 1e3, float(bw_h.total_MB), K1[("opt_hybrid", "client-server")],
-    "hybrid, client-server: client + server time of all layers", "counted, online + offline",
-    paper_mb=paper_acc)
-reproduce("table4", rec4, "Exp. 1 vs CryptoNets and MiniONN",
-          reasons={("SwaNN", "computation_time"): hw_note,
-                   ("SwaNN", "bandwidth_usage"): reasons3[("Hybrid (w/ opt.)", "client_server")]})
+reproduced.table4(T1, K1, models)
 
 # %%
-rec5 = ex.table5_records(T5, K5)
-reasons5 = {(r, m): hw_note for r in rec5["row"].unique() for m in rec5["metric"].unique()}
-reasons5.update(ex.total_reasons("table5", rec5))
-reproduce("table5", rec5, "per-layer computation time (ms), Exp. 2 (MiniONN MNIST, ReLU)",
-          reasons=reasons5)
+reproduced.table5(T5, K5)
 
 # %%
-c2 = costs.count_model(models["exp2_hybrid"], "client-server", True)
-mb2 = (c2["online_bits"].sum() + c2["offline_bits"].sum()) / 8 / 1e6
-ts = T5["two-server"]
-rec6 = ex.comparison_records(
-    "table6", max(ts["server1"].sum(), ts["server2"].sum()) / 1e3, mb2, K5["two-server"],
-    "two-server, two images at once: the busier server's total (the paper's 26 s is this "
-    "setting)", "counted per image, client-server, online + offline")
-reproduce("table6", rec6, "Exp. 2 vs MiniONN",
-          reasons={("SwaNN", "computation_time"): hw_note,
-                   ("SwaNN", "bandwidth_usage"): "our 2PC counts each Boolean AND with ABY's "
-                   "OT-extension triple cost (2κ bits) and uses size-optimal (ripple) circuits"})
+reproduced.table6(T5, K5, models)
+
+# %% [markdown]
+# Experiment 3 (MiniONN on CIFAR-10) needs CIFAR-10 for its accuracy, which PPNN Lab never
+# downloads; its costs are counted on random weights and its times projected.
 
 # %%
-cifar = ex.cifar_model(SEED)
-c3 = costs.count_model(cifar, "client-server", True)
-ms3 = costs.project_ms(c3, units)
-mb3 = (c3["online_bits"].sum() + c3["offline_bits"].sum()) / 8 / 1e6
-display(Markdown("Experiment 3 (MiniONN CIFAR-10), counted per layer, projected times:"))
-display(ms3.round(0))
-# accuracy of Experiment 3 needs CIFAR-10, which PPNN Lab never downloads
-try:
-    from ppnn.data import DatasetUnavailable, load_cifar10
-
-    cx_tr, cy_tr, cx_te, cy_te = load_cifar10()
-except DatasetUnavailable as e:
-    print("Experiment 3 accuracy skipped:", e)
-else:
-    if QUICK:
-        print("Experiment 3 accuracy: CIFAR-10 found; trained and evaluated in the full run only")
-    else:
-        from ppnn.nn.train import pretrained
-
-        p_c = pretrained("minionn_cifar10", quick=False, seed=SEED, dataset="cifar10")
-        cifar_t = ex.cifar_model(SEED, params=p_c)
-        cifar_t.calibrate(cx_tr[:500])
-        display(ex.accuracy_frame({"exp3_hybrid": cifar_t}, cx_te[:2000], cy_te[:2000]))
-rec7 = ex.comparison_records(
-    "table7", ms3.values.sum() / 1e3, mb3, "projected",
-    "projected: counted operations × measured unit costs (client + server, client-server); "
-    "random weights (no CIFAR-10 here), the count depends on them only through the "
-    "multi-exponentiation", "counted, online + offline")
-reproduce("table7", rec7, "Exp. 3 vs MiniONN and Gazelle (CIFAR-10)",
-          reasons={("SwaNN", "computation_time"): hw_note})
+runs.cifar_accuracy(quick=QUICK, seed=SEED)
 
 # %%
-# the errata are data: data/errata.csv (paper, where, finding, evidence)
-report.save_errata("swann")
-display(report.load_errata("swann"))
-status = pd.concat(saved.values())["status"].value_counts()
-display(status.to_frame("cells"))
+reproduced.table7(units, seed=SEED)
+
+# %% [markdown]
+# The errata are data: `data/errata.csv` (paper, where, finding, evidence). Then the status of
+# every cell compared above:
+
+# %%
+reproduced.errata()
+reproduced.status_summary()
 
 # %% [markdown]
 # ## 9. Summary and exercises

@@ -25,6 +25,9 @@
 # accuracy with 76-94% lower latency than prior leveled-HE networks, and a [depth](../GLOSSARY.md#multiplicative-depth) small enough
 # for deep networks.
 #
+# **Prerequisites.** Notebook 00; Boolean circuits (adders, comparators) and two's complement;
+# what fully [homomorphic](../GLOSSARY.md#homomorphic-encryption) encryption does, in a paragraph (see the glossary).
+#
 # **What you will learn**
 # 1. how a **client** encrypts bits with real TFHE (tfhe-rs) and what one gate costs the
 #    **server** on this machine;
@@ -35,6 +38,18 @@
 # 5. a whole MNIST network evaluated gate by gate (simulator) and a slice of it on real TFHE;
 # 6. gate-level ReLU vs one programmable-[bootstrapping](../GLOSSARY.md#tfhe-gate-bootstrapping) [table](../GLOSSARY.md#secure-lookup-table) lookup (the Tabula idea in FHE);
 # 7. Tables 2 and 4-7 regenerated next to the paper's values.
+#
+# **Reading guide.** Where the paper's sections are taught here:
+#
+# | paper | this notebook |
+# |---|---|
+# | §2 background: TFHE | §1 |
+# | §3.1 ReLU and max pooling (Fig. 2) | §2, §2b |
+# | §3.2 logarithmic quantization (Fig. 3a/b) | §3, §5 |
+# | §3.3 mixed bitwidth accumulator (Fig. 3c) | §4 |
+# | §3.4 deeper networks, §4 methodology | §6 |
+# | §5.1-5.2 results (Tables 2, 4-7, Figs. 1, 4) | §5, §6, reproduced tables |
+# | not in the paper: one programmable bootstrap per ReLU | §7 |
 
 # %% tags=["parameters"]
 QUICK = True

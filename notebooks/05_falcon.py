@@ -30,6 +30,9 @@
 # definitions and parameters we chose are stated below, and the paper's numeric tables are
 # marked *unavailable* in the reproduced tables rather than invented.
 #
+# **Prerequisites.** Notebook 00 (additive and replicated sharing, [Beaver products](../GLOSSARY.md#beaver-triple), the
+# [ledger](../GLOSSARY.md#ledger)); two's complement and the sign bit; what "secure with abort" means (see the glossary).
+#
 # **What you will learn**
 # 1. how a secret is held by three parties (each holds two of three components), how it is
 #    opened semi-honestly and maliciously, and how products are reshared;
@@ -41,6 +44,20 @@
 # 5. private inference on real MNIST images (Table 6), per-network costs with LAN/WAN
 #    projections (Tables 2-5 shape, Fig. 1) and private training with and without batch norm
 #    (Fig. 2 question).
+#
+# **Reading guide.** Where the paper's sections are taught here:
+#
+# | paper | this notebook |
+# |---|---|
+# | §2.2 threat model, §3.1 notation | §1 |
+# | §3.2 basic operations | §2 |
+# | §3.4 wrap function, §3.5 ReLU and its derivative | §3, §5 |
+# | §3.3 private compare (Algorithm 1) | §4 |
+# | §3.6 maxpool, §3.7 division and batch normalization | §5 |
+# | §4.1 security proofs (semi-honest and malicious) | §4 (P2's view), §6 |
+# | §4.1.1 protocol overheads | §7 |
+# | §5.2 private inference (Tables 2-6, Fig. 1) | §8, §9 |
+# | §5.3, §5.6 private training and batch normalization (Fig. 2) | §10 |
 
 # %% tags=["parameters"]
 QUICK = True

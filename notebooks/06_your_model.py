@@ -22,6 +22,9 @@
 # runs it in simulated multi-party mode on real MNIST images, checks every run against the
 # family's integer model, and puts the costs side by side with one [ledger](../GLOSSARY.md#ledger) and one time model.
 #
+# **Prerequisites.** Notebook 00, and the notebook of the family you want to study (01-05);
+# a model exported to ONNX, or the small one built below.
+#
 # **What you will learn**
 # 1. how to export a model to ONNX and load it into PPNN Lab (`ppnn.nn.from_onnx`);
 # 2. the one protocol interface: `ppnn.families()`, `ppnn.compile`, `ppnn.run`, `ppnn.count`;
