@@ -5,6 +5,7 @@ a function of the server's weights; with flooding its distribution is the same f
 (within the flooding bound) and decryption stays exact."""
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -147,3 +148,42 @@ def test_flooding_off_or_without_budget_raises(he):
         for _ in range(4):
             noisy = sim.mul_plain(noisy, sim.encode(np.ones(64, np.int64)))
         sim.flood(noisy)
+
+
+_WATCHING: list[tuple] | None = None
+
+
+def _audit(event, args):
+    if _WATCHING is not None and event in ("open", "tempfile.mkstemp", "tempfile.mkdtemp",
+                                           "os.rename", "os.link"):
+        _WATCHING.append((event, args))
+
+
+def test_the_flooding_noise_never_reaches_a_file(he, tmp_path, monkeypatch):
+    """The flooding term is secret: every SEAL object built from it goes to an anonymous
+    in-memory file. An audit hook sees every file Python opens or creates during a flooded
+    run (SEAL itself reads only the path it is given), and the temp directory stays empty."""
+    global _WATCHING
+    import sys
+    import tempfile
+
+    watched = tmp_path / "tmp"
+    watched.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(watched))
+    if not getattr(sys, "_ppnn_flood_audit", False):
+        sys.addaudithook(_audit)
+        sys._ppnn_flood_audit = True
+    rng = np.random.default_rng(3)
+    W, x = rng.integers(-8, 9, (16, 128)), rng.integers(-8, 9, 128)
+    _WATCHING = []
+    try:
+        res = run_linear(GalaMatVec(16, 128, he.n), he, W, x, rng)
+        seen = list(_WATCHING)
+    finally:
+        _WATCHING = None
+    assert res.ledger.op_counts()["Flood"] == res.returned.size
+    assert not [e for e in seen if e[0] != "open"], seen
+    written = [a for _, a in seen if a[1] is not None and any(c in str(a[1]) for c in "wax+")
+               or (a[2] or 0) & (os.O_WRONLY | os.O_RDWR | os.O_CREAT)]
+    assert all(str(a[0]).startswith("/proc/self/fd/") for a in written), written
+    assert not list(watched.iterdir())
