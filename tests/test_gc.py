@@ -44,8 +44,8 @@ def test_garbled_relu_equals_plaintext(b, seed):
     n = x.size
     c = gc.relu_circuit(b)
     # AES calls: 4 per AND to garble, 2 to evaluate (half-gates)
-    assert info["garble_aes"] == 4 * c.n_and * n
-    assert info["evaluate_aes"] == 2 * c.n_and * n
+    assert info["garble_aes"] == 8 * c.n_and * n  # 4 hashes, 2 AES calls each
+    assert info["evaluate_aes"] == 4 * c.n_and * n
 
 
 def test_ledger_matches_cost_model():
@@ -80,12 +80,66 @@ def test_wrong_labels_do_not_decode_to_the_answer():
     gl = gc.input_labels(g, c.garbler_inputs, np.concatenate([gc.bits_of(xs, b),
                                                               gc.bits_of(r, b)]))
     el = gc.input_labels(g, c.evaluator_inputs, gc.bits_of(xc, b))
-    out, _ = gc.evaluate(c, g.tables, gl, el)
+    out, _ = gc.evaluate(c, g.tables, gl, el, g.tweak_start, g.nonce)
     want = ring.sub(_relu_ring(ring.add(xc, xs), ring), r)
     np.testing.assert_array_equal(gc.from_bits(gc.decode(out, g.decoding)), want)
     other = gc.garble(c, n, rng)
-    bad, _ = gc.evaluate(c, other.tables, gl, el)
+    bad, _ = gc.evaluate(c, other.tables, gl, el, other.tweak_start, other.nonce)
     assert (gc.from_bits(gc.decode(bad, g.decoding)) != want).mean() > 0.9
+    # the tweaks are part of the garbling: other tweaks (or another session nonce) give garbage
+    for start, nonce in ((g.tweak_start + 2, g.nonce), (g.tweak_start, g.nonce ^ np.uint64(1))):
+        bad, _ = gc.evaluate(c, g.tables, gl, el, start, nonce)
+        assert (gc.from_bits(gc.decode(bad, g.decoding)) != want).mean() > 0.9
+
+
+def test_the_hash_is_the_tweakable_ccr_construction():
+    """H(X, i) = pi(pi(X) ^ i) ^ pi(X) with pi fixed-key AES, checked block by block with an
+    independent AES."""
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+    aes = gc._FixedKeyAES()
+    rng = np.random.default_rng(8)
+    X = rng.integers(0, 2**63, (5, 2), dtype=np.uint64)
+    tweak = rng.integers(0, 2**63, 5, dtype=np.uint64)
+    nonce = np.uint64(123456789)
+    H = aes.hash(X, tweak, nonce)
+    ecb = Cipher(algorithms.AES(gc._FIXED_KEY), modes.ECB()).encryptor()
+
+    def pi(block: bytes) -> bytes:
+        return ecb.update(block)
+
+    for x, t, h in zip(X, tweak, H):
+        px = pi(x.tobytes())
+        i = np.array([t, nonce], np.uint64).tobytes()
+        want = bytes(a ^ b for a, b in zip(pi(bytes(a ^ b for a, b in zip(px, i))), px))
+        assert h.tobytes() == want
+    assert aes.calls == 2 * len(X)
+
+
+def test_tweaks_are_unique_across_a_whole_session(monkeypatch):
+    """Chunks of one garble_and_evaluate share a session: no (tweak, nonce) is used twice
+    by the garbler, and two sessions draw different nonces."""
+    seen = []
+    real = gc._FixedKeyAES.hash
+
+    def spy(self, X, tweak, nonce):
+        seen.append((np.asarray(tweak).copy(), int(nonce)))
+        return real(self, X, tweak, nonce)
+
+    monkeypatch.setattr(gc._FixedKeyAES, "hash", spy)
+    b, n = 4, 50
+    c = gc.relu_circuit(b)
+    rng = np.random.default_rng(9)
+    xs, xc = rng.integers(0, 2, (2 * b, n)), rng.integers(0, 2, (b, n))
+    gc.garble_and_evaluate(c, xs.astype(np.uint8), xc.astype(np.uint8), chunk=7)
+    garbler = [(t, k) for t, k in seen if t.shape[0] == 4]  # garble hashes 4 blocks per gate
+    nonces = {k for _, k in garbler}
+    assert len(nonces) == 1
+    tweaks = np.concatenate([t[[0, 2]].ravel() for t, _ in garbler])
+    assert tweaks.size == gc.tweaks_used(c, n) and np.unique(tweaks).size == tweaks.size
+    seen.clear()
+    gc.garble_and_evaluate(c, xs.astype(np.uint8), xc.astype(np.uint8), chunk=7)
+    assert {k for _, k in seen}.isdisjoint(nonces)
 
 
 def test_labels_are_128_bit_and_delta_has_lsb_set():

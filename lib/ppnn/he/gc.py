@@ -8,12 +8,18 @@ The baseline Tabula is compared with (Tabula §4: "garbled circuits with quantiz
   or per element.
 * **Garbling** (Zahur, Rosulek, Evans 2015, "Two halves make a whole", Fig. 2): XOR and NOT
   are free (free-XOR, Kolesnikov-Schneider 2008: one global offset ``Delta`` with
-  ``lsb(Delta) = 1``); an AND costs two ciphertexts ``T_G, T_E`` (2 kappa bits), 4 hash
-  calls to garble and 2 to evaluate. Point-and-permute: the permute bit is ``lsb(label)``.
-* **Hash**: ``H(X, j) = pi(K) ^ K`` with ``K = sigma(X) ^ j``, ``pi`` = AES-128 under a
-  fixed public key (``cryptography``'s OpenSSL AES-ECB, one call per level for every block),
-  ``sigma(x_L || x_R) = (x_L ^ x_R || x_L)`` (Guo, Katz, Wang, Yu 2020). Labels are numpy
-  arrays of shape ``(..., 2)`` uint64 (16-byte blocks).
+  ``lsb(Delta) = 1``); an AND costs two ciphertexts ``T_G, T_E`` (2 kappa bits), 4 hashes
+  (8 AES calls) to garble and 2 hashes (4 AES calls) to evaluate. Point-and-permute: the
+  permute bit is ``lsb(label)``.
+* **Hash**: the tweakable circular correlation-robust hash of Guo, Katz, Wang and Yu (2020,
+  "Efficient and secure multiparty computation from fixed-key block ciphers", §7):
+  ``H(X, i) = pi(pi(X) ^ i) ^ pi(X)``, ``pi`` = AES-128 under a fixed public key
+  (``cryptography``'s OpenSSL AES-ECB, two calls per level for every block). Its proof needs
+  every tweak ``i`` used at most once per ``Delta``; here tweaks are unique across a whole
+  :func:`garble_and_evaluate` session: the low 64 bits count (AND gate, instance) across all
+  its chunks, the high 64 bits are a random session nonce drawn with the labels, so two
+  sessions repeat a tweak only with probability 2^-64. Labels are numpy arrays of shape
+  ``(..., 2)`` uint64 (16-byte blocks).
 * **Circuits** come from :mod:`ppnn.he.gc_circuits` (builder, adders, and the one
   activation circuit family; the ReLU on b-bit additive shares, :func:`relu_circuit`, is its
   simplest member): evaluator (client) input ``x_c``, garbler (server) inputs ``x_s`` and a
@@ -94,15 +100,19 @@ class _FixedKeyAES:
         self._enc = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
         self.calls = 0  # AES block encryptions performed
 
-    def hash(self, X: np.ndarray, tweak: np.ndarray) -> np.ndarray:
-        """H(X, j) = pi(K) ^ K, K = sigma(X) ^ j, for blocks X (..., 2) and tweaks j (...)."""
-        K = np.empty_like(X)
-        K[..., 0] = X[..., 0] ^ X[..., 1] ^ tweak.astype(np.uint64)
-        K[..., 1] = X[..., 0]
-        K = np.ascontiguousarray(K)
-        enc = np.frombuffer(self._enc.update(K.tobytes()), dtype=np.uint64).reshape(K.shape)
-        self.calls += K.size // 2
-        return enc ^ K
+    def _pi(self, X: np.ndarray) -> np.ndarray:
+        X = np.ascontiguousarray(X)
+        self.calls += X.size // 2
+        return np.frombuffer(self._enc.update(X.tobytes()), dtype=np.uint64).reshape(X.shape)
+
+    def hash(self, X: np.ndarray, tweak: np.ndarray, nonce: np.uint64) -> np.ndarray:
+        """H(X, i) = pi(pi(X) ^ i) ^ pi(X) for blocks X (..., 2), with the 128-bit tweak
+        i = (tweak, nonce): ``tweak`` (...) the low word, the session ``nonce`` the high."""
+        P = self._pi(X)
+        K = P.copy()
+        K[..., 0] ^= tweak.astype(np.uint64)
+        K[..., 1] ^= np.uint64(nonce)
+        return self._pi(K) ^ P
 
 def _random_blocks(shape, rng: np.random.Generator | None) -> np.ndarray:
     shape = (*shape, 2)
@@ -126,6 +136,7 @@ class GarbledCircuit:
     ``tables`` (n_and, N, 2, 2): (T_G, T_E) per AND gate and instance -- sent to the evaluator.
     ``zero_labels`` (n_wires, N, 2) and ``delta`` (2,) stay with the garbler.
     ``decoding`` (n_outputs, N) permute bits of the output wires -- sent to the evaluator.
+    ``tweak_start`` and ``nonce`` place its hash tweaks in the garbling session (public).
     """
 
     circuit: Circuit
@@ -135,17 +146,40 @@ class GarbledCircuit:
     delta: np.ndarray
     decoding: np.ndarray
     aes_calls: int
+    tweak_start: int = 0
+    nonce: np.uint64 = np.uint64(0)
 
-def _tweaks(c: Circuit, gates: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Unique tweaks j, j' per (AND gate, instance)."""
+def _tweaks(c: Circuit, gates: np.ndarray, n: int, start: int) -> tuple[np.ndarray, np.ndarray]:
+    """Unique tweaks j, j' per (AND gate, instance), counted from ``start`` (the tweaks of
+    earlier chunks of the session come before)."""
     base = (c.and_index[gates][:, None] * n + np.arange(n)[None, :]).astype(np.uint64) * 2
+    base += np.uint64(start)
     return base, base + np.uint64(1)
 
-def garble(c: Circuit, n: int, rng: np.random.Generator | None = None) -> GarbledCircuit:
-    """Garble ``n`` instances of ``c`` (half-gates). ``rng=None`` draws labels from os.urandom;
-    pass a Generator only for reproducible demonstrations."""
+
+def tweaks_used(c: Circuit, n: int) -> int:
+    """How many tweaks garbling ``n`` instances of ``c`` uses (two per AND gate and instance)."""
+    return 2 * c.n_and * n
+
+
+def _session_nonce(rng: np.random.Generator | None) -> np.uint64:
+    if rng is None:
+        return np.frombuffer(os.urandom(8), dtype=np.uint64)[0]
+    return rng.integers(0, np.iinfo(np.uint64).max, dtype=np.uint64, endpoint=True)
+
+def garble(c: Circuit, n: int, rng: np.random.Generator | None = None, tweak_start: int = 0,
+           nonce: np.uint64 | None = None) -> GarbledCircuit:
+    """Garble ``n`` instances of ``c`` (half-gates). ``rng=None`` draws labels (and the session
+    nonce) from os.urandom; pass a Generator only for reproducible demonstrations. The tweaks
+    run from ``tweak_start`` under the session ``nonce`` (drawn here if None); the evaluator
+    needs both (:attr:`GarbledCircuit.tweak_start`, :attr:`GarbledCircuit.nonce`)."""
     if n < 1:
         raise ValueError(f"number of circuit instances n must be >= 1, got {n}")
+    if tweak_start < 0 or tweak_start + tweaks_used(c, n) > 2**64:
+        raise ValueError(f"tweak_start must be in [0, 2^64 - {tweaks_used(c, n)}], got "
+                         f"{tweak_start}")
+    if nonce is None:
+        nonce = _session_nonce(rng)
     aes = _FixedKeyAES()
     delta = _random_blocks((), rng)
     delta[0] |= np.uint64(1)  # lsb(Delta) = 1 for point-and-permute
@@ -160,9 +194,9 @@ def garble(c: Circuit, n: int, rng: np.random.Generator | None = None) -> Garble
             continue
         Wa0, Wb0 = W[c.a[ai]], W[c.b[ai]]  # (G, n, 2)
         pa, pb = _lsb_mask(Wa0), _lsb_mask(Wb0)
-        j, j2 = _tweaks(c, ai, n)
+        j, j2 = _tweaks(c, ai, n, tweak_start)
         H = aes.hash(np.stack([Wa0, Wa0 ^ delta, Wb0, Wb0 ^ delta]),
-                     np.stack([j, j, j2, j2]))
+                     np.stack([j, j, j2, j2]), nonce)
         HA0, HA1, HB0, HB1 = H
         TG = HA0 ^ HA1 ^ (delta & pb)  # generator half gate
         WG0 = HA0 ^ (TG & pa)
@@ -172,7 +206,8 @@ def garble(c: Circuit, n: int, rng: np.random.Generator | None = None) -> Garble
         tables[c.and_index[ai], :, 0] = TG
         tables[c.and_index[ai], :, 1] = TE
     decoding = _lsb(W[c.outputs]).astype(np.uint8)
-    return GarbledCircuit(c, n, tables, W, delta, decoding, aes.calls)
+    return GarbledCircuit(c, n, tables, W, delta, decoding, aes.calls, tweak_start,
+                          np.uint64(nonce))
 
 def input_labels(gc: GarbledCircuit, wires: np.ndarray, bits: np.ndarray) -> np.ndarray:
     """Active labels W^0 ^ bit * Delta for the given input wires (garbler side / OT result)."""
@@ -182,8 +217,10 @@ def input_labels(gc: GarbledCircuit, wires: np.ndarray, bits: np.ndarray) -> np.
     return gc.zero_labels[wires] ^ np.where(bits[..., None].astype(bool), gc.delta, np.uint64(0))
 
 def evaluate(c: Circuit, tables: np.ndarray, garbler_labels: np.ndarray,
-             evaluator_labels: np.ndarray) -> tuple[np.ndarray, int]:
-    """Evaluate n instances from active input labels; returns (output labels, AES calls)."""
+             evaluator_labels: np.ndarray, tweak_start: int = 0,
+             nonce: int = 0) -> tuple[np.ndarray, int]:
+    """Evaluate n instances from active input labels with the garbling's tweaks (its
+    ``tweak_start`` and session ``nonce``, public); returns (output labels, AES calls)."""
     n = tables.shape[1]
     aes = _FixedKeyAES()
     W = np.zeros((c.n_wires, n, 2), dtype=np.uint64)
@@ -196,8 +233,8 @@ def evaluate(c: Circuit, tables: np.ndarray, garbler_labels: np.ndarray,
             continue
         Wa, Wb = W[c.a[ai]], W[c.b[ai]]
         sa, sb = _lsb_mask(Wa), _lsb_mask(Wb)
-        j, j2 = _tweaks(c, ai, n)
-        HA, HB = aes.hash(np.stack([Wa, Wb]), np.stack([j, j2]))
+        j, j2 = _tweaks(c, ai, n, tweak_start)
+        HA, HB = aes.hash(np.stack([Wa, Wb]), np.stack([j, j2]), nonce)
         T = tables[c.and_index[ai]]
         WG = HA ^ (T[:, :, 0] & sa)
         WE = HB ^ ((T[:, :, 1] ^ Wa) & sb)
@@ -228,15 +265,18 @@ def garble_and_evaluate(c: Circuit, garbler_bits: np.ndarray, evaluator_bits: np
     out = np.empty((c.outputs.size, n), dtype=np.uint8)
     info = {"garble_s": 0.0, "evaluate_s": 0.0, "garble_aes": 0, "evaluate_aes": 0}
     sent: dict[str, list[bytes]] = {"tables": [], "garbler_labels": [], "decoding": []}
+    nonce, tweak = _session_nonce(label_rng), 0  # tweaks unique across the whole session
     for j0 in range(0, n, chunk):
         sl = slice(j0, min(n, j0 + chunk))
         t0 = time.perf_counter()
-        gc = garble(c, sl.stop - sl.start, label_rng)  # garbler
+        gc = garble(c, sl.stop - sl.start, label_rng, tweak, nonce)  # garbler
+        tweak += tweaks_used(c, gc.n)
         info["garble_s"] += time.perf_counter() - t0
         ev_labels = input_labels(gc, c.evaluator_inputs, evaluator_bits[:, sl])  # via OT
         gb_labels = input_labels(gc, c.garbler_inputs, garbler_bits[:, sl])
         t0 = time.perf_counter()
-        labels, calls = evaluate(c, gc.tables, gb_labels, ev_labels)  # evaluator
+        labels, calls = evaluate(c, gc.tables, gb_labels, ev_labels, gc.tweak_start,
+                                 gc.nonce)  # evaluator
         out[:, sl] = decode(labels, gc.decoding)
         info["evaluate_s"] += time.perf_counter() - t0
         info["garble_aes"] += gc.aes_calls

@@ -226,8 +226,12 @@ class DelphiGC(Family):
     spec = FamilySpec(
         "delphi_gc", "Delphi + GC ReLU", "baseline (Tabula §4, GALA §II)", PARTIES,
         "2PC, semi-honest", "semi-honest", "two parties",
-        real="garbled circuits (half-gates, free-XOR, fixed-key AES): garbled and evaluated",
-        simulated="Delphi's HE preprocessing: booked from its closed form, not run on BFV",
+        real="garbled circuits (half-gates, free-XOR, fixed-key AES): garbled and evaluated; "
+             "their inputs are shares under Delphi's masks, which the simulation draws from "
+             "its seed (a deployment draws them from a CSPRNG)",
+        simulated="Delphi's HE preprocessing: booked from its closed form, not run on BFV; "
+                  "OT simulated: the client's input labels are handed over and the IKNP OT "
+                  "is booked, not run",
         layers=("Conv2d", "Dense", "BatchNorm", "ReLU", "MaxPool", "Flatten"))
 
     def _compile(self, net, params, calib, **options):

@@ -282,7 +282,8 @@ def _seal_units(units) -> pd.DataFrame:
 _LAYERS = ("Conv2d", "Dense", "BatchNorm", "ReLU", "MaxPool", "Flatten")
 _REAL = "garbled circuits (half-gates, free-XOR, fixed-key AES) mod p"
 _SIM = ("BFV on the slot simulator (same operation counts and ciphertext sizes as SEAL; the "
-        "kernels run on real SEAL in 02_gala)")
+        "kernels run on real SEAL in 02_gala); OT simulated: the client's input labels are "
+        "handed over and the IKNP OT is booked, not run")
 
 
 class GazelleGC(_HEGC):
