@@ -1,0 +1,78 @@
+"""Compare, save and show one reproduced paper table; a paper's status summary and errata.
+
+A notebook's "Reproduced tables" section is one call per paper table into its paper's
+``tables`` module (``ppnn.experiments.<paper>.tables``). Each of those builds the reproduced
+values, names the reasons that explain a difference, and hands the frame to
+:func:`compare_and_save` here -- :func:`ppnn.report.compare` against
+``data/paper/<paper>_<table>.csv``, :func:`ppnn.report.save` to ``figures/tables/`` -- and
+shows the result once with :func:`show`. Table functions return nothing, so a cell ending in
+one shows its table exactly once.
+
+The tables compared in this process are kept (:data:`COMPARED`) for a paper's
+:func:`status_summary`.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ppnn import report
+
+#: every table compared in this process, ``(paper, table) -> compared frame``, in order
+COMPARED: dict[tuple[str, str], pd.DataFrame] = {}
+
+
+def compare_and_save(paper: str, table: str, frame: pd.DataFrame, title: str,
+                     rtol: float = 0.05, reasons: dict | None = None,
+                     kind: str | None = None) -> pd.DataFrame:
+    """:func:`ppnn.report.compare` ``frame`` with the paper's table, :func:`ppnn.report.save`
+    it under ``title`` and keep it for :func:`status_summary`; returns the compared frame."""
+    cmp = report.compare(paper, table, frame, rtol=rtol, kind=kind, reasons=reasons or {})
+    return save(paper, table, cmp, title)
+
+
+def save(paper: str, table: str, cmp: pd.DataFrame, title: str) -> pd.DataFrame:
+    """:func:`ppnn.report.save` a compared frame under ``title`` and keep it for
+    :func:`status_summary` (for tables compared in more than one step); returns it."""
+    report.save(cmp, paper, table, title)
+    COMPARED[(paper, table)] = cmp
+    return cmp
+
+
+def status_line(title: str, cmp: pd.DataFrame) -> str:
+    """``**title** — exact: 3, differs: 1`` (the statuses of one compared table)."""
+    return f"**{title}** — " + ", ".join(
+        f"{k}: {v}" for k, v in cmp["status"].value_counts().items())
+
+
+def show(df: pd.DataFrame, heading: str | None = None, columns=None) -> None:
+    """Display ``heading`` (Markdown) and ``df`` (only ``columns`` if given) in a notebook;
+    printed as text elsewhere."""
+    from IPython.display import Markdown, display
+
+    display(*([Markdown(heading)] if heading else []),
+            df if columns is None else df[list(columns)])
+
+
+def compared(paper: str) -> list[pd.DataFrame]:
+    """The tables of ``paper`` compared in this process, in the order they were compared."""
+    return [df for (p, _), df in COMPARED.items() if p == paper]
+
+
+def status_summary(paper: str, by_table: bool = True) -> pd.DataFrame:
+    """How many cells of ``paper``'s compared tables have each status: per table (a table x
+    status count frame) or, with ``by_table=False``, over all of them (column ``cells``)."""
+    done = compared(paper)
+    if not done:
+        raise ValueError(f"no {paper} table compared in this process yet")
+    rows = pd.concat(done)
+    if by_table:
+        return rows.groupby("table")["status"].value_counts().unstack(fill_value=0)
+    return rows["status"].value_counts().to_frame("cells")
+
+
+def errata(paper: str) -> pd.DataFrame:
+    """Save ``paper``'s errata (``data/errata.csv``, rows: paper, where, finding, evidence) to
+    ``figures/tables/errata_<paper>.csv`` for the report; returns them."""
+    report.save_errata(paper)
+    return report.load_errata(paper)
