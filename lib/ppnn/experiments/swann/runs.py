@@ -20,7 +20,7 @@ from ppnn.protocols.swann.costs import UnitCosts
 from ppnn.protocols.swann.inference import RunResult, SwannKeys, run_inference
 from ppnn.protocols.swann.model import SwannModel
 
-from .paper import CONFIGS, projected_times, run_times
+from .paper import CONFIGS, accuracy_frame, cifar_model, projected_times, run_times
 
 SCENARIOS = ("client-server", "two-server")
 IMAGES_PER_RUN = {"client-server": 1, "two-server": 2}  # the paper's two-server run: 2 images
@@ -114,3 +114,26 @@ def timings_frame(times: dict[tuple[str, str, str], tuple[pd.DataFrame, str]]) -
     parts = [df.assign(exp=exp, config=config, scenario=scenario, kind=kind)
              for (exp, config, scenario), (df, kind) in times.items()]
     return pd.concat(parts).rename_axis("step")
+
+
+def cifar_accuracy(quick: bool = True, seed: int = 0, n_calib: int = 500,
+                   n_test: int = 2000) -> pd.DataFrame | None:
+    """Experiment 3's accuracy (float and integer MiniONN CIFAR-10), if CIFAR-10 is on this
+    machine -- PPNN Lab never downloads it -- and in the full run only (training it takes
+    long); otherwise says why not and returns None."""
+    from ppnn.data import DatasetUnavailable, load_cifar10
+
+    try:
+        cx_tr, cy_tr, cx_te, cy_te = load_cifar10()
+    except DatasetUnavailable as e:
+        print("Experiment 3 accuracy skipped:", e)
+        return None
+    if quick:
+        print("Experiment 3 accuracy: CIFAR-10 found; trained and evaluated in the full run only")
+        return None
+    from ppnn.nn.train import pretrained
+
+    p_c = pretrained("minionn_cifar10", quick=False, seed=seed, dataset="cifar10")
+    cifar_t = cifar_model(seed, params=p_c)
+    cifar_t.calibrate(cx_tr[:n_calib])
+    return accuracy_frame({"exp3_hybrid": cifar_t}, cx_te[:n_test], cy_te[:n_test])
