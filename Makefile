@@ -16,14 +16,16 @@ TFHE_SRC   := $(wildcard $(TFHE_CRATE)/Cargo.toml $(TFHE_CRATE)/Cargo.lock \
                 $(TFHE_CRATE)/pyproject.toml $(TFHE_CRATE)/src/*.rs $(TFHE_CRATE)/src/*/*.rs \
                 $(TFHE_CRATE)/*.pyi)
 PYTEST_ARGS ?=
+SITE_ARGS ?=
 
 .PHONY: help setup install binding data reproduce reproduce-quick test lint unit notebooks \
-        bench lab clean distclean browser
+        bench lab clean distclean browser site
 
 help:
 	@echo "make reproduce   install everything, then regenerate all tables and figures"
 	@echo "make test        install everything, then lint + unit tests + notebooks (quick)"
 	@echo "make lab         open JupyterLab on the notebooks"
+	@echo "make site        the executed notebooks, report and glossary as HTML in build/site/"
 	@echo "make bench       run the benchmarks (ratios measured side by side)"
 	@echo "make clean       remove build outputs (keeps .venv and data/cache)"
 
@@ -92,6 +94,12 @@ browser:
 
 test: setup lint browser
 	$(BIN)/pytest -m "not slow" $(PYTEST_ARGS)
+
+# build/site/: every notebook as it ran (full mode where make reproduce left it, else the quick
+# run make test left, else run now in quick mode), REPORT.md and GLOSSARY.md, as static HTML;
+# SITE_ARGS=--quick: quick runs only, SITE_ARGS=--no-run: run no notebook
+site: setup
+	$(PY) -m ppnn.site $(SITE_ARGS)
 
 bench: setup
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

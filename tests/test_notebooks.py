@@ -10,13 +10,16 @@ from ppnn import reproduce
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+QUICK_NOTEBOOKS = ROOT / "build" / "quick" / "notebooks"
 
 
 @pytest.mark.notebook
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_in_quick_mode(nb, tmp_path):
+    # the executed copy stays in build/quick/notebooks (make site and tests/test_site.py read
+    # it); the figures go to a temporary folder
     out = reproduce.run_notebook(nb, quick=True, seed=0, figures=tmp_path / "figures",
-                                 out_dir=tmp_path / "nb", progress=False, timeout=900)
+                                 out_dir=QUICK_NOTEBOOKS, progress=False, timeout=900)
     executed = nbformat.read(out, as_version=4)
     errors = [o for c in executed.cells if c.cell_type == "code" for o in c.get("outputs", [])
               if o.get("output_type") == "error"]
