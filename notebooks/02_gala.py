@@ -556,119 +556,89 @@ display(peer)
 #
 # Every table: the paper's value, ours, the ratio, where ours came from and a status. Values
 # of measured tables change from run to run (they are timings on a possibly busy machine);
-# counted and formula values are identical between runs.
+# counted and formula values are identical between runs. Each call below builds one table
+# from the runs above, compares it with `data/paper/gala_*.csv`, saves it to
+# `figures/tables/` and shows it under its status counts; the reason column says why a value
+# differs (`ppnn.experiments.gala.tables`).
+#
+# Table I times one 2x2048 product on SEAL BFV (N = 4096) on this machine; the paper ran
+# GAZELLE's code on an i7-8700, so absolute times are not expected to match.
 
 # %%
-def show(table, df, title, rtol=0.05, reasons=None, kind=None):
-    cmp = report.compare("gala", table, df, rtol=rtol, reasons=reasons, kind=kind)
-    report.save(cmp, "gala", table, title)
-    display(Markdown(f"**{title}** — " + ", ".join(
-        f"{k}: {v}" for k, v in cmp["status"].value_counts().items())))
-    display(cmp)
-    return cmp
+from ppnn.experiments.gala import tables as reproduced
 
+reproduced.table1(mv_runs, unit)
 
-mv2048 = mv_runs[mv_runs.dims == ex.mv_label(*ex.TABLE1_DIMS)]
-t1 = show("table1", paper_tables.table1(mv2048, unit), "Table I: cost of a 2x2048 matrix-vector product",
-          reasons={(r, m): "timings on SEAL BFV N=4096 on this machine vs the paper's GAZELLE "
-                   "code on an i7-8700; absolute times are not expected to match"
-                   for r in ("GAZELLE", "Proposed")
-                   for m in ("total_time", "perm_time", "mult_time", "add_time")})
+# %% [markdown]
+# Tables II and III are the complexity formulas, Table IV the noise model against SEAL:
 
 # %%
-t2 = show("table2", paper_tables.formula_table("table2"), "Table II: matrix-vector complexity")
-t3 = show("table3", paper_tables.formula_table("table3"), "Table III: convolution complexity")
+reproduced.table2()
 
 # %%
-t4 = show("table4", paper_tables.table4(noise, seed=SEED, flood=flood),
-          "Table IV: noise growth (model vs SEAL)")
+reproduced.table3()
 
 # %%
-t5 = show("table5", paper_tables.table5(counts_mv, flood_counts),
-          "Table V: matrix-vector operation counts")
-reasons7 = {(r, m): "paper erratum (see errata): Table VII row 16x16@2048/1x1@512 does not "
-            "follow Table III; ours follows Table III"
-            for r in ["16x16@2048; 1x1@512"]
-            for m in ("gazelle_decperm", "gala_decperm", "gala_hstperm", "gazelle_add",
-                      "gala_add")}
-t7 = show("table7", paper_tables.table7(counts_conv, flood_counts),
-          "Table VII: convolution operation counts",
-          rtol=0.0, reasons=reasons7)
+reproduced.table4(noise, flood, seed=SEED)
+
+# %% [markdown]
+# The operation counts of running the kernels (Tables V and VII, exact: tolerance 0 for
+# Table VII). One row of Table VII does not follow the paper's own Table III (see the errata);
+# ours follows Table III.
 
 # %%
-speed_reason = ("our SEAL setting (N=4096, NTT-domain ScMult ~{:.0f}x cheaper than a Perm, "
-                "no hoisting) and machine differ from the paper's GAZELLE platform; the GALA "
-                "time is dominated by fixed per-call costs").format(
-                    unit.loc["ScMult", "per_perm"])
-t6 = show("table6", paper_tables.table6(mv_runs, he_flood.ciphertext_bits),
-          "Table VI: matrix-vector runtime",
-          reasons={(r, m): speed_reason for r in report.load_paper("gala", "table6")["row"]
-                   for m in ("lan_time", "wan_time", "lan_speedup", "wan_speedup", "comm")})
-t8 = show("table8", paper_tables.table8(conv_runs, he_flood.ciphertext_bits),
-          "Table VIII: convolution runtime",
-          reasons={(r, m): speed_reason + ("; quick mode runs c_i <= 32 and projects" if QUICK
-                                           else "; one or two output ciphertexts measured, "
-                                           "the layer projected")
-                   for r in report.load_paper("gala", "table8")["row"]
-                   for m in ("lan_time", "wan_time", "lan_speedup", "wan_speedup", "comm")})
+reproduced.table5(counts_mv, flood_counts)
 
 # %%
-arch = ("the paper runs these networks on CIFAR-10 without layer tables; its ScMult totals "
-        "imply ~{:.1f}x (AlexNet) to ~{:.1f}x (ResNet-50) more multiply-accumulates per slot "
-        "than the zoo's CIFAR-10 architectures, so they were not the same networks")
-r_alex = 481298 / totals["AlexNet"]["GALA_ScMult"]
-r_r50 = 2935408 / totals["ResNet-50"]["GALA_ScMult"]
-reasons9 = {(r, m): arch.format(r_alex, r_r50) for r in ex.NETWORKS if r != "MLP"
-            for m in report.load_paper("gala", "table9")["metric"]}
-reasons9 |= {("MLP", m): "784 is not a power of two: our kernels pad n_i to 1024 (64 ScMults in "
-             "layer 1 instead of 49); the paper's-choice rows evaluate Table II with n_i = 784 "
-             "and give the paper's Perm and Add exactly; ScMult: see errata"
-             for m in report.load_paper("gala", "table9")["metric"]}
-t9 = show("table9", paper_tables.table9(totals), "Table IX: network operation counts",
-          reasons=reasons9)
+reproduced.table7(counts_conv, flood_counts)
+
+# %% [markdown]
+# Measured runtimes (Tables VI and VIII). Our SEAL setting (N = 4096, NTT-domain ScMult much
+# cheaper than a Perm, no hoisting) and machine differ from the paper's GAZELLE platform, and
+# the GALA time is dominated by fixed per-call costs.
 
 # %%
-proj_reason = ("projected from counted operations x unit costs measured here (SEAL N=4096) "
-               "and a GC ReLU stand-in; the paper measured GAZELLE's own code")
-t10 = show("table10", paper_tables.table10_11("table10", totals), "Table X: MLP runtime",
-           reasons={("MLP; GAZELLE", m): proj_reason for m in
-                    ("comm", "lan_time", "wan_time", "lan_speedup", "wan_speedup")})
-t11 = show("table11", paper_tables.table10_11("table11", totals),
-           "Table XI: state-of-the-art network runtime",
-           reasons={(f"{n}; GAZELLE", m): proj_reason + "; " + arch.format(r_alex, r_r50)
-                    for n in ex.NETWORKS for m in
-                    ("comm", "lan_time", "wan_time", "lan_speedup", "wan_speedup")})
-t12 = show("table12", paper_tables.table12(totals), "Table XII: share of linear computation",
-           reasons={(n, "linear_pct_gazelle"): proj_reason for n in ex.NETWORKS})
-t13 = show("table13", paper_tables.table13(acc_df), "Table XIII: float vs fixed-point accuracy")
-fig9_rows = show("fig9", paper_tables.fig9(layers["AlexNet"], net=ex.NETWORKS["AlexNet"],
-                                           n=N_SLOTS),
-                 "Fig. 9: GALA's speed-up on AlexNet's costliest GAZELLE convolutions")
+reproduced.table6(mv_runs, unit, he_flood.ciphertext_bits)
 
 # %%
-# the errata are data: data/errata.csv (paper, where, finding, evidence); the counts they
-# cite are checked against our kernels in tests/test_gala_pipeline.py
-report.save_errata("gala")
-display(report.load_errata("gala"))
+reproduced.table8(conv_runs, unit, he_flood.ciphertext_bits, quick=QUICK)
+
+# %% [markdown]
+# Whole networks (Tables IX-XII, Fig. 9). The paper runs its CIFAR-10 networks without layer
+# tables, and its ScMult totals imply several times more multiply-accumulates per slot than
+# the zoo's architectures, so the counts are of different networks; GAZELLE's runtimes are
+# projected from counted operations and unit costs measured here.
 
 # %%
-out = paths.results_dir("gala")
-paths.atomic_write(out / "counts_matvec.csv", counts_mv.to_csv(index=False))
-paths.atomic_write(out / "counts_conv.csv", counts_conv.to_csv(index=False))
-paths.atomic_write(out / "network_totals_counts.csv", net_df[[c for c in net_df.columns if
-                   c.split("_")[-1] in costs.HE_OPS]].to_csv())
-timings["notebook_total_s"] = time.perf_counter() - T0
-tim = pd.concat([
-    unit["seconds"].rename(lambda s: f"unit_{s}_s"),
-    mv_runs.set_index(mv_runs.dims + " " + mv_runs.method)["online_s"].rename(
-        lambda s: f"matvec {s} online_s"),
-    conv_runs.set_index(conv_runs.dims + " " + conv_runs.method)["online_s"].rename(
-        lambda s: f"conv {s} online_s"),
-    pd.Series(timings)])
-paths.atomic_write(out / "gala_timings.csv", tim.rename("value").to_csv())
-paths.atomic_write(out / "tenseal_peer_timings.csv", peer.to_csv(index=False))
-paths.atomic_write(out / "unit_costs_timings.csv", unit.to_csv())
-print(f"notebook ran in {timings['notebook_total_s']:.0f} s")
+reproduced.table9(totals)
+
+# %%
+reproduced.table10(totals)
+
+# %%
+reproduced.table11(totals)
+
+# %%
+reproduced.table12(totals)
+
+# %%
+reproduced.table13(acc_df)
+
+# %%
+reproduced.fig9(layers, n=N_SLOTS)
+
+# %% [markdown]
+# The errata are data: `data/errata.csv` (paper, where, finding, evidence); the counts they
+# cite are checked against our kernels in `tests/test_gala_pipeline.py`.
+
+# %%
+reproduced.errata()
+
+# %% [markdown]
+# The counted results and, separately, every wall-clock value go to the results folder:
+
+# %%
+ex.save_results(counts_mv, counts_conv, net_df, unit, mv_runs, conv_runs, peer, timings, T0)
 
 # %% [markdown]
 # ## Summary

@@ -14,6 +14,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from ppnn import paths
 from ppnn.core import Ledger, Network, Ring, share_additive
 from ppnn.he.bfv.sim import BFVSim
 from ppnn.protocols.gala import costs
@@ -30,7 +31,7 @@ from ppnn.protocols.gala.runtime import (
 __all__ = ["MATVEC_DIMS", "TABLE1_DIMS", "CONV_DIMS", "NETWORKS", "mv_label", "conv_label",
            "matvec_kernel", "conv_kernel", "count_matvec", "count_conv", "measure_matvec",
            "measure_conv", "noise_runs", "relu_unit_cost", "network_layers", "network_totals",
-           "tenseal_peer"]
+           "tenseal_peer", "save_results"]
 
 #: GALA Tables V/VI (n_o x n_i), Table I, Tables VII/VIII (H, W, c_i, k, c_o), Table IX nets.
 MATVEC_DIMS = [(1, 2048), (2, 1024), (16, 128)]
@@ -366,3 +367,29 @@ def tenseal_peer(dims=MATVEC_DIMS, repeats: int = 3, seed: int = 0, he=None) -> 
 
 def counting_backend(n: int = 2048) -> BFVSim:
     return BFVSim(n=n, values=False)
+
+
+def save_results(counts_mv: pd.DataFrame, counts_conv: pd.DataFrame, net_df: pd.DataFrame,
+                 unit: pd.DataFrame, mv_runs: pd.DataFrame, conv_runs: pd.DataFrame,
+                 peer: pd.DataFrame, timings: dict[str, float], t0: float) -> None:
+    """Write the notebook's results files under ``results_dir("gala")``: the counted kernel
+    and network operation counts (identical between runs) and, separately, every wall-clock
+    value (unit costs, the measured runs, the TenSEAL peer, ``timings`` plus the notebook's
+    total since ``t0``, a ``time.perf_counter()`` reading)."""
+    out = paths.results_dir("gala")
+    paths.atomic_write(out / "counts_matvec.csv", counts_mv.to_csv(index=False))
+    paths.atomic_write(out / "counts_conv.csv", counts_conv.to_csv(index=False))
+    paths.atomic_write(out / "network_totals_counts.csv", net_df[[
+        c for c in net_df.columns if c.split("_")[-1] in costs.HE_OPS]].to_csv())
+    timings["notebook_total_s"] = time.perf_counter() - t0
+    tim = pd.concat([
+        unit["seconds"].rename(lambda s: f"unit_{s}_s"),
+        mv_runs.set_index(mv_runs.dims + " " + mv_runs.method)["online_s"].rename(
+            lambda s: f"matvec {s} online_s"),
+        conv_runs.set_index(conv_runs.dims + " " + conv_runs.method)["online_s"].rename(
+            lambda s: f"conv {s} online_s"),
+        pd.Series(timings)])
+    paths.atomic_write(out / "gala_timings.csv", tim.rename("value").to_csv())
+    paths.atomic_write(out / "tenseal_peer_timings.csv", peer.to_csv(index=False))
+    paths.atomic_write(out / "unit_costs_timings.csv", unit.to_csv())
+    print(f"notebook ran in {timings['notebook_total_s']:.0f} s")
