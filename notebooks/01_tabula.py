@@ -506,7 +506,8 @@ display(nc[["network", "relus", "comparisons", "linear_inputs", "macs", "tabula_
 # floor truncation.
 
 # %%
-sweep = ex.accuracy_sweep(MODELS, BITS, n_test, 200, QUICK, SEED)
+with widgets.progress(f"accuracy sweep: {len(MODELS)} networks x {len(BITS)} table sizes"):
+    sweep = ex.accuracy_sweep(MODELS, BITS, n_test, 200, QUICK, SEED)
 paths.atomic_write(paths.results_dir("tabula") / "accuracy_sweep.csv",
                    sweep.to_csv(index=False))
 tr = ex.tradeoffs(pd.read_csv(paths.results_dir("tabula") / "accuracy_sweep.csv"), meas)

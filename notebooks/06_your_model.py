@@ -155,14 +155,18 @@ protocol_player(recorded.ledger, seat="P0", group="label",
 # cannot run a layer of your network says which and why.
 
 # %%
-w = compare.make_workload(QUICK, SEED, n_run=1, n_acc=N_IMAGES, net=net, params=params)
-units = compare.Units(QUICK, SEED)
-results, skipped = [], {}
-for key, spec in ppnn.families().items():
-    try:
-        results.append(compare.run_family(key, w, units))
-    except ValueError as e:  # UnsupportedNetwork is a ValueError
-        skipped[spec.name] = str(e)
+from ppnn.widgets import progress
+
+with progress("every family on your network", total=len(ppnn.families())) as bar:
+    w = compare.make_workload(QUICK, SEED, n_run=1, n_acc=N_IMAGES, net=net, params=params)
+    units = compare.Units(QUICK, SEED)
+    results, skipped = [], {}
+    for key, spec in ppnn.families().items():
+        try:
+            results.append(compare.run_family(key, w, units))
+        except ValueError as e:  # UnsupportedNetwork is a ValueError
+            skipped[spec.name] = str(e)
+        bar.step(note=spec.name)
 df = compare.comparison_frame(results, w)
 cmp = compare.Comparison(w, units, results, df, compare.breakdown_frame(results, WAN),
                          compare.decision_guide(df), {})

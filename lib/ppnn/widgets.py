@@ -15,7 +15,7 @@ from .core.views import EVERYONE
 from .sequence import alert_steps, fmt_bits, lanes, sequence_diagram, steps
 
 __all__ = ["transcript_frame", "transcript_stepper", "interactive_table", "protocol_player",
-           "views_table", "ProtocolPlayer", "InteractiveView"]
+           "views_table", "ProtocolPlayer", "InteractiveView", "Progress", "progress"]
 
 
 def transcript_frame(ledger: Ledger, round_no: int | None = None, phase: str = "online"
@@ -338,3 +338,90 @@ def protocol_player(ledger: Ledger, seat: str = EVERYONE, group: str | None = "a
                     alert: dict[int, str] | None = None) -> ProtocolPlayer:
     """Step through a recorded run (see :class:`ProtocolPlayer`); display the result."""
     return ProtocolPlayer(ledger, seat, group, title, max_rows, split_ops, panel, alert)
+
+
+class Progress:
+    """A status line for a long cell: what runs, how far it got and for how long.
+
+    ``with progress("accuracy sweep", total=10) as p: ... p.step()`` shows one line that a
+    background ticker refreshes every ``every`` seconds (elapsed time, and ``done/total`` when
+    the work reports its steps); at the end the line says what ran and how long it took, so an
+    executed notebook keeps that line and no bar. Outside IPython it prints the final line
+    only. The ticker only reads the counters; the work runs on the calling thread."""
+
+    def __init__(self, label: str, total: int | None = None, every: float = 1.0):
+        if total is not None and int(total) < 1:
+            raise ValueError(f"total must be >= 1 (or None), got {total}")
+        if not every > 0:
+            raise ValueError(f"every must be > 0 seconds, got {every}")
+        self.label, self.total, self.every = str(label), total, float(every)
+        self.done, self.note = 0, ""
+        self._t0 = 0.0
+        self._handle = None
+        self._stop = None
+        self._thread = None
+
+    def step(self, n: int = 1, note: str = "") -> None:
+        """Count ``n`` finished steps; ``note`` says what finished last."""
+        self.done += int(n)
+        if note:
+            self.note = str(note)
+
+    def _line(self, final: bool = False, failed: bool = False) -> str:
+        import time
+
+        secs = time.perf_counter() - self._t0
+        count = f" {self.done}/{self.total}" if self.total else ""
+        if failed:
+            return f"{self.label}: stopped after {secs:.1f} s{count and ' at' + count}"
+        if final:
+            return f"{self.label}: done{count and ' (' + count.strip() + ')'} in {secs:.1f} s"
+        note = f" -- {self.note}" if self.note else ""
+        return f"{self.label}: running{count} ({secs:.0f} s){note}"
+
+    def _show(self, final: bool = False, failed: bool = False):
+        from IPython.display import HTML
+
+        text = html.escape(self._line(final, failed))
+        return HTML(f'<div class="ppnn-progress" style="font-family:monospace">{text}</div>')
+
+    def __enter__(self) -> Progress:
+        import threading
+        import time
+
+        self._t0 = time.perf_counter()
+        try:
+            from IPython import get_ipython
+            from IPython.display import display
+        except ImportError:  # pragma: no cover - IPython is a dependency
+            return self
+        if get_ipython() is None:
+            return self
+        self._handle = display(self._show(), display_id=True)
+        self._stop = threading.Event()
+
+        def tick():
+            while not self._stop.wait(self.every):
+                self._handle.update(self._show())
+
+        self._thread = threading.Thread(target=tick, name="ppnn-progress", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+        if exc[0] is not None:  # the exception itself is shown by the caller
+            if self._handle is not None:
+                self._handle.update(self._show(failed=True))
+            return
+        if self._handle is not None:
+            self._handle.update(self._show(final=True))
+        else:
+            print(self._line(final=True))
+
+
+def progress(label: str, total: int | None = None, every: float = 1.0) -> Progress:
+    """A :class:`Progress` status line for a cell that takes more than a few seconds."""
+    return Progress(label, total, every)
