@@ -647,171 +647,42 @@ print("test accuracy at the end of private training:", (100 * final_acc).round(1
 # Table 6 survives in this copy and is compared row by row. Tables 2-5, 7-9 lost their
 # numbers: each is listed with a pointer to what we computed in its place (status "paper
 # value missing"); Tables 4-5 keep their batch-size/epoch row. Text claims are compared where
-# we computed the quantity.
+# we computed the quantity. Each call below compares one table with `data/paper/falcon_*.csv`,
+# saves it to `figures/tables/` and shows it (`ppnn.experiments.falcon.tables`).
+#
+# The paper prints a "Relative Error" column in Table 6 without saying what it is: ours (the
+# mean relative L2 error of the final-layer outputs vs float64) is one definition, shown beside
+# the paper's number with status "definition differs", not judged against it.
 
 # %%
-ours6 = []
-reasons6 = {}
-for r in table6.to_dict("records"):
-    row = r["network"]
-    for metric in ("training_accuracy", "inference_accuracy", "falcon_inference_accuracy",
-                   "relative_error"):
-        ours6.append((row, metric, r[metric], f"{'quick' if QUICK else 'full'}-mode model; "
-                      f"{r['test_images']} test images"))
-    rec = recipe_for(next(name for name, lab in labels.items() if lab == row))
-    reasons6[(row, "training_accuracy")] = (
-        "our float model trained by ppnn.nn.train with its zoo recipe "
-        f"({rec.quick_epochs if QUICK else rec.epochs} epochs"
-        f"{f', shifts of {rec.augment} px' if rec.augment and not QUICK else ''}; Falcon: 15)"
-        + ("; the last epoch's accuracy on its randomly shifted batches, harder than the "
-           "images themselves (the test accuracy beside it is on unshifted images)"
-           if rec.augment and not QUICK else ""))
-frame6 = report.reproduced_frame(ours6, kind="measured")
-# the paper prints a 'Relative Error' column without saying what it is: ours is one
-# definition, shown beside the paper's number and not judged against it
-frame6["definition"] = ["the paper does not define its relative error; ours is the mean "
-                        "relative L2 error of the final-layer outputs vs float64"
-                        if m == "relative_error" else "" for m in frame6["metric"]]
-cmp6 = report.compare("falcon", "table6", frame6, rtol=0.02, reasons=reasons6)
-report.save(cmp6, "falcon", "table6", "accuracy of private inference (MNIST)")
-display(cmp6)
+from ppnn.experiments.falcon import tables as reproduced
+
+reproduced.table6(table6, labels, quick=QUICK)
 
 # %%
-tables_ours = [
-    ("Table 1", "qualitative; nothing to compute"),
-    ("Table 2", "figures/falcon/tables2_3_inference_costs.csv (rounds, MB) + "
-                "tables2_3_inference_projection_timings.csv (LAN/WAN, projected)"),
-    ("Table 3", "figures/falcon/tables2_3_inference_costs.csv (LeNet measured; AlexNet/VGG16 "
-                "cost only)"),
-    ("Table 4", "figures/falcon/tables4_5_training_iteration_costs.csv (one iteration, batch "
-                "128) + projections"),
-    ("Table 5", "figures/falcon/tables4_5_training_iteration_costs.csv (AlexNet/VGG16 cost "
-                "only)"),
-    ("Table 6", "figures/tables/falcon_table6.csv"),
-    ("Table 7", "benchmarks/bench_falcon.py: private vs plaintext forward pass (Network-C, "
-                "LeNet) on this machine"),
-    ("Table 8", "not reproduced: other frameworks' formulas are not in this copy"),
-    ("Table 9", "figures/falcon/table9_protocol_costs.csv (closed forms == ledger)"),
-]
-ref_tables = report.load_paper("falcon", "tables")
-rows_t = []
-for tab, what in tables_ours:
-    ref = ref_tables[ref_tables["table"] == tab].iloc[0]
-    rows_t.append((ref["row"], ref["metric"], "ours: " + what, ""))
-cmp_t = report.compare("falcon", "tables", report.reproduced_frame(rows_t, kind="counted"))
-report.save(cmp_t, "falcon", "tables", "which paper tables are unavailable and what we computed")
-display(cmp_t[["table", "status", "ours"]])
+reproduced.tables_overview()
 
 # %%
-cmp45 = []
-for tab in ("table4", "table5"):
-    ref = report.load_paper("falcon", tab)
-    ours45 = []
-    for _, r in ref.iterrows():
-        if r["metric"] == "batch_size":
-            ours45.append((r["row"], "batch_size", 128, "the batch we chose for our "
-                           "per-iteration costs, to match the paper (a setting, not a result)"))
-        else:
-            ours45.append((r["row"], "epochs", None, "we cost one iteration (and train "
-                           f"{TRAIN_ITERS} iterations of Network-A), not full epochs"))
-    f45 = report.reproduced_frame(ours45, kind="counted")
-    f45.loc[f45["metric"] == "batch_size", "kind"] = "input"
-    c = report.compare("falcon", tab, f45)
-    report.save(c, "falcon", tab, "batch size / epochs row (the rest is lost in this copy)")
-    cmp45.append(c)
-display(pd.concat(cmp45)[["table", "row", "metric", "paper", "ours", "status"]])
+reproduced.table4(TRAIN_ITERS)
 
 # %%
-frs = F.Falcon(np.random.default_rng(SEED))
-inverse_sqrt(frs, frs.share_fixed([2.0]))
-import re
+reproduced.table5(TRAIN_ITERS)
 
-n_rsqrt_iters = len({re.search(r"rsqrt iter (\d+)", m.what).group(1)
-                     for m in frs.ledger.messages if "rsqrt iter" in m.what})
-claims = [
-    ("Fixed-point encoding", "fractional_bits", fal.f, "Falcon(frac_bits=13); 16 (Sec 5.1) "
-     "raises for Z_2^32"),
-    ("Datatype", "integer_bits", fal.k, "ring Z_2^32"),
-    ("Datatype", "fractional_bits", fal.f, "13, not 16: with 16 a product has 32 fractional "
-     "bits and cannot fit Z_2^32"),
-    ("LAN", "bandwidth", LAN.bandwidth_Bps / 1e6, "network model input (ppnn.core.LAN)"),
-    ("LAN", "ping", LAN.latency_s * 1e3, "we use it as the one-way latency per round"),
-    ("WAN", "bandwidth", WAN.bandwidth_Bps / 1e6, "network model input (ppnn.core.WAN)"),
-    ("WAN", "ping", WAN.latency_s * 1e3, "we use it as the one-way latency per round"),
-    ("Division (numerical method)", "rounds_per_iteration", C.mult_cost(1).rounds,
-     "one fixed-point product (reshare + truncation) per Goldschmidt iteration"),
-    ("Batch norm inverse sqrt (Newton)", "rounds", n_rsqrt_iters,
-     "Newton iterations counted in the ledger of a run"),
-    ("Smaller ring", "comm_reduction", relu_ratio,
-     "ReLU bytes at l=64,p=67 over l=32,p=37 (our protocols)"),
-    ("DReLU vs SecureNN", "overhead_reduction", None,
-     "not reproducible here: SecureNN's protocol costs are not in this copy"),
-]
-
-
-def n_linear(name, kinds=("Conv2d", "Dense")):
-    return sum(1 for layer in zoo.get(name).layers if layer.kind in kinds)
-
-
-def n_params(name):
-    return zoo.get(name).totals()["params"]
-
-
-acc_full = dict(zip(table6["network"], table6["full_test_accuracy_float"]))
-small_mb = float(counted_inf[counted_inf.network.isin(names[:3]) &
-                             (counted_inf.threat_model == "semi-honest")]["comm_MB"].max())
-claims += [
-    ("Inference communication smaller networks", "comm", small_mb,
-     "largest semi-honest online MB of one inference over Networks A-C (counted)"),
-    ("Final-layer outputs vs 64-bit float", "relative_difference_max",
-     float(table6["relative_error"].max()), "largest mean relative L2 error over the Table 6 "
-     "networks; the paper states an upper bound (< 1%), ours is far below it"),
-    ("MNIST", "train_images", len(x_tr), "ppnn.data.load_mnist"),
-    ("MNIST", "test_images", len(x_te), "ppnn.data.load_mnist"),
-    *[(lab, "accuracy", acc_full[lab], "our float model on the full test set "
-       f"({'quick' if QUICK else 'full'}-mode training)") for lab in labels.values()],
-    ("Network-A", "layers", n_linear("falcon_network_a"), "conv + FC layers in the zoo"),
-    ("Network-B", "layers", n_linear("falcon_network_b"), "conv + FC layers in the zoo"),
-    ("Network-C", "layers", n_linear("falcon_network_c"), "conv + FC layers in the zoo"),
-    ("Network-A", "parameters", n_params("falcon_network_a") / 1e3, "zoo count (x1e3)"),
-    ("Network-B", "parameters", n_params("falcon_network_b") / 1e3, "zoo count (x1e3)"),
-    ("Network-C", "parameters", n_params("falcon_network_c"), "zoo count: MiniONN's network; "
-     "10,500 matches no parameter count (see ppnn.nn.zoo)"),
-    ("AlexNet", "conv_layers", n_linear("falcon_alexnet_cifar10", ("Conv2d",)), "zoo"),
-    ("AlexNet", "fc_layers", n_linear("falcon_alexnet_cifar10", ("Dense",)), "zoo"),
-    ("AlexNet", "parameters_appD", n_params("falcon_alexnet_cifar10") / 1e6,
-     "the CIFAR-10 AlexNet Falcon runs (60M is ImageNet AlexNet)"),
-    ("VGG16", "layers", n_linear("falcon_vgg16_cifar10"), "zoo"),
-    ("VGG16", "parameters", n_params("falcon_vgg16_cifar10") / 1e6,
-     "VGG16 on 32x32 inputs (138M is ImageNet VGG16)"),
-]
-kinds_row = {"Inference communication smaller networks": "counted",
-             "Final-layer outputs vs 64-bit float": "measured", "MNIST": "counted",
-             **{lab: "measured" for lab in labels.values()}}
-ref_claims = report.load_paper("falcon", "text_claims")
-keys = set(zip(ref_claims["row"], ref_claims["metric"]))
-ours_c = [c for c in claims if (c[0], c[1]) in keys]
-# settings we chose to match the paper (the ring, frac_bits, the network model, the dataset
-# and the layer counts of networks built from the paper's description) are inputs: shown as
-# context, never counted as reproduced
-kinds = {"Datatype": "input", "LAN": "input", "WAN": "input", **kinds_row,
-         "Fixed-point encoding": "input", "MNIST": "input"}
-INPUT_METRICS = {"layers", "conv_layers", "fc_layers"}
-frame_c = report.reproduced_frame(ours_c)
-frame_c["kind"] = ["input" if m in INPUT_METRICS else kinds.get(r, "counted")
-                   if not (r in labels.values() and m != "accuracy")
-                   else "counted" for r, m in zip(frame_c["row"], frame_c["metric"])]
-# §5.6 states a bound ('differ by less than 1%'): ours is checked against it
-frame_c["check"] = [bool(v < 1.0) if m == "relative_difference_max" else None
-                    for m, v in zip(frame_c["metric"], frame_c["value"])]
-cmp_c = report.compare("falcon", "text_claims", frame_c, rtol=0.01)
-report.save(cmp_c, "falcon", "text_claims", "numbers stated in the text")
-display(cmp_c[["table", "row", "metric", "paper", "ours", "status"]])
+# %% [markdown]
+# The numbers stated in the text. Settings we chose to match the paper (the ring, the
+# fractional bits, the LAN/WAN model, the dataset, the layer counts of networks built from the
+# paper's description) are *inputs*: shown as context, never counted as reproduced. §5.6
+# states a bound (outputs differ by less than 1 %), and ours is checked against it.
 
 # %%
-# the errata are data: data/errata.csv (paper, where, finding, evidence)
-report.save_errata("falcon")
-display(report.load_errata("falcon"))
+reproduced.text_claims(fal, relu_ratio, table6, counted_inf, names, labels, x_tr, x_te,
+                       quick=QUICK, seed=SEED)
+
+# %% [markdown]
+# The errata are data: `data/errata.csv` (paper, where, finding, evidence).
+
+# %%
+reproduced.errata()
 
 # %% [markdown]
 # ## Summary

@@ -1,0 +1,222 @@
+"""Falcon's reproduced tables, paper vs ours: one call per table for the notebook.
+
+This copy of the paper lost most numbers: Table 6 (accuracy of private inference) survives
+and is compared row by row; Tables 2-5, 7-9 are listed with a pointer to what we computed in
+their place (status "paper value missing"), Tables 4-5 keep their batch-size/epoch row; the
+numbers stated in the text are compared where we computed the quantity. Each function
+compares with ``data/paper/falcon_<table>.csv``, saves to ``figures/tables/falcon_<table>.*``
+and shows the result once; it returns nothing.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from ppnn import report
+from ppnn.core import LAN, WAN
+from ppnn.nn import recipe_for, zoo
+from ppnn.protocols import falcon as F
+from ppnn.protocols.falcon import costs as C
+from ppnn.protocols.falcon.numeric import inverse_sqrt
+
+from .. import paper_vs_ours as pvo
+
+PAPER = "falcon"
+#: the columns shown of the tables whose paper values are mostly missing
+COLUMNS = ["table", "row", "metric", "paper", "ours", "status"]
+TABLE6_METRICS = ("training_accuracy", "inference_accuracy", "falcon_inference_accuracy",
+                  "relative_error")
+R_RELATIVE_ERROR = ("the paper does not define its relative error; ours is the mean relative L2 "
+                    "error of the final-layer outputs vs float64")
+#: what we computed in place of each paper table (the paper's numbers are lost in this copy)
+TABLES_OURS = [
+    ("Table 1", "qualitative; nothing to compute"),
+    ("Table 2", "figures/falcon/tables2_3_inference_costs.csv (rounds, MB) + "
+                "tables2_3_inference_projection_timings.csv (LAN/WAN, projected)"),
+    ("Table 3", "figures/falcon/tables2_3_inference_costs.csv (LeNet measured; AlexNet/VGG16 "
+                "cost only)"),
+    ("Table 4", "figures/falcon/tables4_5_training_iteration_costs.csv (one iteration, batch "
+                "128) + projections"),
+    ("Table 5", "figures/falcon/tables4_5_training_iteration_costs.csv (AlexNet/VGG16 cost "
+                "only)"),
+    ("Table 6", "figures/tables/falcon_table6.csv"),
+    ("Table 7", "benchmarks/bench_falcon.py: private vs plaintext forward pass (Network-C, "
+                "LeNet) on this machine"),
+    ("Table 8", "not reproduced: other frameworks' formulas are not in this copy"),
+    ("Table 9", "figures/falcon/table9_protocol_costs.csv (closed forms == ledger)"),
+]
+R_BATCH = ("the batch we chose for our per-iteration costs, to match the paper (a setting, not "
+           "a result)")
+#: metrics of the text that are settings read off a network's description (inputs)
+INPUT_METRICS = {"layers", "conv_layers", "fc_layers"}
+
+
+def _mode(quick: bool) -> str:
+    return "quick" if quick else "full"
+
+
+def table6(table6: pd.DataFrame, labels: dict[str, str], quick: bool = True) -> None:
+    """Table 6: accuracy of private inference on MNIST (``table6``: the frame of
+    :func:`.runs.inference_accuracy`; ``labels``: zoo name -> the paper's network name)."""
+    ours6, reasons6 = [], {}
+    for r in table6.to_dict("records"):
+        row = r["network"]
+        for metric in TABLE6_METRICS:
+            ours6.append((row, metric, r[metric], f"{_mode(quick)}-mode model; "
+                          f"{r['test_images']} test images"))
+        rec = recipe_for(next(name for name, lab in labels.items() if lab == row))
+        reasons6[(row, "training_accuracy")] = (
+            "our float model trained by ppnn.nn.train with its zoo recipe "
+            f"({rec.quick_epochs if quick else rec.epochs} epochs"
+            f"{f', shifts of {rec.augment} px' if rec.augment and not quick else ''}; Falcon: 15)"
+            + ("; the last epoch's accuracy on its randomly shifted batches, harder than the "
+               "images themselves (the test accuracy beside it is on unshifted images)"
+               if rec.augment and not quick else ""))
+    frame6 = report.reproduced_frame(ours6, kind="measured")
+    # the paper prints a 'Relative Error' column without saying what it is: ours is one
+    # definition, shown beside the paper's number and not judged against it
+    frame6["definition"] = [R_RELATIVE_ERROR if m == "relative_error" else ""
+                            for m in frame6["metric"]]
+    cmp6 = pvo.compare_and_save(PAPER, "table6", frame6, "accuracy of private inference (MNIST)",
+                                rtol=0.02, reasons=reasons6)
+    pvo.show(cmp6)
+
+
+def tables_overview() -> None:
+    """Which paper tables are unavailable in this copy, and what we computed in their place."""
+    ref_tables = report.load_paper(PAPER, "tables")
+    rows_t = []
+    for tab, what in TABLES_OURS:
+        ref = ref_tables[ref_tables["table"] == tab].iloc[0]
+        rows_t.append((ref["row"], ref["metric"], "ours: " + what, ""))
+    cmp_t = pvo.compare_and_save(PAPER, "tables", report.reproduced_frame(rows_t, kind="counted"),
+                                 "which paper tables are unavailable and what we computed")
+    pvo.show(cmp_t, columns=["table", "status", "ours"])
+
+
+def _batch_row(table: str, train_iters: int) -> None:
+    ref = report.load_paper(PAPER, table)
+    ours = []
+    for _, r in ref.iterrows():
+        if r["metric"] == "batch_size":
+            ours.append((r["row"], "batch_size", 128, R_BATCH))
+        else:
+            ours.append((r["row"], "epochs", None, "we cost one iteration (and train "
+                         f"{train_iters} iterations of Network-A), not full epochs"))
+    frame = report.reproduced_frame(ours, kind="counted")
+    frame.loc[frame["metric"] == "batch_size", "kind"] = "input"
+    c = pvo.compare_and_save(PAPER, table, frame,
+                             "batch size / epochs row (the rest is lost in this copy)")
+    pvo.show(c, columns=COLUMNS)
+
+
+def table4(train_iters: int) -> None:
+    """Table 4's batch size / epochs row (the rest is lost in this copy)."""
+    _batch_row("table4", train_iters)
+
+
+def table5(train_iters: int) -> None:
+    """Table 5's batch size / epochs row (the rest is lost in this copy)."""
+    _batch_row("table5", train_iters)
+
+
+def _n_linear(name: str, kinds=("Conv2d", "Dense")) -> int:
+    return sum(1 for layer in zoo.get(name).layers if layer.kind in kinds)
+
+
+def _n_params(name: str) -> int:
+    return zoo.get(name).totals()["params"]
+
+
+def rsqrt_iterations(seed: int = 0) -> int:
+    """Newton iterations of the batch-norm inverse square root, counted in a run's ledger."""
+    frs = F.Falcon(np.random.default_rng(seed))
+    inverse_sqrt(frs, frs.share_fixed([2.0]))
+    return len({re.search(r"rsqrt iter (\d+)", m.what).group(1)
+                for m in frs.ledger.messages if "rsqrt iter" in m.what})
+
+
+def text_claims(fal, relu_ratio: float, table6: pd.DataFrame, counted_inf: pd.DataFrame,
+                names: list[str], labels: dict[str, str], x_tr, x_te, quick: bool = True,
+                seed: int = 0) -> None:
+    """The numbers stated in the text: settings we chose to match the paper (inputs, shown
+    as context), counts and measurements of ours. ``fal``: the notebook's
+    :class:`~ppnn.protocols.falcon.Falcon`; ``relu_ratio``: ReLU bytes at l=64 over l=32;
+    ``table6`` and ``counted_inf``: the inference accuracy and counted-cost frames;
+    ``x_tr, x_te``: the MNIST images."""
+    claims = [
+        ("Fixed-point encoding", "fractional_bits", fal.f, "Falcon(frac_bits=13); 16 (Sec 5.1) "
+         "raises for Z_2^32"),
+        ("Datatype", "integer_bits", fal.k, "ring Z_2^32"),
+        ("Datatype", "fractional_bits", fal.f, "13, not 16: with 16 a product has 32 fractional "
+         "bits and cannot fit Z_2^32"),
+        ("LAN", "bandwidth", LAN.bandwidth_Bps / 1e6, "network model input (ppnn.core.LAN)"),
+        ("LAN", "ping", LAN.latency_s * 1e3, "we use it as the one-way latency per round"),
+        ("WAN", "bandwidth", WAN.bandwidth_Bps / 1e6, "network model input (ppnn.core.WAN)"),
+        ("WAN", "ping", WAN.latency_s * 1e3, "we use it as the one-way latency per round"),
+        ("Division (numerical method)", "rounds_per_iteration", C.mult_cost(1).rounds,
+         "one fixed-point product (reshare + truncation) per Goldschmidt iteration"),
+        ("Batch norm inverse sqrt (Newton)", "rounds", rsqrt_iterations(seed),
+         "Newton iterations counted in the ledger of a run"),
+        ("Smaller ring", "comm_reduction", relu_ratio,
+         "ReLU bytes at l=64,p=67 over l=32,p=37 (our protocols)"),
+        ("DReLU vs SecureNN", "overhead_reduction", None,
+         "not reproducible here: SecureNN's protocol costs are not in this copy"),
+    ]
+    acc_full = dict(zip(table6["network"], table6["full_test_accuracy_float"]))
+    small_mb = float(counted_inf[counted_inf.network.isin(names[:3]) &
+                                 (counted_inf.threat_model == "semi-honest")]["comm_MB"].max())
+    claims += [
+        ("Inference communication smaller networks", "comm", small_mb,
+         "largest semi-honest online MB of one inference over Networks A-C (counted)"),
+        ("Final-layer outputs vs 64-bit float", "relative_difference_max",
+         float(table6["relative_error"].max()), "largest mean relative L2 error over the "
+         "Table 6 networks; the paper states an upper bound (< 1%), ours is far below it"),
+        ("MNIST", "train_images", len(x_tr), "ppnn.data.load_mnist"),
+        ("MNIST", "test_images", len(x_te), "ppnn.data.load_mnist"),
+        *[(lab, "accuracy", acc_full[lab], "our float model on the full test set "
+           f"({_mode(quick)}-mode training)") for lab in labels.values()],
+        ("Network-A", "layers", _n_linear("falcon_network_a"), "conv + FC layers in the zoo"),
+        ("Network-B", "layers", _n_linear("falcon_network_b"), "conv + FC layers in the zoo"),
+        ("Network-C", "layers", _n_linear("falcon_network_c"), "conv + FC layers in the zoo"),
+        ("Network-A", "parameters", _n_params("falcon_network_a") / 1e3, "zoo count (x1e3)"),
+        ("Network-B", "parameters", _n_params("falcon_network_b") / 1e3, "zoo count (x1e3)"),
+        ("Network-C", "parameters", _n_params("falcon_network_c"), "zoo count: MiniONN's "
+         "network; 10,500 matches no parameter count (see ppnn.nn.zoo)"),
+        ("AlexNet", "conv_layers", _n_linear("falcon_alexnet_cifar10", ("Conv2d",)), "zoo"),
+        ("AlexNet", "fc_layers", _n_linear("falcon_alexnet_cifar10", ("Dense",)), "zoo"),
+        ("AlexNet", "parameters_appD", _n_params("falcon_alexnet_cifar10") / 1e6,
+         "the CIFAR-10 AlexNet Falcon runs (60M is ImageNet AlexNet)"),
+        ("VGG16", "layers", _n_linear("falcon_vgg16_cifar10"), "zoo"),
+        ("VGG16", "parameters", _n_params("falcon_vgg16_cifar10") / 1e6,
+         "VGG16 on 32x32 inputs (138M is ImageNet VGG16)"),
+    ]
+    kinds_row = {"Inference communication smaller networks": "counted",
+                 "Final-layer outputs vs 64-bit float": "measured", "MNIST": "counted",
+                 **{lab: "measured" for lab in labels.values()}}
+    ref_claims = report.load_paper(PAPER, "text_claims")
+    keys = set(zip(ref_claims["row"], ref_claims["metric"]))
+    ours_c = [c for c in claims if (c[0], c[1]) in keys]
+    # settings we chose to match the paper (the ring, frac_bits, the network model, the
+    # dataset and the layer counts of networks built from the paper's description) are
+    # inputs: shown as context, never counted as reproduced
+    kinds = {"Datatype": "input", "LAN": "input", "WAN": "input", **kinds_row,
+             "Fixed-point encoding": "input", "MNIST": "input"}
+    frame_c = report.reproduced_frame(ours_c)
+    frame_c["kind"] = ["input" if m in INPUT_METRICS else kinds.get(r, "counted")
+                       if not (r in labels.values() and m != "accuracy")
+                       else "counted" for r, m in zip(frame_c["row"], frame_c["metric"])]
+    # §5.6 states a bound ('differ by less than 1%'): ours is checked against it
+    frame_c["check"] = [bool(v < 1.0) if m == "relative_difference_max" else None
+                        for m, v in zip(frame_c["metric"], frame_c["value"])]
+    cmp_c = pvo.compare_and_save(PAPER, "text_claims", frame_c, "numbers stated in the text",
+                                 rtol=0.01)
+    pvo.show(cmp_c, columns=COLUMNS)
+
+
+def errata() -> None:
+    """Falcon's errata (``data/errata.csv``), saved for the report and shown."""
+    pvo.show(pvo.errata(PAPER))
