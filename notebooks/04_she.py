@@ -487,28 +487,16 @@ timings.update({"relu_gates_s": demo["seconds"], "relu_pbs_s": pbs_s})
 # circuits we run, the paper's the Eq. (1) sum of adder depths. Where we chose otherwise and the
 # paper's choice is fully specified, a row "paper's choice: ..." computes it (MSize by the
 # paper's formula, PC_Mult with batch-norm not folded) and is compared with the paper's cell.
+#
+# Each call below builds one table from the runs above, compares it with
+# `data/paper/she_*.csv`, saves it to `figures/tables/` and shows it under its status counts
+# (`ppnn.experiments.she.tables`). FCN's rows of Table 2 are BFV with x² activations, not a
+# TFHE gate circuit: not implemented here.
 
 # %%
-def show(table, df, title, rtol=0.05, reasons=None):
-    cmp = report.compare("she", table, df, rtol=rtol, reasons=reasons)
-    report.save(cmp, "she", table, title)
-    display(Markdown(f"**{title}** — " + ", ".join(
-        f"{k}: {v}" for k, v in cmp["status"].value_counts().items())))
-    display(cmp)
-    return cmp
+from ppnn.experiments.she import tables as reproduced
 
-
-report.save_errata("she")  # data/errata.csv
-paper_t2 = report.load_paper("she", "table2")
-vals = {}
-for row, key in (("SHE", "SHE"), ("TCN", "TCN")):
-    vals.update(tables.table2_values(row, runs[key].layers, 100 * suite[key].accuracy,
-                                     list("CBAPCPFBAF"), "bit simulator, fully encrypted"))
-vals.update(tables.table2_dshe_values(runs["DSHE"].layers, 100 * suite["DSHE"].accuracy))
-for m in paper_t2[paper_t2.row == "FCN"].metric:
-    vals[("FCN", m)] = (None, "counted", "FCN is BFV (FV-RNS) with x^2 activations: not a "
-                        "TFHE gate circuit, not implemented here")
-t2 = show("table2", tables.frame("table2", vals), "Table 2: multiplicative depth per layer")
+reproduced.table2(runs, suite)
 
 # %% [markdown]
 # **The paper's Eq. (1) with our unit depths.** Eq. (1) charges
@@ -518,42 +506,44 @@ t2 = show("table2", tables.frame("table2", vals), "Table 2: multiplicative depth
 # 0.2K per layer, which we cannot derive from the printed parameters.
 
 # %%
-she_layers = runs["SHE"].layers.set_index("layer")
-eq1 = []
-for name, cin, kc in (("conv1", 1, 5), ("conv2", 5, 5)):
-    op = next(o for o in suite["SHE"].qnet.linear_layers() if o.name == name)
-    da = she_layers.loc[name, "width_out"] if op.act is None else (
-        op.in_bits + op.guard + 1 + int(np.ceil(np.log2(op.term_counts().max()))))
-    eq1.append({"layer": name, "IN": cin, "KC": kc, "DA (our widest adder)": int(da),
-                "Eq. (1) depth": round(costs.eq1_layer_depth(cin, kc, da, 0, 1)),
-                "measured depth (C + A)": int(she_layers.loc[name, "md_layer"]),
-                "paper (Table 2, C)": 200})
-display(pd.DataFrame(eq1))
+reproduced.eq1_depths(runs, suite)
+
+# %% [markdown]
+# Table 4 needs the client's encryption + decryption latency, measured here on real tfhe-rs;
+# our reduced network's end-to-end run (§6) adds rows of ours.
 
 # %%
-edl = ex.encryption_latency(server_key, 784 * 5, runs["SHE"].layers["width_out"].iloc[-1] * 10)
-timings["edl_s"] = edl["edl_s"]
-t4 = show("table4", pd.concat([tables.table4_values(runs, suite, edl, lat, per_gate_s, N_SIM),
-                              red_rows], ignore_index=True),
-          "Table 4: MNIST")
+edl = reproduced.encryption_latency(server_key, runs, timings)
+reproduced.table4(runs, suite, edl, lat, per_gate_s, N_SIM, red_rows)
+
+# %% [markdown]
+# The CIFAR-10 and ImageNet networks (Tables 5, 6) are counted, not run: their gates and
+# depths first, then the tables.
 
 # %%
-t = time.perf_counter()
-big = tables.zoo_costs()
-timings["zoo_costs_s"] = time.perf_counter() - t
-display(big)
-per_bit_s = edl["encrypt_s"] / (784 * 5)
-t5 = show("table5", tables.table5_values(big, per_bit_s, lat), "Table 5: CIFAR-10 (counted)")
-t6 = show("table6", tables.table6_values(big, per_bit_s, lat), "Table 6: ImageNet (counted)")
-t7 = show("table7", tables.table7_values(), "Table 7: Penn Treebank")
-sq = ex.square_activation_accuracy(quick=QUICK, seed=SEED, n_test=N_TEST)
-f1 = show("fig1", tables.fig1_values(sq), "Fig. 1 / §2: cost of square activations (MNIST)")
-f4 = show("fig4", tables.fig4_values(), "Fig. 4 / §5.4: depth of the ReLU-LSTM's products")
+big = reproduced.zoo_costs(timings)
+reproduced.table5(big, edl, lat)
 
 # %%
-paths.atomic_write(paths.results_dir("she") / "she_timings.csv",
-                   pd.Series(timings).to_csv(header=["seconds"]))
-print(f"notebook body: {time.perf_counter() - T0:.0f} s")
+reproduced.table6(big, edl, lat)
+
+# %%
+reproduced.table7()
+
+# %%
+reproduced.fig1(quick=QUICK, seed=SEED, n_test=N_TEST)
+
+# %%
+reproduced.fig4()
+
+# %% [markdown]
+# The errata are data: `data/errata.csv` (paper, where, finding, evidence).
+
+# %%
+reproduced.errata()
+
+# %%
+ex.save_timings(timings, T0)
 
 # %% [markdown]
 # ## Summary

@@ -10,8 +10,9 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
-from ppnn import data, nn
+from ppnn import data, nn, paths
 from ppnn.he.bitsim import BitSimulator, GateBackend
 from ppnn.protocols.she import circuits as C
 from ppnn.protocols.she import network
@@ -22,7 +23,8 @@ from . import models
 
 __all__ = ["gate_latency", "encryption_latency", "MnistModel", "mnist_suite", "calibrate_scales",
            "PERCENTILES",
-           "weight_bits_sweep", "square_activation_accuracy", "simulate", "relu_unit_demo"]
+           "weight_bits_sweep", "square_activation_accuracy", "simulate", "relu_unit_demo",
+           "save_timings"]
 
 
 @dataclass
@@ -160,3 +162,12 @@ def relu_unit_demo(backend: GateBackend, values, bits: int = 5) -> dict:
     return {"input": np.asarray(values), "bits_in": C.decrypt_word(backend, x),
             "relu": C.decrypt_word(backend, r), "gates": backend.hgops,
             "bootstraps": backend.bootstraps, "md": r.md(), "seconds": sec}
+
+
+def save_timings(timings: dict[str, float], t0: float) -> None:
+    """Write the notebook's wall-clock values (``timings``: name -> seconds) to
+    ``results_dir("she")/she_timings.csv`` and say how long the notebook body took since
+    ``t0`` (a ``time.perf_counter()`` reading)."""
+    paths.atomic_write(paths.results_dir("she") / "she_timings.csv",
+                       pd.Series(timings).to_csv(header=["seconds"]))
+    print(f"notebook body: {time.perf_counter() - t0:.0f} s")
