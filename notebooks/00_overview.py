@@ -444,9 +444,7 @@ display(box)
 # with the same seed), wall-clock values to `*_timings.csv`.
 
 # %%
-for path in compare.save(cmp, figures=False):
-    print("wrote", path)
-display(Markdown(cmp_table.to_markdown(cmp.frame)))
+compare.save_and_show(cmp)
 
 # %% [markdown]
 # ### Summary and exercises

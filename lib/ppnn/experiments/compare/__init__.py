@@ -3,7 +3,8 @@
 ``run_comparison(quick, seed)`` trains (or loads) MiniONN's MNIST network once -- or takes a
 :class:`Workload` of your own network (e.g. from an ONNX file) -- and runs it through every
 family of :func:`ppnn.families` on the same images, with one cost ledger per family and the
-shared time model; ``save(comparison)`` writes the table and the figures. The loop is one call
+shared time model; ``save(comparison)`` writes the table and the figures
+(``save_and_show(comparison)``: the table, shown too, for the notebook). The loop is one call
 per family of the protocol interface (:mod:`ppnn.protocols.api`): compile, run, check
 against the family's integer oracle, accuracy, and the family's compute / storage notes.
 
@@ -11,7 +12,16 @@ Modules: :mod:`.workload` (workload, unit costs, per-family result), :mod:`.run`
 outputs), :mod:`.table` (table, breakdown, decision guide, figures).
 """
 
-from .run import PREPARE, SIZES, Comparison, run_comparison, run_family, save, timed_family
+from .run import (
+    PREPARE,
+    SIZES,
+    Comparison,
+    run_comparison,
+    run_family,
+    save,
+    save_and_show,
+    timed_family,
+)
 from .table import (
     COLUMNS,
     COUNTED_COLUMNS,
@@ -27,4 +37,5 @@ from .workload import CLASSES, NETWORK, FamilyResult, Units, Workload, make_work
 __all__ = ["CLASSES", "COLUMNS", "COUNTED_COLUMNS", "Comparison", "FamilyResult", "NETWORK",
            "PREPARE", "SIZES", "Units", "Workload", "breakdown_frame", "comparison_frame",
            "decision_guide", "latency_frame", "make_workload", "network_time_by_class",
-           "run_comparison", "run_family", "save", "timed_family", "to_markdown"]
+           "run_comparison", "run_family", "save", "save_and_show", "timed_family",
+           "to_markdown"]

@@ -189,3 +189,14 @@ def save(cmp: Comparison, figures: bool = True, directory: str | Path | None = N
         out += savefig(fig, "overview", name, directory=directory)
         plt.close(fig)
     return out
+
+
+def save_and_show(cmp: Comparison) -> None:
+    """The overview notebook's reproduced table: :func:`save` it (without the figures, which
+    the notebook saved when it showed them), say which files were written, and show the
+    table as Markdown."""
+    from IPython.display import Markdown, display
+
+    for path in save(cmp, figures=False):
+        print("wrote", path)
+    display(Markdown(table.to_markdown(cmp.frame)))
