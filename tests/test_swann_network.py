@@ -170,14 +170,15 @@ def test_an_input_outside_the_calibrated_range_raises_instead_of_overflowing(key
 
 
 @pytest.mark.parametrize("setting", ["phe", "hybrid"])
-def test_the_simulator_also_checks_every_activation_against_its_width(keys, setting):
-    """Without the client's input check (an uncalibrated input contract), the simulated
-    backend -- which holds the plaintexts -- still refuses to mask an activation that does not
-    fit ℓ rather than let a packed slot overflow into its neighbour."""
+def test_the_simulator_also_checks_every_activation_against_its_width(keys, setting,
+                                                                      monkeypatch):
+    """With the client's check before encryption switched off, the simulated backend --
+    which holds the plaintexts -- still refuses to mask an activation that does not fit ℓ
+    rather than let a packed slot overflow into its neighbour (a second line of defence)."""
     kind = "square" if setting == "phe" else "relu"
     model, rng = _model(kind, setting, seed=4)
     x = rng.random((1, 1, 6, 6))
-    model.input_bound = None
+    monkeypatch.setattr(model, "check_input", lambda x_int: None)
     with pytest.raises(ValueError, match="outside ℓ = .* signed bits"):
         run_inference(model, 1e6 * x, "client-server", True, keys,
                       np.random.default_rng(1), simulated=True)

@@ -6,7 +6,8 @@ layers (Conv, FC, scaled mean pool) and for the interactive square of Protocol 1
 
 This module offers
 
-* :func:`keygen` (2048-bit modulus by default, as in the paper), signed encoding
+* :func:`keygen` (2048-bit modulus by default, as in the paper: about 112-bit security, the
+  NIST SP 800-57 rating of 2048-bit RSA/IFC -- not 128, which takes 3072 bits), signed encoding
   (:func:`encode_int` / :func:`decode_int`) and fixed-point encoding (:func:`encode_fixed`);
 * :class:`Paillier` -- the operations on arrays of ciphertexts (:class:`CipherArray`), each
   booked on a :class:`~ppnn.core.Ledger` (``Enc``, ``Dec``, ``PartialDec``, ``paillier_exp``,
@@ -15,7 +16,9 @@ This module offers
 
   - **packing** [Bianchi et al. 2010] (:class:`PackingLayout`, :meth:`Paillier.pack`):
     ``[x̂] = ∏_m [x_m]^{(2^s)^m}`` with slots of ``s = t + κ`` bits and
-    ``ρ = ⌊log₂N / s⌋`` values per ciphertext; a value that does not fit its slot raises;
+    ``ρ = ⌊log₂N / s⌋`` values per ciphertext; a value that does not fit its slot raises
+  (the declared width, and the actual values: the simulator's plaintexts, or the lab's copy
+  of a real ciphertext's, :attr:`CipherArray.shadow`);
   - **multi-exponentiation** (:func:`multiexp_plan`, :meth:`Paillier.dot`,
     :meth:`Paillier.gather_dot`) for ``∏ a_i^{b_i} mod N²``: the Lim–Lee approach of
     precomputing, for each group of ``h`` bases, the products of all ``2^h`` subsets, and

@@ -16,13 +16,28 @@ class CipherArray:
 
     In a :class:`SimulatedPaillier` the entries are plaintext residues mod N instead, and
     ``simulated`` is True; the two kinds never mix.
+
+    ``shadow`` (real ciphertexts made by a :class:`Paillier` backend) is the lab's copy of
+    the plaintexts, residues mod N, carried along by every operation: the simulation knows
+    them because it made every value. No party reads it, it is never sent or serialized;
+    it only lets the lab refuse what no party could see under encryption (a value too wide
+    for its packing slot, :meth:`Paillier.pack`). ``None`` for ciphertexts built by hand.
     """
 
-    __slots__ = ("data", "public_key", "simulated")
+    __slots__ = ("data", "public_key", "simulated", "shadow")
 
-    def __init__(self, data: np.ndarray, public_key: PublicKey, simulated: bool = False):
+    def __init__(self, data: np.ndarray, public_key: PublicKey, simulated: bool = False,
+                 shadow: np.ndarray | None = None):
         data = np.asarray(data, dtype=object)
         self.data, self.public_key, self.simulated = data, public_key, bool(simulated)
+        self.shadow = None if shadow is None or self.simulated else \
+            np.asarray(shadow, dtype=object).reshape(data.shape)
+
+    @property
+    def known_plaintexts(self) -> np.ndarray | None:
+        """The plaintexts (residues mod N) as the lab knows them: the entries themselves on
+        the simulator, the ``shadow`` of real ciphertexts, ``None`` if unknown."""
+        return self.data if self.simulated else self.shadow
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -37,10 +52,11 @@ class CipherArray:
 
     def __getitem__(self, idx) -> CipherArray:
         return CipherArray(np.asarray(self.data[idx], dtype=object), self.public_key,
-                           self.simulated)
+                           self.simulated, None if self.shadow is None else self.shadow[idx])
 
     def reshape(self, *shape) -> CipherArray:
-        return CipherArray(self.data.reshape(*shape), self.public_key, self.simulated)
+        return CipherArray(self.data.reshape(*shape), self.public_key, self.simulated,
+                           None if self.shadow is None else self.shadow.reshape(*shape))
 
     def ravel(self) -> CipherArray:
         return self.reshape(-1)
@@ -81,8 +97,11 @@ class CipherArray:
             raise ValueError("concatenate needs at least one CipherArray")
         for p in parts[1:]:
             parts[0].check_compatible(p, "concatenate")
+        shadows = [p.shadow for p in parts]
+        shadow = None if any(s is None for s in shadows) else \
+            np.concatenate([s.ravel() for s in shadows])
         return CipherArray(np.concatenate([p.data.ravel() for p in parts]), parts[0].public_key,
-                           parts[0].simulated)
+                           parts[0].simulated, shadow)
 
     def __repr__(self) -> str:
         kind = "simulated " if self.simulated else ""
@@ -120,12 +139,22 @@ class PackingLayout:
         return [range(i, min(i + self.rho, count)) for i in range(0, count, self.rho)]
 
     def check_values(self, values) -> np.ndarray:
+        """``values`` (signed integers) as a flat object array; ``ValueError`` naming the first
+        that does not fit its slot, ``[0, 2^slot_bits)``: a wider value would carry into the
+        next slot and corrupt its neighbour's value."""
         arr = _as_int_objects(values, "packed value").ravel()
-        lim = 1 << self.slot_bits
-        bad = [int(v) for v in arr if not 0 <= int(v) < lim]
-        if bad:
-            raise ValueError(f"packing overflow: value {bad[0]} does not fit a slot of "
-                             f"{self.slot_bits} bits (allowed [0, 2^{self.slot_bits}))")
+        s = self.slot_bits
+        bad = np.flatnonzero((arr < 0) | (arr >= (1 << s)))
+        if bad.size:
+            i = int(bad[0])
+            v = int(arr[i])
+            where = f"value {i} (slot {i % self.rho} of packed plaintext {i // self.rho})"
+            if v < 0:
+                raise ValueError(f"packing overflow: {where} is negative ({v}): it does not "
+                                 f"fit a slot of {s} bits (allowed [0, 2^{s}))")
+            raise ValueError(f"packing overflow: {where} has {v.bit_length()} bits: it does "
+                             f"not fit a slot of {s} bits (allowed [0, 2^{s})) and would carry "
+                             "into the next slot")
         return arr
 
     def pack_plain(self, values) -> list[int]:

@@ -10,13 +10,17 @@ from dataclasses import dataclass
 from gmpy2 import invert
 from phe import paillier as _phe
 
+#: the paper's modulus size: about 112-bit security (NIST SP 800-57 Part 1 rates 2048-bit
+#: RSA/IFC at 112 bits; 128-bit security takes 3072 bits)
 KEY_BITS = 2048
 PublicKey = _phe.PaillierPublicKey
 PrivateKey = _phe.PaillierPrivateKey
 
 
 def keygen(n_bits: int = KEY_BITS) -> tuple[PublicKey, PrivateKey]:
-    """Generate a Paillier key pair with an ``n_bits``-bit modulus (phe's secure generator)."""
+    """Generate a Paillier key pair with an ``n_bits``-bit modulus (phe's secure generator).
+
+    The default, 2048 bits, gives about 112-bit security, 3072 about 128 (NIST SP 800-57)."""
     if not isinstance(n_bits, int) or isinstance(n_bits, bool):
         raise TypeError(f"n_bits must be an int, got {type(n_bits).__name__}")
     if n_bits < 128 or n_bits % 2:

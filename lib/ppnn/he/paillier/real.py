@@ -118,8 +118,17 @@ class Paillier:
         return self.timings.measure(party, op) if self.timings is not None \
             else contextlib.nullcontext()
 
-    def _wrap(self, data) -> CipherArray:
-        return CipherArray(np.asarray(data, dtype=object), self.pk, self.simulated)
+    def _wrap(self, data, shadow=None) -> CipherArray:
+        return CipherArray(np.asarray(data, dtype=object), self.pk, self.simulated, shadow)
+
+    def _follow(self, fn, *operands: CipherArray):
+        """The lab's copy of a result's plaintexts (:attr:`CipherArray.shadow`): ``fn`` of the
+        operands' copies, mod N; ``None`` on the simulator (its entries are the plaintexts)
+        or when an operand's copy is unknown. Not timed and not booked: no party computes
+        it."""
+        if self.simulated or any(c.shadow is None for c in operands):
+            return None
+        return np.asarray(fn(*(c.shadow for c in operands)), dtype=object) % int(self.n)
 
     def _own(self, c, what: str) -> CipherArray:
         if not isinstance(c, CipherArray):
@@ -184,13 +193,15 @@ class Paillier:
         with self._timed(party, "Enc"):
             out = [self._enc(v) for v in res.ravel()]
         self._book("Enc", res.size, party)
-        return self._wrap(np.array(out, dtype=object).reshape(res.shape))
+        return self._wrap(np.array(out, dtype=object).reshape(res.shape),
+                          None if self.simulated else res)
 
     def encrypt_trivial(self, m) -> CipherArray:
         """``1 + mN`` for public values (no randomness; never sent without rerandomizing)."""
         res = encode_int(m, self.pk)
         return self._wrap(np.array([self._trivial(v) for v in res.ravel()],
-                                   dtype=object).reshape(res.shape))
+                                   dtype=object).reshape(res.shape),
+                          None if self.simulated else res)
 
     def decrypt(self, private_key: PrivateKey, c: CipherArray, party: str) -> np.ndarray:
         """Decrypt to signed Python ints (CRT decryption by the key holder)."""
@@ -216,7 +227,7 @@ class Paillier:
         with self._timed(party, "Enc"):
             out = [self._mul(v, self._obfuscator()) for v in c.data.ravel()]
         self._book("Enc", c.size, party)
-        return self._wrap(np.array(out, dtype=object).reshape(c.shape))
+        return self._wrap(np.array(out, dtype=object).reshape(c.shape), c.shadow)
 
     # -- threshold decryption (two-server setting) ---------------------------------------
     def partial_decrypt(self, share: KeyShare, c: CipherArray, party: str) -> PartialDecryption:
@@ -251,7 +262,8 @@ class Paillier:
         with self._timed(party, "add"):
             out = [self._mul(x, y) for x, y in zip(a.data.ravel(), b.data.ravel())]
         self._book("paillier_mul", a.size, party)
-        return self._wrap(np.array(out, dtype=object).reshape(a.shape))
+        return self._wrap(np.array(out, dtype=object).reshape(a.shape),
+                          self._follow(np.add, a, b))
 
     def add_plain(self, c: CipherArray, m, party: str) -> CipherArray:
         """``[x]·(1 + mN) = [x + m]`` for public (or own) integers ``m``."""
@@ -260,7 +272,8 @@ class Paillier:
         with self._timed(party, "add"):
             out = [self._mul(x, self._trivial(v)) for x, v in zip(c.data.ravel(), res.ravel())]
         self._book("paillier_mul", c.size, party)
-        return self._wrap(np.array(out, dtype=object).reshape(c.shape))
+        return self._wrap(np.array(out, dtype=object).reshape(c.shape),
+                          self._follow(lambda x: x + res, c))
 
     def neg(self, c: CipherArray, party: str) -> CipherArray:
         """``[x]⁻¹ = [−x]``."""
@@ -268,7 +281,8 @@ class Paillier:
         with self._timed(party, "inv"):
             out = [self._inv(x) for x in c.data.ravel()]
         self._book("paillier_inv", c.size, party)
-        return self._wrap(np.array(out, dtype=object).reshape(c.shape))
+        return self._wrap(np.array(out, dtype=object).reshape(c.shape),
+                          self._follow(np.negative, c))
 
     def sub(self, a: CipherArray, b: CipherArray, party: str) -> CipherArray:
         """``[a]·[b]⁻¹ = [a − b]``."""
@@ -286,7 +300,8 @@ class Paillier:
         self._book("paillier_exp", len(ks), party)
         self._book("paillier_exp_bits", sum(abs(int(v)).bit_length() for v in ks), party)
         self._book("paillier_inv", sum(int(v) < 0 for v in ks), party)
-        return self._wrap(np.array(out, dtype=object).reshape(c.shape))
+        return self._wrap(np.array(out, dtype=object).reshape(c.shape),
+                          self._follow(lambda x: x * ks.reshape(c.shape), c))
 
     def sum(self, c: CipherArray, party: str) -> CipherArray:
         """``∏ [x_i] = [Σ x_i]`` over the whole array (a 1-element array)."""
@@ -297,7 +312,8 @@ class Paillier:
             for v in vals[1:]:
                 acc = self._mul(acc, v)
         self._book("paillier_mul", c.size - 1, party)
-        return self._wrap(np.array([acc], dtype=object))
+        return self._wrap(np.array([acc], dtype=object),
+                          self._follow(lambda x: np.array([x.sum()], dtype=object), c))
 
     def sum_windows(self, c: CipherArray, index, party: str) -> CipherArray:
         """Sum pooling: output ``p`` is ``∏_j c[index[p, j]]`` (entries −1 are padding)."""
@@ -318,7 +334,8 @@ class Paillier:
                 n_mul += sel.size - 1
                 out.append(acc)
         self._book("paillier_mul", n_mul, party)
-        return self._wrap(np.array(out, dtype=object))
+        return self._wrap(np.array(out, dtype=object), self._follow(
+            lambda x: np.append(x.ravel(), 0)[index].sum(axis=1), c))
 
     # -- dot products (Conv, FC) ---------------------------------------------------------
     def dot(self, c: CipherArray, W, party: str, method: str = "multiexp",
@@ -363,7 +380,8 @@ class Paillier:
                 self._gather_naive(flat, index, W, out, party)
             else:
                 self._gather_multiexp(flat, index, W, out, party, h)
-        return self._wrap(out)
+        return self._wrap(out, self._follow(
+            lambda x: W.astype(object) @ np.append(x.ravel(), 0)[index].T, c))
 
     def _gather_naive(self, flat, index, W, out, party) -> None:
         n_exp = n_bits = n_inv = n_mul = 0
@@ -487,7 +505,13 @@ class Paillier:
 
         ``value_bits`` is what the packing party knows about the plaintexts: every one is in
         ``[0, 2^value_bits)``. It must fit the slot, otherwise a carry would spill into the
-        next slot: that raises ``ValueError``.
+        next slot: that raises ``ValueError``. So does any actual value outside
+        ``[0, 2^slot_bits)`` (naming its index, slot, bits and the slot width), on both
+        backends: the simulator holds the plaintexts, and real ciphertexts made by this
+        backend carry the lab's copy of theirs (:attr:`CipherArray.shadow`). No party could
+        see such a value under encryption; without the check the decrypted slots would come
+        back wrong (``[2^100 + 5, 7]`` in 100-bit slots unpacks as ``[5, 8]``). A real
+        ciphertext built by hand (no shadow) is checked against ``value_bits`` only.
         """
         c = self._own(c, "pack").ravel()
         if not isinstance(layout, PackingLayout):
@@ -498,6 +522,10 @@ class Paillier:
         if value_bits > layout.slot_bits:
             raise ValueError(f"packing overflow: {value_bits}-bit values do not fit slots of "
                              f"{layout.slot_bits} bits")
+        plain = c.known_plaintexts
+        if plain is not None:  # the values themselves, as the lab knows them (not booked)
+            n = int(self.n)
+            layout.check_values(np.where(plain > n // 2, plain - n, plain))
         s = layout.slot_bits
         shift = mpz(1) << s
         out = []
@@ -510,4 +538,7 @@ class Paillier:
                 n_mul += (len(g) - 1) * (s + 1)
                 out.append(acc)
         self._book("paillier_mul", n_mul, party)  # s squarings + 1 multiplication per slot
-        return self._wrap(np.array(out, dtype=object))
+        return self._wrap(np.array(out, dtype=object), self._follow(
+            lambda x: (np.append(x, [0] * (-x.size % layout.rho)).reshape(-1, layout.rho)
+                       * np.array([1 << (s * m) for m in range(layout.rho)], dtype=object)
+                       ).sum(axis=1), c))

@@ -2,8 +2,9 @@
 
 Modules: :mod:`.twopc` (ABY-style arithmetic/Boolean sharing), :mod:`.switching` (Protocols
 1-3, client-server and two-server roles), :mod:`.model` (the integer network the protocols
-compute), :mod:`.inference` (end-to-end runs), :mod:`.costs` (closed-form counts,
-projections). The paper's experiments and tables: :mod:`ppnn.experiments.swann`.
+compute), :mod:`.bounds` (worst-case value bounds: which inputs fit the widths),
+:mod:`.inference` (end-to-end runs), :mod:`.costs` (closed-form counts, projections). The
+paper's experiments and tables: :mod:`ppnn.experiments.swann`.
 """
 
 from .inference import SwannKeys, run_inference

@@ -1,9 +1,12 @@
 """SwaNN's hybrid protocol (Paillier + 2PC) as two :class:`~ppnn.protocols.api.Family` s.
 
 ``compile`` builds the integer model (:class:`~.model.SwannModel`, options ``setting``
-("hybrid" | "phe"), ``optimized`` (packing + multi-exponentiation, §5.1) and ``key_bits``)
+("hybrid" | "phe"), ``optimized`` (packing + multi-exponentiation, §5.1), ``key_bits`` and
+``widths`` ("calibrated", the paper's counts, | "worst-case": every ``ℓ`` covers the worst
+case of the input contract))
 and the client's keys (real Paillier, generated here with the secret-key shares of the
-two-server setting); ``run`` executes :func:`~.inference.run_inference` per image (client-
+two-server setting; 2048-bit keys by default, about 112-bit security by NIST SP 800-57, not
+128); ``run`` executes :func:`~.inference.run_inference` per image (client-
 server) or per pair of images (two-server), on the Paillier simulator (``backend="sim"``:
 identical counts) or on real Paillier (``"real"``); ``count`` is a dry run on the simulator.
 """
@@ -24,7 +27,8 @@ __all__ = ["SwannClientServer", "SwannTwoServer"]
 
 _LAYERS = ("Conv2d", "Dense", "BatchNorm", "ReLU", "Square", "MaxPool", "MeanPool",
            "Flatten")
-_REAL = "Paillier (phe + gmpy2, 2048-bit keys) with backend='real'"
+_REAL = ("Paillier (phe + gmpy2, 2048-bit keys as in the paper: about 112-bit security by "
+         "NIST SP 800-57, not 128) with backend='real'")
 _SIM = ("the ABY-style 2PC (OT and AND-triple costs booked from a cost model); Paillier on "
         "its simulator with backend='sim' (identical operation counts)")
 
@@ -33,12 +37,14 @@ class _Swann(Family):
     scenario: str
 
     def _compile(self, net, params, calib, setting: str = "hybrid", optimized: bool = True,
-                 key_bits: int = 2048, keys: SwannKeys | None = None):
+                 key_bits: int = 2048, keys: SwannKeys | None = None,
+                 widths: str = "calibrated"):
         if calib is None:
             raise ValueError("SwaNN needs calibration images (calib=) for its activation "
                              "bit widths")
         net, params, rewrites = canonicalize(net, params)
-        model = SwannModel(net, params, setting, FixedPointPlan(), np.asarray(calib))
+        model = SwannModel(net, params, setting, FixedPointPlan(widths=widths),
+                           np.asarray(calib))
         keys = keys or SwannKeys.generate(key_bits, two_server=True)
         return {"model": model, "keys": keys, "optimized": bool(optimized)}, {
             "key_bits": int(keys.public_key.n).bit_length(), "rewrites": rewrites}

@@ -70,6 +70,7 @@ class SwannKeys:
 
     @classmethod
     def generate(cls, n_bits: int = KEY_BITS, two_server: bool = True) -> SwannKeys:
+        """Fresh keys (2048 bits by default: about 112-bit security, NIST SP 800-57)."""
         pk, sk = keygen(n_bits)
         return cls(pk, sk, split_private_key(sk) if two_server else None)
 
@@ -173,9 +174,13 @@ def run_inference(model: SwannModel, images, scenario: str = "client-server",
         One image (client-server) or two (two-server: one per server).
     scenario : "client-server" or "two-server"
     optimized : packing + multi-exponentiation (§5.1) on or off
-    keys : the client's keys (generated, 2048-bit, if omitted)
+    keys : the client's keys (generated, 2048-bit -- about 112-bit security -- if omitted)
     rng : numpy Generator for masks and shares (required)
     simulated : use :class:`SimulatedPaillier` (same counts; for projections)
+
+    Raises ``ValueError`` before any key is made, anything encrypted or any message booked if
+    an image is outside the model's input contract or could drive an activation past its
+    ``ℓ`` bits (:meth:`SwannModel.check_input`), on either backend.
     """
     if scenario not in SCENARIOS:
         raise ValueError(f"scenario must be one of {SCENARIOS}, got {scenario!r}")
@@ -190,6 +195,12 @@ def run_inference(model: SwannModel, images, scenario: str = "client-server",
     if images.shape[0] != want:
         raise ValueError(f"the {scenario} setting classifies {want} image(s) per run, "
                          f"got {images.shape[0]}")
+    # the client's check, on any backend, before anything is encrypted or sent: an input
+    # whose activations could leave their ℓ bits is refused (under encryption nobody could
+    # see the overflow)
+    x_ints = [model.encode(img) for img in images]
+    for x_int in x_ints:
+        model.check_input(x_int)
     keys = keys or SwannKeys.generate(two_server=scenario == "two-server")
     if scenario == "two-server" and keys.shares is None:
         raise ValueError("the two-server setting needs keys with secret-key shares")
@@ -205,11 +216,9 @@ def run_inference(model: SwannModel, images, scenario: str = "client-server",
                 ledger.send("client", f"server{i + 1}", s.wire_bits, "secret-key share",
                             value=np.array([s.d], dtype=object))
     pipes = []
-    for i, img in enumerate(images):
+    for i, x_int in enumerate(x_ints):
         roles = roles_for(scenario, keys, i)
         with ledger.label("input"):
-            x_int = model.encode(img)
-            model.check_input(x_int)  # the client's own check, on any backend
             ledger.hold("client", "image (encoded, its input)", x_int)
             c = be.encrypt(x_int.ravel(), "client")
             ledger.send("client", roles.evaluator, c.bits(), "[image]", value=c.wire())

@@ -14,8 +14,14 @@ Paillier computes on integers and cannot divide, so SwaNN's fixed-point arithmet
 Every activation input must fit ``ℓ`` signed bits (the width of the values that are masked
 and, in the hybrid setting, shared). ``ℓ`` is at least 32 (ABY's 32-bit shares, and the
 paper's ``t``) and is raised, per activation, to cover a calibrated bound (the largest
-magnitude seen on calibration images, times ``2^margin_bits``). The oracle raises if a test
-input exceeds it -- never a silent wrap-around.
+magnitude seen on calibration images, times ``2^margin_bits``; ``widths="worst-case"``: the
+worst case of every input the client accepts, :mod:`.bounds`). Calibration also fixes the
+client's input contract (``|pixel| <=`` the calibration maximum ``× 2^margin_bits``) and
+derives, by worst-case propagation through the integer weights, the bits each activation
+could need for such inputs (``Step.worst_bits``). Before anything is encrypted,
+:meth:`SwannModel.check_input` refuses an input outside the contract and, unless the worst
+case fits every ``ℓ`` (``certified``), any input whose activations do not fit -- never a
+silent wrap-around under encryption. The oracle raises too.
 
 :class:`SwannModel` builds the list of :class:`Step` s from a :mod:`ppnn.nn` network and float
 parameters, and runs the exact integer forward pass the protocols must reproduce.
@@ -30,10 +36,12 @@ import numpy as np
 from ...nn import integer, ops
 from ...nn import layers as L
 from ...nn.network import Network
+from .bounds import propagate, signed_bits
 
 __all__ = ["FixedPointPlan", "Step", "SwannModel"]
 
 SETTINGS = ("phe", "hybrid")
+WIDTHS = ("calibrated", "worst-case")
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,9 @@ class FixedPointPlan:
     ell: int = 32
     kappa: int = 80
     margin_bits: int = 1
+    #: "calibrated": ℓ covers the calibration images (× 2^margin; the paper's counts);
+    #: "worst-case": ℓ also covers the worst case of every input within the input contract
+    widths: str = "calibrated"
 
     def __post_init__(self) -> None:
         for name in ("f_in", "f_w", "f_act"):
@@ -58,6 +69,8 @@ class FixedPointPlan:
             raise ValueError(f"kappa must be an int in [1, 256], got {self.kappa}")
         if not isinstance(self.margin_bits, int) or not 0 <= self.margin_bits <= 8:
             raise ValueError(f"margin_bits must be an int in [0, 8], got {self.margin_bits}")
+        if self.widths not in WIDTHS:
+            raise ValueError(f"widths must be one of {WIDTHS}, got {self.widths!r}")
 
 
 @dataclass
@@ -79,6 +92,7 @@ class Step:
     scale_in: int = 0
     scale_out: int = 0
     seen_max: int = 0              # calibration: largest |activation input|
+    worst_bits: int = 0            # worst case over the input contract (0: not derived)
     info: dict = field(default_factory=dict)
 
     @property
@@ -141,6 +155,7 @@ class SwannModel:
         self.steps = self._build(net, params, {})
         #: the client's input contract: largest |encoded pixel| allowed (None: uncalibrated)
         self.input_bound: int | None = None
+        self._worst_for: int | None = None  # the input bound Step.worst_bits were derived for
         if calibration is not None:
             self.calibrate(calibration)
 
@@ -228,26 +243,33 @@ class SwannModel:
         return steps
 
     def calibrate(self, x) -> None:
-        """Raise ``ℓ`` of each activation to cover the calibration images (× 2^margin).
+        """Raise ``ℓ`` of each activation to cover the calibration images (× 2^margin), fix
+        the input contract and derive each activation's worst case under it.
 
         Activations are sized in order: a wider ``ℓ`` can change the truncations and hence
-        the scales of every later layer, so the plan is rebuilt after each one."""
+        the scales of every later layer, so the plan is rebuilt after each one. With
+        ``plan.widths == "worst-case"`` each ``ℓ`` also covers the worst case of every input
+        the client accepts, and the model is ``certified``."""
         x_int = self.encode(x)
         # the widths below hold for inputs like these: the client refuses larger ones
         top = int(np.max(np.abs(x_int))) if x_int.size else 0
         self.input_bound = max(top, 1) << self.plan.margin_bits
+        worst_case = self.plan.widths == "worst-case"
         ells: dict[str, int] = {}
         n_act = sum(s.kind == "act" for s in self.steps)
         for _ in range(n_act + 1):
             # float64 is enough to size ℓ (the margin covers its rounding)
             outs = self.forward_int(x_int, check=False, return_steps=True, exact=False)
+            worst = self._worst_into() if worst_case else None
             prev, changed = x_int, False
-            for step, y in zip(self.steps, outs):
+            for j, (step, y) in enumerate(zip(self.steps, outs)):
                 if step.kind == "act":
                     mx = int(np.ceil(np.max(np.abs(np.asarray(prev, dtype=np.float64))))) \
                         if prev.size else 0
                     step.seen_max = mx
                     need = max(self.plan.ell, mx.bit_length() + 1 + self.plan.margin_bits)
+                    if worst is not None:
+                        need = max(need, signed_bits(worst[j]))
                     if need != step.ell_in:
                         ells[step.label] = need
                         changed = True
@@ -259,8 +281,25 @@ class SwannModel:
             self.steps = self._build(self.net, self.params, ells)
             for s in self.steps:
                 s.seen_max = seen.get(s.label, s.seen_max)
-        for step in self.steps:
+        for step, bound in zip(self.steps, self._worst_into()):
             self._check_widths(step)
+            if step.kind == "act":
+                step.worst_bits = signed_bits(bound)
+        self._worst_for = self.input_bound
+
+    def _worst_into(self, input_bound: float | None = None) -> list[float]:
+        """Worst-case ``|value|`` entering each step for inputs within ``input_bound``
+        (default: the input contract)."""
+        bound = self.input_bound if input_bound is None else input_bound
+        return propagate(self.steps, int(np.prod(self.net.input_shape)), bound)[0]
+
+    @property
+    def certified(self) -> bool:
+        """Whether the input contract alone guarantees every activation fits its ``ℓ``: the
+        model is calibrated and every activation's worst case (``Step.worst_bits``) fits."""
+        acts = [s for s in self.steps if s.kind == "act"]
+        return (self.input_bound is not None and self._worst_for == self.input_bound
+                and all(0 < s.worst_bits <= s.ell_in for s in acts))
 
     def _check_widths(self, step: Step) -> None:
         if self.setting != "hybrid" or step.kind != "act":
@@ -280,22 +319,44 @@ class SwannModel:
         return integer.to_fixed(x, self.plan.f_in)
 
     def check_input(self, x_int) -> None:
-        """The client's check before it encrypts: every encoded pixel within the calibrated
-        input range (the largest calibration magnitude x ``2^margin_bits``, as for every
-        activation). Each ``ℓ`` was sized for such inputs; a larger one could push an
-        activation past ``ℓ`` bits, where -- under real encryption, which nobody can inspect --
-        the masked value would no longer hide it statistically and its share would wrap.
-        Raises ValueError naming the range; no-op for an uncalibrated model."""
-        if self.input_bound is None:
-            return
+        """The check before anything is encrypted: refuse an input whose activations could
+        leave their ``ℓ`` bits (on every backend: under real encryption nobody could see it).
+
+        1. **the input contract** (calibrated models): every encoded pixel within the
+           calibration maximum × ``2^margin_bits``, as for every activation;
+        2. **the worst case** of the contract, propagated through the integer weights at
+           calibration (:mod:`.bounds`, ``Step.worst_bits``): if it fits every ``ℓ``
+           (``certified``), the input is accepted -- a guarantee for any input within it;
+           otherwise the same worst case from this input's own largest pixel;
+        3. otherwise **this input's activations**, computed in the clear by the integer
+           model: each must fit its ``ℓ``. This is the lab's check (the simulation holds the
+           weights and the input; in a deployment neither party holds both): calibrated
+           widths are a statistical guess, which this check keeps from failing silently.
+           ``FixedPointPlan(widths="worst-case")`` sizes ``ℓ`` so that step 2 always suffices.
+
+        Raises ValueError naming the range, or the activation, the bits it needs and ``ℓ``."""
         x = np.asarray(x_int)
         top = int(np.max(np.abs(x))) if x.size else 0
-        if top > self.input_bound:
+        if self.input_bound is not None and top > self.input_bound:
             raise ValueError(
                 f"input outside the calibrated range: |pixel| up to {top / 2**self.plan.f_in:g} "
                 f"(encoded {top}), allowed <= {self.input_bound / 2**self.plan.f_in:g} (encoded "
                 f"{self.input_bound} = calibration maximum x 2^{self.plan.margin_bits}); the "
                 "client refuses to encrypt it: recalibrate on such inputs or raise margin_bits")
+        if self.certified:
+            return
+        worst = self._worst_into(top)
+        if all(signed_bits(w) <= s.ell_in for s, w in zip(self.steps, worst)
+               if s.kind == "act"):
+            return
+        exact: bool | str = "int64" if self.setting == "hybrid" else True
+        try:
+            try:
+                self.forward_int(x, check=True, exact=exact)
+            except OverflowError:      # int64 could overflow on the way: exact integers
+                self.forward_int(x, check=True, exact=True)
+        except ValueError as e:
+            raise ValueError(f"input refused before encryption: {e}") from None
 
     def forward_int(self, x_int, check: bool = True, return_steps: bool = False,
                     exact: bool | str = True):
@@ -354,15 +415,18 @@ class SwannModel:
 
     @staticmethod
     def _check_range(step: Step, x) -> None:
-        """An activation's input must fit its calibrated ℓ signed bits."""
+        """An activation's input must fit its ℓ signed bits."""
         if not step.ell_in:
             return
         lim = 1 << (step.ell_in - 1)
         mx = max(abs(int(np.max(x))), abs(int(np.min(x)))) if x.size else 0
         if mx >= lim:
-            raise ValueError(f"{step.label}: activation input magnitude {mx} does not fit "
-                             f"ℓ = {step.ell_in} signed bits (calibrated on "
-                             f"|x| <= {step.seen_max}); recalibrate or raise margin_bits")
+            seen = f" (calibrated on |x| <= {step.seen_max})" if step.seen_max else ""
+            raise ValueError(
+                f"{step.label}: activation input needs {mx.bit_length() + 1} signed bits "
+                f"(|x| up to {mx}), which does not fit ℓ = {step.ell_in}{seen}; recalibrate, "
+                "raise margin_bits or size ℓ by the worst case "
+                "(FixedPointPlan(widths='worst-case'))")
 
     def _step_int64(self, step: Step, x, check: bool):
         """The same step in int64, refusing any value that could leave int64."""
@@ -430,7 +494,8 @@ class SwannModel:
                 "taps": s.W.shape[1] if s.W is not None else (
                     s.index.shape[1] if s.index is not None else 0),
                 "scale_in": s.scale_in, "scale_out": s.scale_out,
-                "ell_in": s.ell_in or None, "pre_trunc": s.pre_trunc or None,
+                "ell_in": s.ell_in or None, "worst_bits": s.worst_bits or None,
+                "pre_trunc": s.pre_trunc or None,
                 "trunc": s.trunc or None,
                 "max_pool": s.pool_index is not None,
             })

@@ -187,14 +187,15 @@ def _mask_and_send(be: Paillier, x: CipherArray, r_off, roles: Roles, masking: M
                    pack: bool):
     """Server side of Protocols 1 and 2: ``[x + 2^{ℓ−1} + r]``, packed or not, sent.
 
-    The masks hide ``x`` statistically and the packed slots do not overflow only while ``x``
-    fits ``ℓ`` signed bits. No party can check that under encryption: on a real key the client
-    refuses inputs outside the calibrated range before it encrypts
-    (:meth:`SwannModel.check_input`), which is what the widths ``ℓ`` were sized for; the
-    simulated backend holds the plaintexts, so there every activation is checked too
-    (``Masking.check`` raises, naming the range) instead of a slot silently overflowing into
-    its neighbour. The packed value ``x + 2^{ℓ-1} + r < 2^ℓ + 2^{ℓ+κ}`` has ``ℓ + κ + 1``
-    bits, which :meth:`Paillier.pack` checks against the layout's slot."""
+    The masks hide ``x`` statistically, the packed slots do not overflow and (hybrid) the
+    shares do not wrap only while ``x`` fits ``ℓ`` signed bits. No party can check that under
+    encryption, so an input whose activations could leave ``ℓ`` bits is refused before
+    anything is encrypted (:meth:`SwannModel.check_input`: the input contract, the worst case
+    it implies, or else the input's actual activations). As a second line of defence the
+    simulated backend, which holds the plaintexts, checks every activation here
+    (``Masking.check`` raises, naming the range), and :meth:`Paillier.pack` checks every
+    packed value against its slot on both backends. The packed value
+    ``x + 2^{ℓ-1} + r < 2^ℓ + 2^{ℓ+κ}`` has ``ℓ + κ + 1`` bits, the slot's width."""
     ev = roles.evaluator
     if be.simulated:
         masking.check(decode_int(x.data, be.pk))
