@@ -517,8 +517,8 @@ edl = reproduced.encryption_latency(server_key, runs, timings)
 reproduced.table4(runs, suite, edl, lat, per_gate_s, N_SIM, red_rows)
 
 # %% [markdown]
-# The CIFAR-10 and ImageNet networks (Tables 5, 6) are counted, not run: their gates and
-# depths first, then the tables.
+# The CIFAR-10 and ImageNet networks (Tables 5, 6) are counted, not run: their counted
+# operations, bootstraps and depths first, then the tables.
 
 # %%
 big = reproduced.zoo_costs(timings)
