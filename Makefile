@@ -106,8 +106,10 @@ bench: setup
 
 # JupyterLab on the notebooks, 00_overview open first; jupytext keeps each .py / .ipynb pair in
 # sync when a notebook is saved (formats: ipynb,py:percent in every notebook's metadata).
+# The server's root is the repository (as on Binder), so the notebooks' links to
+# ../GLOSSARY.md and ../figures open in JupyterLab; the kernels still start in notebooks/.
 lab: setup
-	cd notebooks && $(abspath $(BIN))/jupyter lab 00_overview.ipynb
+	$(BIN)/jupyter lab --ServerApp.root_dir=. notebooks/00_overview.ipynb
 
 clean:
 	rm -rf build .pytest_cache .ruff_cache

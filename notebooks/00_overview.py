@@ -458,3 +458,88 @@ compare.save_and_show(cmp)
 #   do accuracy and offline bytes do?
 # - Exercise: with the slider, find the latency at which Falcon (3 servers) overtakes
 #   Delphi + GC (2 parties).
+
+# %% [markdown]
+# ## Exercises with checks
+#
+# 3 exercises, each a stub cell to fill in and a `check` cell that says right or not yet,
+# with a hint: "write it yourself" exercises are checked against the library's own ledger,
+# "break it" exercises have you attack a deliberately flawed protocol, and the rest against the
+# library's counts or closed forms. `hint("00.1")` gives the next hint; the reference
+# solutions are hidden in `ppnn.exercises.solutions` (`solution_of("00.1")` prints one).
+
+# %%
+from ppnn.exercises import check, hint, solution_of
+
+# %% [markdown]
+# ### Exercise 00.1 — write a Beaver product yourself
+#
+# *Write it yourself -- checked against the library's ledger.* Write
+# `my_beaver(x, y, dealer, ledger)`: the elementwise product of two additive sharings `x`,
+# `y` held by `dealer.parties` (two or three of them), with one Beaver triple
+# `t = dealer.triple(x.ring, x.shape)`. Open `e = x - a` and `f = y - b` in *one* round with
+# `ledger.exchange(parties, bits, what, values={party: what it sends})`, then combine
+# locally. The check runs your function and `ppnn.core.beaver_mul` on the same seeded inputs
+# and compares the two ledgers message by message (who sends whom how many bits in which
+# round, and what crosses), then the product.
+#
+# Stuck? `hint("00.1")` gives the next hint. The reference solution: `solution_of("00.1")`.
+
+# %%
+def my_beaver(x, y, dealer, ledger):
+    """x * y on additive shares with one Beaver triple (one online round)."""
+    parties, ring = dealer.parties, x.ring
+    t = dealer.triple(ring, x.shape)  # t.a, t.b, t.c: shares of a, b and c = a b
+    ...  # your code here
+
+
+answer = ...
+
+# %%
+check("00.1", answer)
+
+# %% [markdown]
+# ### Exercise 00.2 — break it: one Beaver triple for two products
+#
+# *Productive failure -- break a flawed protocol.* A lazy dealer hands out the same triple
+# (a, b, c) for two products, x1 * y1 and then x2 * y2. Both products are right, but the
+# openings are not safe: you are the client, you know your own first input `x1`, and you saw
+# the opened `e1 = x1 - a`, `f1 = y1 - b`, `e2 = x2 - a`, `f2 = y2 - b` (read off the ledger
+# of the library's `beaver_mul`). Write `recover_x2(view)`: `view` is a dict of uint64
+# arrays (ring Z_2^64) with keys `x1, e1, f1, e2, f2`; return the secret `x2`. The check
+# runs the flawed protocol on fresh secrets and compares with them.
+#
+# Stuck? `hint("00.2")` gives the next hint. The reference solution: `solution_of("00.2")`.
+
+# %%
+def recover_x2(view):
+    """The secret x2 from the openings of two products that shared one triple."""
+    x1, e1, f1, e2, f2 = (view[k] for k in ("x1", "e1", "f1", "e2", "f2"))
+    ...  # your code here
+
+
+answer = ...
+
+# %%
+check("00.2", answer)
+
+# %% [markdown]
+# ### Exercise 00.3 — the online cost of a Beaver product among P parties
+#
+# The notebook multiplies between two parties. Book the same product among three (or more)
+# and read the ledger: write `beaver_online_bits(n, parties, k)`, the online bits of
+# `beaver_mul` on `n` elements shared among `parties` parties in Z_2^k. The check compares
+# with the ledger of real runs.
+#
+# Stuck? `hint("00.3")` gives the next hint. The reference solution: `solution_of("00.3")`.
+
+# %%
+def beaver_online_bits(n, parties, k):
+    """Online bits of beaver_mul on n elements among `parties` parties in Z_2^k."""
+    ...  # your code here
+
+
+answer = ...
+
+# %%
+check("00.3", answer)

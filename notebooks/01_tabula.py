@@ -705,7 +705,7 @@ reproduced.errata()
 # * Network-level reductions depend mostly on the linear layers: with Delphi's 64-bit linear
 #   messages ours are far larger than the paper's, whose linear-layer traffic is unexplained.
 #
-# **Exercises**
+# **Open questions** (no check: explore them with the code above)
 # 1. Replace ReLU by a SiLU table in `tb.function_table` and check the online cost does not
 #    change.
 # 2. Make the table window asymmetric (most ReLU inputs that matter are positive): how many
@@ -713,3 +713,99 @@ reproduced.errata()
 # 3. Use `tb.truncation_error_rates` to find the smallest ring for which a 300K-ReLU network
 #    runs a million inferences with 99.9 % probability of no catastrophic error.
 # 4. Extend `count_network` with a 3-bit-per-ReLU FSS cost and redo Table 5.
+
+# %% [markdown]
+# ## Exercises with checks
+#
+# 3 exercises, each a stub cell to fill in and a `check` cell that says right or not yet,
+# with a hint: "write it yourself" exercises are checked against the library's own ledger,
+# "break it" exercises have you attack a deliberately flawed protocol, and the rest against the
+# library's counts or closed forms. `hint("01.1")` gives the next hint; the reference
+# solutions are hidden in `ppnn.exercises.solutions` (`solution_of("01.1")` prints one).
+
+# %%
+from ppnn.exercises import check, hint, solution_of
+
+# %% [markdown]
+# ### Exercise 01.1 — write Tabula's online lookup yourself
+#
+# *Write it yourself -- checked against the library's ledger.* Write
+# `my_lookup(x, tables, d, ledger)`, Tabula's online phase (Fig. 2) for every element of the
+# client/server sharing `x` (over Z_2^64, any shape), with one single-use table per element
+# (`tables.b` input bits, secret shares `tables.s_client`, `tables.s_server`, lookups
+# `tables.lookup(y)`). Steps: (1) local truncation by `d >= 1` bits
+# (`ppnn.core.local_truncate`), (2) each party reduces its share mod 2^b, (3) blinds it with
+# its share of the table secret and sends it in *one* round, (4) both look up `T_i[y]`. The
+# check compares your ledger (parties `client`, `server`) with `tabula_online`'s on the same
+# seeded inputs, and the outputs.
+#
+# Stuck? `hint("01.1")` gives the next hint. The reference solution: `solution_of("01.1")`.
+
+# %%
+import numpy as np
+from ppnn.core import AdditiveShares, local_truncate
+
+
+def my_lookup(x, tables, d, ledger):
+    """Tabula's online phase: shares of F(x >> d), one table per element of x."""
+    b, n = tables.b, x.shares[0].size
+    mask = np.uint64((1 << b) - 1)
+    ...  # your code here
+
+
+answer = ...
+
+# %%
+check("01.1", answer)
+
+# %% [markdown]
+# ### Exercise 01.2 — break it: one Tabula table for two lookups
+#
+# *Productive failure -- break a flawed protocol.* The library refuses to use a table twice
+# (`TableReuseError`). Here a faulty dealer hands out a second copy of the same tables, and
+# the client looks up `x1` and then `x2` (b-bit values, no truncation). You are the client:
+# you know your first input `x1` and both public indices `y1 = x1 + s`, `y2 = x2 + s` (mod
+# 2^b, read off the ledger of the library's `tabula_online`). Write `recover_x2(view)`:
+# `view` has `b` and int arrays `x1`, `y1`, `y2`; return the secret `x2`. The check runs the
+# flawed protocol on fresh secrets.
+#
+# Stuck? `hint("01.2")` gives the next hint. The reference solution: `solution_of("01.2")`.
+
+# %%
+def recover_x2(view):
+    """The secret x2 from two lookups in the same table."""
+    b, x1, y1, y2 = view["b"], view["x1"], view["y1"], view["y2"]
+    ...  # your code here
+
+
+answer = ...
+
+# %%
+check("01.2", answer)
+
+# %% [markdown]
+# ### Exercise 01.3 — the smallest ring for a million inferences
+#
+# Local truncation fails catastrophically with probability about 2^(l+1-k) for |x| < 2^l in
+# Z_2^k (`ppnn.core.local_truncation_failure_probability`; `tb.truncation_error_rates`
+# measures it). Write `smallest_ring(value_bits, relus, inferences, target)`: the smallest k
+# <= 64 for which `relus` truncations per inference over `inferences` inferences all succeed
+# with probability >= `target` (None if no k <= 64 does). The notebook's question is
+# `smallest_ring(14, 300_000, 10**6, 0.999)`.
+#
+# Stuck? `hint("01.3")` gives the next hint. The reference solution: `solution_of("01.3")`.
+
+# %%
+import math
+from ppnn.core import local_truncation_failure_probability
+
+
+def smallest_ring(value_bits, relus, inferences, target):
+    """Smallest k with P(no catastrophic truncation in the whole deployment) >= target."""
+    ...  # your code here
+
+
+answer = ...
+
+# %%
+check("01.3", answer)

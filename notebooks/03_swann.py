@@ -635,7 +635,7 @@ reproduced.status_summary()
 # * Our predictions equal the plaintext integer model's on every image we ran; the accuracy
 #   table shows what the integer arithmetic costs relative to the float network.
 #
-# **Exercises**
+# **Open questions** (no check: explore them with the code above)
 # 1. Change $\kappa$ in `Masking` and watch ρ, the packed ciphertext count and Table 3 move.
 # 2. ReLU and max-pool commute: evaluate max-pool *before* ReLU in `twopc` and count the
 #    AND gates saved on MiniONN's first layer.
@@ -643,3 +643,86 @@ reproduced.status_summary()
 #    `TwoPC.b2a`) and compare the offline bytes.
 # 4. The partial decryptions dominate the two-server decryption time: how long is $d_i$, and
 #    what would shares modulo $N\lambda$ (as in Damgård–Jurik) save?
+
+# %% [markdown]
+# ## Exercises with checks
+#
+# 3 exercises, each a stub cell to fill in and a `check` cell that says right or not yet,
+# with a hint: "write it yourself" exercises are checked against the library's own ledger,
+# "break it" exercises have you attack a deliberately flawed protocol, and the rest against the
+# library's counts or closed forms. `hint("03.1")` gives the next hint; the reference
+# solutions are hidden in `ppnn.exercises.solutions` (`solution_of("03.1")` prints one).
+
+# %%
+from ppnn.exercises import check, hint, solution_of
+
+# %% [markdown]
+# ### Exercise 03.1 — rho: masked values per Paillier ciphertext
+#
+# Protocols 1 and 2 pack the masked values `x + 2^(l-1) + r`, with `r` of `l + kappa` bits,
+# into one Paillier plaintext. Write `rho(ell, kappa, n_bits)`: how many values share a
+# ciphertext for an `n_bits`-bit modulus N. The check compares with the packing layout the
+# library uses (`Masking`, `PackingLayout`). Then change kappa in `Masking` and watch rho,
+# the packed ciphertext count and Table 3 move.
+#
+# Stuck? `hint("03.1")` gives the next hint. The reference solution: `solution_of("03.1")`.
+
+# %%
+def rho(ell, kappa, n_bits):
+    """Masked ell-bit values (masks of ell + kappa bits) per n_bits-bit Paillier plaintext."""
+    ...  # your code here
+
+
+answer = ...
+
+# %%
+check("03.1", answer)
+
+# %% [markdown]
+# ### Exercise 03.2 — max-pool before ReLU: the AND gates saved
+#
+# ReLU and max-pool commute. In SwaNN's 2PC part a ReLU on an m-bit Boolean-shared value
+# costs AND gates, and so does each comparison of the max-pool. Write
+# `and_gates_saved(m, n)`: how many AND gates evaluating max-pool *before* ReLU saves on `n`
+# m-bit values pooled in 2 x 2 windows (n/4 windows). The check runs `TwoPC.relu` and
+# `TwoPC.max_pool` in both orders and reads the AND gates off the ledger.
+#
+# Stuck? `hint("03.2")` gives the next hint. The reference solution: `solution_of("03.2")`.
+
+# %%
+def and_gates_saved(m, n):
+    """AND gates saved by max-pooling (2 x 2) before the ReLU, n values of m bits."""
+    ...  # your code here
+
+
+answer = ...
+
+# %%
+check("03.2", answer)
+
+# %% [markdown]
+# ### Exercise 03.3 — break it: a statistical mask that is too short
+#
+# *Productive failure -- break a flawed protocol.* In Protocol 2 the key holder decrypts
+# `z = x + 2^(l-1) + r`, with `x` an l-bit signed value and `r` uniform in [0, 2^(l +
+# kappa)): a statistical mask, as hiding as kappa is long. Here kappa = 1. Write
+# `guess_sign(z, ell, kappa)` that, from the decrypted values alone (an int array), guesses
+# for each whether `x >= 0` (return booleans). The check runs the library's `phe_to_2pc` on
+# 3000 secret values and needs you right for at least 57 % of them (a coin gets 50 %); it
+# also shows how your guess fares at kappa = 40.
+#
+# Stuck? `hint("03.3")` gives the next hint. The reference solution: `solution_of("03.3")`.
+
+# %%
+import numpy as np
+
+
+def guess_sign(z, ell, kappa):
+    """For each decrypted z = x + 2^(ell-1) + r, a guess whether x >= 0."""
+    ...  # your code here
+
+
+answer = ...
+
+# %%
+check("03.3", answer)

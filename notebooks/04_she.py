@@ -561,7 +561,7 @@ ex.save_timings(timings, T0)
 # * With every gate bootstrapped (tfhe-rs), a full MNIST inference is ~10^7 gates: hours on two
 #   cores -- projected here, as the paper projects its fully-TFHE (FIL) column.
 #
-# ## Exercises
+# ## Open questions (no check: explore them with the code above)
 # 1. Move the weight-bits slider: from how many bits on does fine-tuning stop mattering?
 # 2. Run `ex.simulate(suite["SHE"].qnet, xtest[:1], public_constants=True)`: which layers
 #    profit most from tfhe-rs's trivial-constant shortcuts, and why (hint: sign planes, guard
@@ -570,3 +570,87 @@ ex.save_timings(timings, T0)
 #    and depth change?
 # 4. Replace the ReLU of the first layer by one PBS lookup on the 5 requantized bits: what
 #    would it take to get the 16-bit accumulator into a shortint ciphertext?
+
+# %% [markdown]
+# ## Exercises with checks
+#
+# 3 exercises, each a stub cell to fill in and a `check` cell that says right or not yet,
+# with a hint: "write it yourself" exercises are checked against the library's own [ledger](../GLOSSARY.md#ledger),
+# "break it" exercises have you attack a deliberately flawed protocol, and the rest against the
+# library's counts or closed forms. `hint("04.1")` gives the next hint; the reference
+# solutions are hidden in `ppnn.exercises.solutions` (`solution_of("04.1")` prints one).
+
+# %%
+from ppnn.exercises import check, hint, solution_of
+
+# %% [markdown]
+# ### Exercise 04.1 — write SHE's ReLU unit from TFHE gates
+#
+# *Write it yourself -- checked against the library's ledger.* A `Word` holds encrypted
+# integers bit by bit: `x.planes` (LSB first) are arrays of encrypted bits, `x.sign` the top
+# plane, `x.backend` the gate backend (`and_`, `or_`, `xor`, `not_`, `mux`, ...; NOT is
+# free, the others bootstrap). Write `my_relu(x)`: ReLU of a signed w-bit word, as an
+# unsigned word of w - 1 bits (`Word(planes, signed=False)`). The check runs it and the
+# library's `relu_unit` on the same encrypted inputs and compares the results and the gates,
+# bootstraps and depth booked on the gate ledger.
+#
+# Stuck? `hint("04.1")` gives the next hint. The reference solution: `solution_of("04.1")`.
+
+# %%
+from ppnn.protocols.she.circuits import Word
+
+
+def my_relu(x):
+    """SHE's ReLU unit: a signed w-bit Word -> an unsigned (w-1)-bit Word."""
+    be = x.backend
+    ...  # your code here
+
+
+answer = ...
+
+# %%
+check("04.1", answer)
+
+# %% [markdown]
+# ### Exercise 04.2 — gates and depth of the max-pooling unit
+#
+# SHE's max unit (Fig. 2) compares two signed w-bit words with the borrow chain of
+# `x + ~y + 1` and selects one of them bit by bit. Write `max_unit_cost(w)` returning
+# `(gates, depth)`: the bootstrapped gate evaluations per element pair and the
+# multiplicative depth. The check runs the library's `max_unit` on encrypted words and reads
+# both off the simulator.
+#
+# Stuck? `hint("04.2")` gives the next hint. The reference solution: `solution_of("04.2")`.
+
+# %%
+def max_unit_cost(w):
+    """(gates, multiplicative depth) of SHE's max unit on signed w-bit words."""
+    ...  # your code here
+
+
+answer = ...
+
+# %%
+check("04.2", answer)
+
+# %% [markdown]
+# ### Exercise 04.3 — gates of the mixed-bitwidth accumulator
+#
+# SHE adds the K shifted b-bit terms of a dot product with an adder tree whose level n uses
+# widening (b + n)-bit adders, where the baseline uses 16-bit adders throughout (Fig. 3c).
+# Write `accumulator_gates(K, b)`: the gates of the mixed-bitwidth tree for one output. The
+# check runs the library's `accumulate` on encrypted terms and counts; it also shows the
+# 16-bit baseline.
+#
+# Stuck? `hint("04.3")` gives the next hint. The reference solution: `solution_of("04.3")`.
+
+# %%
+def accumulator_gates(K, b):
+    """Gates of SHE's mixed-bitwidth adder tree over K signed b-bit terms."""
+    ...  # your code here
+
+
+answer = ...
+
+# %%
+check("04.3", answer)

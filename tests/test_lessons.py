@@ -40,3 +40,23 @@ def test_the_reading_guide_points_at_sections_the_notebook_has(nb):
     for row in rows:
         cited = re.findall(r"§(\d+b?)\b", row.split("|")[2])
         assert all(n in numbers for n in cited), (row, sorted(numbers))
+
+
+EXERCISE_NOTEBOOKS = {p.stem[:2]: p for p in NOTEBOOKS if p.stem[:2] in {"00", "01", "02", "03",
+                                                                         "04", "05"}}
+
+
+@pytest.mark.parametrize("number", sorted(EXERCISE_NOTEBOOKS))
+def test_every_exercise_of_a_notebook_is_in_it_as_generated(number):
+    """Each paper notebook carries at least three checkable exercises, every one the registry
+    has for it, with the cells exactly as ``python -m ppnn.exercises`` generates them."""
+    from ppnn.exercises import exercises
+
+    text = EXERCISE_NOTEBOOKS[number].read_text()
+    ids = [e.id for e in exercises(number)]
+    assert len(ids) >= 3
+    for i in ids:
+        assert f'check("{i}", answer)' in text, i
+    fragment = (ROOT / "notebooks" / "exercises" / f"{number}.md").read_text()
+    for block in re.findall(r"```python\n(.*?)```", fragment, re.S):
+        assert block.rstrip("\n") in text, block[:80]

@@ -37,6 +37,18 @@ def test_notebook_runs_in_quick_mode(nb, tmp_path):
               and "ppnn-player-static" in o["data"]["text/html"]]
     assert static, "no protocol player in the executed notebook"
     assert all("<svg" in h and "ppnn-views" in h for h in static)
+    # every cell that shows a figure leaves it as an image, once (the kernel draws inline, as
+    # JupyterLab does)
+    for i, c in enumerate(executed.cells):
+        if c.cell_type != "code":
+            continue
+        images = [o["data"].get("image/png") or o["data"].get("image/svg+xml")
+                  for o in c.get("outputs", []) if o.get("output_type") in
+                  ("display_data", "execute_result") and
+                  {"image/png", "image/svg+xml"} & set(o.get("data", {}))]
+        if "plt.show()" in c.source or "plotting.show(" in c.source:
+            assert images, f"cell {i} shows a figure but left no image output"
+        assert len(images) == len(set(images)), f"cell {i} shows the same figure twice"
     json.dumps(executed)  # serialisable
 
 

@@ -73,6 +73,11 @@ CELL_TIMEOUT = int(os.environ.get("PPNN_CELL_TIMEOUT", "900"))
 KERNEL_IDLE_LIMIT = float(os.environ.get("PPNN_KERNEL_IDLE", "120"))
 
 
+
+# The kernels draw with matplotlib's inline backend, as JupyterLab does: ``plt.show()`` leaves
+# each figure as an image output of its cell (with "Agg" an executed notebook had no figures).
+KERNEL_MPLBACKEND = "module://matplotlib_inline.backend_inline"
+
 def notebooks() -> list[Path]:
     """The pipeline's notebooks, in order (``notebooks/[0-9][0-9]_*.py``)."""
     return sorted((paths.root() / "notebooks").glob("[0-9][0-9]_*.py"))
@@ -308,7 +313,7 @@ def run_notebook(nb: Path | str, quick: bool, seed: int = 0, figures: Path | Non
     src = out_dir / f"{nb.stem}.input.ipynb"
     jupytext.write(notebook, src, fmt="ipynb")
     target = out_dir / f"{nb.stem}.ipynb"
-    with _env(PPNN_ROOT=root, PPNN_FIGURES=Path(figures).resolve(), MPLBACKEND="Agg"):
+    with _env(PPNN_ROOT=root, PPNN_FIGURES=Path(figures).resolve(), MPLBACKEND=KERNEL_MPLBACKEND):
         pm.execute_notebook(str(src), str(target), parameters={"QUICK": quick, "SEED": seed},
                             kernel_name="python3", cwd=str(root / "notebooks"),
                             progress_bar=progress, execution_timeout=timeout,
@@ -445,7 +450,7 @@ def run(names: list[str] | None = None, quick: bool = False, seed: int = 0,
     blas = str(args[0][-1]) if args else "1"
     waiting = paths.build_dir() / mode / "waiting"  # see paths.cache_lock
     waiting.mkdir(parents=True, exist_ok=True)
-    with _env(PPNN_ROOT=root, PPNN_FIGURES=Path(figures).resolve(), MPLBACKEND="Agg",
+    with _env(PPNN_ROOT=root, PPNN_FIGURES=Path(figures).resolve(), MPLBACKEND=KERNEL_MPLBACKEND,
               OMP_NUM_THREADS=blas, OPENBLAS_NUM_THREADS=blas, MKL_NUM_THREADS=blas,
               PPNN_WAIT_DIR=waiting):
         _dispatch(args, log, workers, scheduler, n_par)
