@@ -111,3 +111,25 @@ def test_tamper_validation():
         Tamper("P0", "open", occurrence=-1)
     with pytest.raises(TypeError, match="Tamper"):
         Falcon(np.random.default_rng(0), deviation="P0")
+
+
+COMPOSITE = ("mult -> pow", "mult -> division", "mult -> maxpool")
+
+
+def test_the_catalog_has_the_composite_case_and_verify_before_open_is_what_saves_it(
+        monkeypatch):
+    """Issue 28: a product still pending when pow, division or maxpool opens a plain value.
+    Without verify-before-open each composite protocol opens tainted values to everyone (and
+    some the adversary steered); with it every in-model deviation that changed something
+    aborts before any tainted plain opening."""
+    protos = {k: v for k, v in protocol_instances(2).items() if k in COMPOSITE}
+    assert set(protos) == set(COMPOSITE)
+    monkeypatch.setattr(Falcon, "VERIFY_BEFORE_OPEN", False)
+    bad = run_harness(protos, 240, np.random.default_rng(1), kinds=["reshare", "key"])
+    leaked = bad.groupby("protocol")["exposed_openings"].sum()
+    assert (leaked.reindex(list(COMPOSITE)) > 0).all(), leaked
+    assert bad["plain_values_changed"].sum() > 0
+    monkeypatch.setattr(Falcon, "VERIFY_BEFORE_OPEN", True)
+    good = run_harness(protos, 240, np.random.default_rng(1), kinds=["reshare", "key"])
+    assert set(good["protocol"]) == set(COMPOSITE)
+    _check_in_model(good)

@@ -158,3 +158,27 @@ def test_p2_view_of_private_compare_passes_ks_and_a_fixed_blinding_fails_it():
         assert abs(np.mean(s == 0) - 0.5) < 0.05
     bad = L.pc_view_experiment(n=2000, seed=0, broken=True)
     assert bad.test.distinguishes and bad.test.statistic == 1.0, str(bad.test)
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_the_output_is_opened_on_the_ledger_and_each_party_holds_it(key, runs):
+    """Issue 28: the logits were revealed by an unbooked oracle. They are opened through the
+    booked (malicious: two-copy) opening: one element per logit from each party to the next,
+    and in the malicious run a second copy the other way, in one round labelled "output";
+    every party holds the logits it reconstructed, and they are the run's."""
+    plan, xs, res, _ = runs(key)
+    led = res.ledger
+    msgs = led.messages_frame()
+    out = msgs[msgs["label"].astype(str).str.startswith("output")]
+    n = res.logits.size
+    copies = 2 if key == "falcon_mal" else 1
+    assert len(out) == 3 * copies and out["round"].nunique() == 1
+    assert (out["bits"] == n * 32).all()
+    assert sorted(zip(out["sender"], out["receiver"])) == sorted(
+        [(PARTIES[i], PARTIES[(i + 1) % 3]) for i in range(3)]
+        + ([(PARTIES[(i + 1) % 3], PARTIES[i]) for i in range(3)] if copies == 2 else []))
+    fxp = FixedPoint(Ring(32), plan.impl["frac_bits"])
+    for p in PARTIES:
+        (mine,) = held(led, p, "logits (opened)")
+        assert np.array_equal(fxp.decode(mine).reshape(res.logits.shape) * plan.impl["scale"],
+                              res.logits)

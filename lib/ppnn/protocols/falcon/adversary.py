@@ -23,7 +23,10 @@ event a party could influence (:class:`~ppnn.protocols.falcon.runtime.Falcon` ca
     product; in the malicious protocols every product also opens its masked inputs
     (``rho``, ``sigma``), so that first message is again an opening of the wrong copy against
     the right one. A single-state simulation holds one copy per component and does not
-    propagate a divergent copy; it is not simulated beyond the directly masked items;
+    propagate a divergent copy; it is not simulated beyond the directly masked items. So in
+    this harness ``dealer_local`` is an alias of the opening classes: it applies the same
+    offset as ``open``/``open_copy`` on the opening its material masks, and adds no attack
+    surface of its own;
 ``dealer``
     *outside the threat model*: the trusted dealer itself hands out wrong material
     (consistently, to both holders): ``triple c`` (``c != a b``), ``truncation r >> d``,

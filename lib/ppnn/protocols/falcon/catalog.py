@@ -73,6 +73,26 @@ def _bn(fal, n):
     return batchnorm_backward(fal, fal.share_fixed(g.normal(0, 0.1, (8, 2))), cache)
 
 
+def _product_then(fal, n, then):
+    """A product still pending (its multiplication check not yet opened) when ``then`` opens
+    a plain value that depends on it: the composite case verify-before-open exists for."""
+    with fal.protocol("mult, then a protocol that opens"):
+        z = fal.mul_fixed(_vals(fal, n, 0.5, 1.5), _vals(fal, n, 0.5, 1.5, seed=12))
+        return then(fal, z)
+
+
+def _then_pow(fal, z):
+    return pow2_bound(fal, z)
+
+
+def _then_divide(fal, z):
+    return divide(fal, _vals(fal, z.shape[0], seed=6), z)
+
+
+def _then_maxpool(fal, z):
+    return maxpool(fal, z.reshape(-1, 2))
+
+
 PROTOCOLS = {
     "reconstruct": _reconstruct,
     "mult (fixed point)": _mul,
@@ -89,6 +109,10 @@ PROTOCOLS = {
     "division": lambda fal, n: divide(fal, _vals(fal, n), _vals(fal, n, 0.1, 3.0, seed=6)),
     "inverse sqrt": lambda fal, n: inverse_sqrt(fal, _vals(fal, n, 0.1, 3.0)),
     "batch norm (forward + backward)": _bn,
+    # composite: a product pending when pow, division or maxpool opens (issue 28)
+    "mult -> pow": lambda fal, n: _product_then(fal, n, _then_pow),
+    "mult -> division": lambda fal, n: _product_then(fal, n, _then_divide),
+    "mult -> maxpool": lambda fal, n: _product_then(fal, 2 * n, _then_maxpool),
 }
 
 

@@ -72,7 +72,11 @@ class _Falcon(Family):
         _hold_shares(fal, "share of the image", xs)
         out, _ = secure_forward(fal, model, xs)
         _hold_shares(fal, "share of the logits", out)
-        logits = fal.reveal_fixed(out) * imp["scale"]
+        # the output is opened like any other plain value: booked, every pending product
+        # verified first, and (malicious) each party compares the two copies it receives
+        with fal.protocol("output"):
+            opened = fal.open(out, "logits", "plain", held="logits (opened)")
+        logits = fal.fp.decode(opened) * imp["scale"]
         seconds = time.perf_counter() - t0
         prov = {"communication": "counted: ledger of this run (3 parties; dealer material "
                 "offline)", "compute": "measured: the 3-party simulator (all parties, dealer "
