@@ -26,6 +26,9 @@
 # far fewer Perms: the paper reports up to 59x (matrix-vector) and 14x (convolution) over
 # GAZELLE.
 #
+# **Prerequisites.** Notebook 00; what [homomorphic](../GLOSSARY.md#homomorphic-encryption) encryption does (an encrypted vector you can
+# add to and multiply by plaintexts); matrix-vector products and 2-D convolution.
+#
 # **What you will learn**
 # 1. how a packed [BFV](../GLOSSARY.md#bfv) ciphertext is laid out and what Perm / [HstPerm](../GLOSSARY.md#hoisting) / [ScMult](../GLOSSARY.md#scmult) / Add cost on
 #    real SEAL on this machine (the "Perm is 56x Add" claim);
@@ -35,6 +38,18 @@
 #    running the kernels, and the noise growth of Table IV against SEAL's [noise budget](../GLOSSARY.md#noise-budget);
 # 4. measured runtimes of GALA vs GAZELLE on real BFV, [projected](../GLOSSARY.md#network-model) network runtimes, and
 #    [fixed-point](../GLOSSARY.md#fixed-point) accuracy through the HE pipeline.
+#
+# **Reading guide.** Where the paper's sections are taught here:
+#
+# | paper | this notebook |
+# |---|---|
+# | §II-C cryptographic tools: BFV, [packing](../GLOSSARY.md#packing), Perm | §1 |
+# | §III-A row-encoding-share-RaS matrix-vector product | §2, §2b, §3 |
+# | §III-B kernel-grouping convolution | §4 |
+# | §III-C noise management (Table IV) | §5 |
+# | §III-D system security ([circuit privacy](../GLOSSARY.md#noise-flooding)) | §5b |
+# | §IV-A microbenchmarks (Tables I-VIII) | §3, §4, §6 |
+# | §IV-B classic networks (Tables IX-XIII, Fig. 9) | §7, §8 |
 
 # %% tags=["parameters"]
 QUICK = True
@@ -425,9 +440,12 @@ plotting.show(lesson.plot_flood_view(flood_views))
 # $\log_2 q$ that would still flood, the ciphertext size, and whether decryption is exact.
 
 # %%
+from ppnn.widgets import progress
+
 t = time.perf_counter()
-flood = flooding.flooding_runs(he_flood, groups=1, scale_channels=32 if QUICK else None,
-                               seed=SEED)
+with progress("every Table II-VII layer on flooded real SEAL (N = 8192)"):
+    flood = flooding.flooding_runs(he_flood, groups=1, scale_channels=32 if QUICK else None,
+                                   seed=SEED)
 flood_counts = flooding.count_flooded(n=N_SLOTS)
 timings["flood_runs_s"] = time.perf_counter() - t
 display(flood.drop(columns=["N", "log2_q", "flood_bits"]))
@@ -657,7 +675,7 @@ ex.save_results(counts_mv, counts_conv, net_df, unit, mv_runs, conv_runs, peer, 
 #   174-bit q: 4.8x the ciphertext of N = 4096) and about 48 bits of noise budget; every
 #   Table II-VII layer still decrypts exactly.
 #
-# **Exercises**
+# **Open questions** (no check: explore them with the code above)
 # 1. With the matrix-vector widget, find dimensions where GALA has *more* Perms than GAZELLE.
 #    (Hint: compare $n_i n_o / n - 1$ with $\log_2(n/n_o)$.)
 # 2. Change $n$ in the convolution widget: how does $c_n$ move the GAZELLE/GALA Perm ratio?
@@ -665,3 +683,84 @@ ex.save_results(counts_mv, counts_conv, net_df, unit, mv_runs, conv_runs, peer, 
 #    the tests fail: why does the final RaS then double-count columns?
 # 4. Recalibrate the noise model with `plain_bits=22` and find the largest $n_i$ whose GAZELLE
 #    result still decrypts.
+
+# %% [markdown]
+# ## Exercises with checks
+#
+# 3 exercises, each a stub cell to fill in and a `check` cell that says right or not yet,
+# with a hint: "write it yourself" exercises are checked against the library's own [ledger](../GLOSSARY.md#ledger),
+# "break it" exercises have you attack a deliberately flawed protocol, and the rest against the
+# library's counts or closed forms. `hint("02.1")` gives the next hint; the reference
+# solutions are hidden in `ppnn.exercises.solutions` (`solution_of("02.1")` prints one).
+
+# %%
+from ppnn.exercises import check, hint, solution_of
+
+# %% [markdown]
+# ### Exercise 02.1 — write GAZELLE's rotate-and-sum in HE
+#
+# *Write it yourself -- checked against the library's ledger.* GALA's kernel leaves one
+# ciphertext per row block whose n/n_o blocks of n_o slots still have to be added up; GALA
+# does that on the plaintext shares (share-RaS), GAZELLE in HE. Write
+# `my_ras(he, u, layout)`: the rotate-and-sum on `u`, the output of GALA's kernel (a batch
+# of ciphertexts, one per row block), with `he.rotate(ct, k)` (a Perm: slot j gets slot j +
+# k) and `he.add(a, b)`; `layout` is the `MatVecLayout` (`layout.n`, `layout.b_o` = n_o
+# padded, `layout.ras_steps`). The check books your HE operations on a ledger and compares
+# them, and the slots you return, with the library's GAZELLE kernel on the same inputs.
+#
+# Stuck? `hint("02.1")` gives the next hint. The reference solution: `solution_of("02.1")`.
+
+# %%
+def my_ras(he, u, layout):
+    """GAZELLE's final rotate-and-sum, in HE: W x ends up in the first n_o slots."""
+    ...  # your code here
+
+
+answer = ...
+
+# %%
+check("02.1", answer)
+
+# %% [markdown]
+# ### Exercise 02.2 — find dimensions where GALA needs more Perms than GAZELLE
+#
+# GALA removes GAZELLE's rotate-and-sum Perms but rotates each of its G = n_i n_o / n
+# products. Find a matrix-vector product `(n_o, n_i, n)` (n a power of two in [16, 8192],
+# n_o and n_i at most n) where GALA books *more* Perms than GAZELLE. The check runs both
+# kernels on the counting backend and compares their Perm counts.
+#
+# Stuck? `hint("02.2")` gives the next hint. The reference solution: `solution_of("02.2")`.
+
+# %%
+# a tuple (n_o, n_i, n) for which GALA books more Perms than GAZELLE
+answer = ...
+
+# %%
+check("02.2", answer)
+
+# %% [markdown]
+# ### Exercise 02.3 — break it: a server that reuses its share mask
+#
+# *Productive failure -- break a flawed protocol.* In step 3 of a GALA layer the server
+# returns `[W x - r]` and keeps `r`, so the two parties hold shares of W x. This server
+# re-seeds its mask generator on every query, so `r` is the same each time. You are the
+# client and may query any input with entries in [-8, 8]: `query(x)` runs the library's
+# `run_linear` and returns your share (residues mod p, one per output). Write
+# `steal_column(query, n_i, j, p)` that returns column `j` of the server's secret weight
+# matrix (signed integers). The check draws fresh weights and compares.
+#
+# Stuck? `hint("02.3")` gives the next hint. The reference solution: `solution_of("02.3")`.
+
+# %%
+import numpy as np
+
+
+def steal_column(query, n_i, j, p):
+    """Column j of the server's weights from a server that reuses its mask r."""
+    ...  # your code here
+
+
+answer = ...
+
+# %%
+check("02.3", answer)
