@@ -10,7 +10,10 @@ checkout's) and reports, from the saved file and from the page:
   fallbacks;
 * ``images_expected`` / ``images_shown`` -- image outputs in the file and ``<img>`` elements
   the page shows in output areas;
-* ``screenshot`` -- a PNG of the page after the run.
+* ``screenshot`` -- a PNG of the page after the run;
+* ``walk`` / ``walk_failures`` / ``walk_notes`` -- every widget control moved to its ends and
+  a middle position (:func:`walk_widgets`), and what :func:`check_page` found wrong on the
+  page after Run All and after each move (:class:`WalkFinding`).
 
 Nothing downloads a browser: the system's ``chromium`` and ``chromedriver`` are used, or the
 caller is told they are missing (:func:`browser_missing`).
@@ -56,6 +59,22 @@ def _free_port() -> int:
 
 
 @dataclass
+class WalkFinding:
+    """One thing wrong on the page: in which cell, after moving which widget to which
+    position (``widget`` empty: after Run All, before any move)."""
+
+    notebook: str
+    cell: int  # index in the notebook's cells (markdown included), as in the .ipynb
+    widget: str  # 'slider "step" (control 2 of the cell)', or '' after Run All
+    position: str  # 'after Run All', 'min (1)', 'max (10)', 'middle (5)', 'option 3 "P1"'
+    problem: str  # what is wrong, with the text that shows it
+
+    def __str__(self) -> str:
+        where = f"{self.widget} at {self.position}" if self.widget else self.position
+        return f"{self.notebook} cell {self.cell} [{where}]: {self.problem}"
+
+
+@dataclass
 class RunReport:
     notebook: str
     seconds: float = 0.0
@@ -73,6 +92,14 @@ class RunReport:
     #: each protocol player's (current-step line, views-table text) before and after its
     #: slider was moved to the last step (:func:`move_players`)
     players: list[dict] = field(default_factory=list)
+    #: each control moved by :func:`walk_widgets`: cell, widget, kind, positions reached
+    walk: list[dict] = field(default_factory=list)
+    #: what :func:`check_page` found after Run All and after each move (each finding once,
+    #: at the first position that shows it)
+    walk_failures: list[WalkFinding] = field(default_factory=list)
+    #: settings a function refuses with its message (by design: no traceback), seen on the walk
+    walk_notes: list[WalkFinding] = field(default_factory=list)
+    walk_seconds: float = 0.0
 
     def problems(self) -> list[str]:
         out = []
@@ -94,6 +121,7 @@ class RunReport:
         if self.images_shown < self.images_expected:
             out.append(f"{self.images_expected - self.images_shown} of "
                        f"{self.images_expected} figures not displayed")
+        out += [f"walk: {f}" for f in self.walk_failures]
         return out
 
 
@@ -184,8 +212,10 @@ def _busy(driver) -> bool:
 
 
 def run_notebook(url: str, token: str, root_dir: Path, name: str, shots: Path,
-                 timeout: float = 600) -> RunReport:
-    """Open ``name`` (an .ipynb under ``root_dir``) in JupyterLab, Run All, save, report."""
+                 timeout: float = 600, walk: bool = True) -> RunReport:
+    """Open ``name`` (an .ipynb under ``root_dir``) in JupyterLab, Run All, check the page,
+    move the protocol players and (``walk``) every widget, checking the page after each
+    move (:func:`walk_widgets`), save, report."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as EC
     from selenium.webdriver.support.ui import WebDriverWait
@@ -232,13 +262,24 @@ def run_notebook(url: str, token: str, root_dir: Path, name: str, shots: Path,
             return {drawn: drawn.length, failures: failures.map(t => t.slice(0, 200)),
                     images: imgs.length};
         """)
+        shots.mkdir(parents=True, exist_ok=True)
+        for old in shots.glob(f"{Path(name).stem}-walk-*.png"):
+            old.unlink()  # a previous run's
+        record = _recorder(driver, rep, shots)
+        settle(driver)
+        record(check_page(driver), "", "after Run All")
         rep.players = move_players(driver)
+        settle(driver)
+        record(check_page(driver), "", "after every protocol player moved to its last step")
         rep.widgets_rendered = page["drawn"]
         rep.widget_failures = page["failures"]
         rep.images_shown = page["images"]
-        shots.mkdir(parents=True, exist_ok=True)
         rep.screenshot = shots / f"{Path(name).stem}.png"
         driver.save_screenshot(str(rep.screenshot))
+        if walk:
+            t1 = time.monotonic()
+            rep.walk = walk_widgets(driver, record)
+            rep.walk_seconds = time.monotonic() - t1
         rep.dialogs += _dialogs(driver)
         driver.execute_async_script(_COMMAND_JS, "docmanager:save", True)
         time.sleep(2)
@@ -259,6 +300,37 @@ def run_notebook(url: str, token: str, root_dir: Path, name: str, shots: Path,
             if any(k.startswith("image/") for k in data):
                 rep.images_expected += 1
     return rep
+
+
+def _recorder(driver, rep: RunReport, shots: Path, max_shots: int = 5):
+    """``record(findings, widget, position)``: each finding of :func:`check_page` onto
+    ``rep`` once (at the first position that shows it); a screenshot of the cell for the
+    first ``max_shots`` failures (``<notebook>-walk-<n>.png``)."""
+    seen: set = set()
+
+    def record(found: list[dict], widget: str, position: str) -> None:
+        for f in found:
+            key = (f["cell"], f["kind"], f["problem"])
+            if key in seen:
+                continue
+            seen.add(key)
+            wf = WalkFinding(rep.notebook, f["cell"], widget, position, f["problem"])
+            if f["kind"] != "fail":
+                rep.walk_notes.append(wf)
+                continue
+            rep.walk_failures.append(wf)
+            if len(rep.walk_failures) <= max_shots:
+                for _ in range(2):  # twice: cells drawn on the way move the target
+                    driver.execute_script("""
+                        const w = window.jupyterapp.shell.currentWidget.content
+                            .widgets[arguments[0]];
+                        if (w) (w.outputArea || w).node.scrollIntoView({block: 'start'});
+                    """, f["cell"])
+                    time.sleep(0.3)
+                driver.save_screenshot(
+                    str(shots / f"{Path(rep.notebook).stem}-walk-{len(rep.walk_failures)}.png"))
+
+    return record
 
 
 _PLAYERS_JS = """
@@ -330,5 +402,330 @@ def lab_env(root: Path) -> dict:
 
 def summary(reports: list[RunReport]) -> str:
     return json.dumps([{"notebook": r.notebook, "seconds": round(r.seconds, 1),
-                        "problems": r.problems(), "screenshot": str(r.screenshot)}
+                        "walk_seconds": round(r.walk_seconds, 1),
+                        "controls_moved": walk_counts(r), "problems": r.problems(),
+                        "notes": [str(n) for n in r.walk_notes],
+                        "screenshot": str(r.screenshot)}
                        for r in reports], indent=1)
+
+
+def walk_counts(rep: RunReport) -> dict:
+    """How many controls of each kind the walk moved, and how many moves in all."""
+    out: dict = {}
+    for w in rep.walk:
+        out[w["kind"]] = out.get(w["kind"], 0) + 1
+    out["moves"] = sum(len(w["positions"]) for w in rep.walk)
+    return out
+
+
+# -- the widget walk ---------------------------------------------------------------------------
+#: what the page check reads as an error in an output area (case-sensitive)
+_ERROR_PATTERNS = [
+    ("traceback", r"Traceback"),
+    ("widget not displayed", r"Error displaying widget|Failed to load model|Loading widget\.\.\."),
+    ("error text", r"\b[A-Za-z_]*(?:Error|Exception)\b"),
+]
+#: raw object reprs that must not reach an output area
+_REPRS = ["PosixPath(", "WindowsPath(", "<ppnn.", " object at 0x", "<Figure size",
+          "<matplotlib.", "<IPython.", "<interactive view>", "<protocol player"]
+#: ppnn.widgets shows a setting its function refuses as this line (by design, no traceback):
+#: a note, not a failure
+_REFUSED = "This setting is outside what the function accepts"
+
+_CHECK_JS = r"""
+const [ERRS, REPRS, REFUSED] = arguments;
+const panel = window.jupyterapp.shell.currentWidget;
+const cellEls = [...document.querySelectorAll('.jp-Notebook .jp-Cell')];
+const index = el => {
+  const i = panel && panel.content ? panel.content.widgets.findIndex(w => w.node === el) : -1;
+  return i >= 0 ? i : cellEls.indexOf(el);
+};
+const visible = el => !el.checkVisibility || el.checkVisibility({visibilityProperty: true});
+const textOf = el => {  // the text a reader sees: no <style>/<script> bodies
+  const parts = [], walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  while (walk.nextNode()) {
+    const p = walk.currentNode.parentElement;
+    if (p && !p.closest('style, script')) parts.push(walk.currentNode.nodeValue);
+  }
+  return parts.join('');
+};
+const squash = t => t.replace(/\s+/g, ' ').trim();
+const around = (t, i, n = 160) => squash(t.slice(Math.max(0, i - 60), i + n));
+const hash = s => {  // FNV-1a, with the length: a fingerprint, not a proof
+  let h = 2166136261;
+  for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 16777619); }
+  return (h >>> 0).toString(16) + '/' + s.length;
+};
+const topLevel = (els, sel) => els.filter(e => !e.parentElement.closest(sel));
+// figures: <img> with a source, and drawn <svg> (not icons: nested, in buttons, or small)
+const figures = root => [
+  ...[...root.querySelectorAll('img')].filter(i => i.getAttribute('src') && visible(i))
+    .map(i => ({fp: 'img:' + hash(i.getAttribute('src')), what: 'image'})),
+  ...topLevel([...root.querySelectorAll('svg')], 'svg')
+    .filter(s => !s.closest('button, .widget-play') && visible(s))
+    .map(s => s.outerHTML).filter(h => h.length > 2000)
+    .map(h => ({fp: 'svg:' + hash(h), what: 'svg figure'}))];
+const tables = root => topLevel([...root.querySelectorAll('table')], 'table').filter(visible)
+  .map(t => squash(t.textContent)).filter(t => t);
+const out = [], firstCell = new Map();
+for (const cellEl of cellEls) {
+  const area = cellEl.querySelector('.jp-Cell-outputArea');
+  if (!area) continue;
+  const cell = index(cellEl), add = (kind, problem) => out.push({cell, kind, problem});
+  const text = textOf(area);
+  const err = ERRS.map(([what, re]) => [what, new RegExp(re).exec(text)]).find(e => e[1]);
+  if (err) add('fail', `${err[0]} in the output: '${around(text, err[1].index)}'`);
+  else {  // a traceback is red too: one finding for it
+    for (const e of area.querySelectorAll('[data-mime-type="application/vnd.jupyter.stderr"]')) {
+      const t = squash(e.textContent);
+      if (t) add('fail', `stderr output (red): '${t.slice(0, 200)}'`);
+    }
+  }
+  for (const r of REPRS) {
+    const i = text.indexOf(r);
+    if (i >= 0) add('fail', `raw object repr '${r}' in the output: '${around(text, i)}'`);
+  }
+  const r = text.indexOf(REFUSED);
+  if (r >= 0) add('note', `refused setting: '${around(text, r, 300)}'`);
+  // one cell: no table or figure twice (a widget's live output and a stale copy of it)
+  const seen = new Map();
+  for (const t of tables(area)) {
+    if (seen.get('t:' + t) === 1)
+      add('fail', `the same table twice in the cell's output: '${t.slice(0, 160)}'`);
+    seen.set('t:' + t, (seen.get('t:' + t) || 0) + 1);
+  }
+  const figs = figures(area);
+  for (const f of figs) {
+    if (seen.get(f.fp) === 1) add('fail', `the same ${f.what} twice in the cell's output`);
+    seen.set(f.fp, (seen.get(f.fp) || 0) + 1);
+    if (firstCell.has(f.fp) && firstCell.get(f.fp) !== cell)
+      add('fail', `the same ${f.what} as cell ${firstCell.get(f.fp)}`);
+    else if (!firstCell.has(f.fp)) firstCell.set(f.fp, cell);
+  }
+  // a widget's cell: nothing static beside the widget (the static twin of a player or an
+  // interactive view is in the output's data, never drawn next to the live widget)
+  const OUT = '.jp-OutputArea-output', outs = topLevel([...area.querySelectorAll(OUT)], OUT);
+  if (outs.some(o => o.querySelector('.jupyter-widgets'))) {
+    outs.forEach((o, k) => {
+      if (o.querySelector('.jupyter-widgets')) return;
+      const t = tables(o), f = figures(o);
+      if (t.length)
+        add('fail', `a static table beside the widget (output ${k + 1}): '${t[0].slice(0, 160)}'`);
+      if (f.length) add('fail', `a static ${f[0].what} beside the widget (output ${k + 1})`);
+    });
+  }
+  if ([...area.querySelectorAll('.ppnn-player-static')].some(visible))
+    add('fail', "a player's static twin is drawn in the live notebook");
+}
+return out;
+"""
+
+_SEL = (".widget-slider, .widget-dropdown, .widget-select, .widget-toggle-buttons, .widget-radio, "
+        ".widget-checkbox, .widget-play, .widget-toggle-button")
+
+_CONTROLS_JS = r"""
+const SEL = arguments[0];
+const panel = window.jupyterapp.shell.currentWidget;
+const cellEls = [...document.querySelectorAll('.jp-Notebook .jp-Cell')];
+const out = [];
+for (const cellEl of cellEls) {
+  let i = panel && panel.content ? panel.content.widgets.findIndex(w => w.node === cellEl) : -1;
+  if (i < 0) i = cellEls.indexOf(cellEl);
+  const area = cellEl.querySelector('.jp-Cell-outputArea');
+  if (!area) continue;
+  [...area.querySelectorAll(SEL)].filter(e => !e.parentElement.closest(SEL)).forEach((el, k) => {
+    const label = [...el.querySelectorAll('.widget-label, .widget-label-basic')]
+      .map(l => l.textContent.replace(/\u200b/g, '').trim()).find(t => t) || '';
+    const c = {el, cell: i, nth: k + 1, label};
+    const handle = el.querySelector('.noUi-handle');
+    if (el.matches('.widget-play')) c.kind = 'play';
+    else if (handle) {
+      c.kind = 'slider';
+      const hs = [...el.querySelectorAll('.noUi-handle')], api = el.querySelector('.noUi-target');
+      c.min = +handle.getAttribute('aria-valuemin');
+      c.max = +hs[hs.length - 1].getAttribute('aria-valuemax');
+      c.now = +handle.getAttribute('aria-valuenow');  // a range slider's low and high ends
+      c.last = +hs[hs.length - 1].getAttribute('aria-valuenow');
+      c.step = (api && api.noUiSlider && +api.noUiSlider.options.step) || 1;
+      c.shown = ((el.querySelector('.widget-readout') || {}).textContent || '').trim();
+      c.disabled = handle.closest('[disabled]') !== null;
+    } else if (el.querySelector('select')) {
+      const s = el.querySelector('select');
+      c.kind = 'dropdown';
+      c.options = [...s.options].map(o => o.textContent.replace(/\u00a0/g, ' '));
+      c.now = s.selectedIndex;
+      c.disabled = s.disabled;
+    } else if (el.matches('.widget-toggle-buttons, .widget-radio')) {
+      const bs = [...el.querySelectorAll('button, input[type=radio]')];
+      c.kind = el.matches('.widget-radio') ? 'radio buttons' : 'toggle buttons';
+      c.options = bs.map(b => (b.textContent || (b.parentElement || {}).textContent || '').trim());
+      c.now = bs.findIndex(b => b.classList.contains('mod-active') || b.checked);
+      c.disabled = bs.some(b => b.disabled);
+    } else {
+      const box = el.querySelector('input[type=checkbox]');
+      c.kind = box ? 'checkbox' : 'toggle button';
+      c.now = box ? box.checked : el.classList.contains('mod-active');
+      c.disabled = box ? box.disabled : el.disabled;
+      if (!c.label) c.label = el.textContent.trim();
+    }
+    out.push(c);
+  });
+}
+return out;
+"""
+
+_IDLE_JS = """
+const panel = window.jupyterapp.shell.currentWidget;
+const k = panel && panel.sessionContext.session && panel.sessionContext.session.kernel;
+if (!k) return {idle: true, quiet: 1e9};
+if (window.__ppnnKernel !== k) {  // time of the last message to or from the kernel
+  window.__ppnnKernel = k;
+  window.__ppnnLast = Date.now();
+  k.anyMessage.connect(() => { window.__ppnnLast = Date.now(); });
+}
+return {idle: k.status === 'idle', quiet: Date.now() - window.__ppnnLast};
+"""
+
+
+def settle(driver, quiet: float = 0.25, timeout: float = 60) -> bool:
+    """Wait until the kernel is idle and no message went to or came from it for ``quiet``
+    seconds (a widget's change is a comm message; its redraw the kernel's answer)."""
+    time.sleep(0.1)
+    deadline = time.monotonic() + timeout
+    while True:
+        s = driver.execute_script(_IDLE_JS)
+        if s["idle"] and s["quiet"] >= quiet * 1000:
+            time.sleep(0.05)  # the page draws what arrived
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+
+
+def check_page(driver) -> list[dict]:
+    """What is wrong in the notebook's output areas now, one dict per finding: ``cell``,
+    ``kind`` ('fail', or 'note' for a refused setting) and ``problem``. Checked in every code
+    cell's output area (outputs inside widgets included):
+
+    * error text: 'Traceback', 'Error displaying widget', an ``...Error``/``...Exception``
+      word, red stderr output;
+    * a raw object repr: ``PosixPath(``, ``<ppnn.``, `` object at 0x``, ``<Figure size``, ...;
+    * the same table (by its text) or figure (by its image data) twice in one cell;
+    * in a cell with a widget, a table or figure in another output beside it (a stale copy),
+      or a player's static twin (``.ppnn-player-static``) drawn at all;
+    * the same figure in two cells.
+    """
+    return driver.execute_script(_CHECK_JS, [list(p) for p in _ERROR_PATTERNS], _REPRS,
+                                 _REFUSED)
+
+
+def _controls(driver) -> list[dict]:
+    return driver.execute_script(_CONTROLS_JS, _SEL)
+
+
+def _positions(c: dict) -> list:
+    """Where to move a control: its ends and a middle."""
+    if c["kind"] == "slider":
+        # a middle only if there is a value between the ends
+        return ["min", "max", "middle"] if c["max"] - c["min"] >= 2 * c["step"] else \
+            ["min", "max"]
+    if c["kind"] in ("dropdown", "toggle buttons", "radio buttons"):
+        n = len(c["options"])
+        return list(dict.fromkeys([0, n - 1, (n - 1) // 2])) if n else []
+    if c["kind"] == "play":
+        return ["play one step, pause", "stop"]
+    return ["flip", "flip back"]  # checkbox, toggle button
+
+
+def _move(driver, c: dict, pos) -> None:
+    """Move control ``c`` (from :func:`_controls`) to ``pos`` (from :func:`_positions`) as a
+    user does: keyboard, clicks, the dropdown's list."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
+
+    el = c["el"]
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", el)
+    if c["kind"] == "slider":
+        handles = el.find_elements(By.CSS_SELECTOR, ".noUi-handle")
+        if pos == "middle":  # a click on the middle of the track moves the handle there
+            track = el.find_element(By.CSS_SELECTOR, ".noUi-target")
+            ActionChains(driver).move_to_element(track).click().perform()
+        else:  # keyboard: Home / End on the handle (the last handle for a range's max)
+            h = handles[0] if pos == "min" else handles[-1]
+            driver.execute_script("arguments[0].focus()", h)
+            h.send_keys(Keys.HOME if pos == "min" else Keys.END)
+        return
+    if c["kind"] == "dropdown":
+        Select(el.find_element(By.TAG_NAME, "select")).select_by_index(pos)
+    elif c["kind"] in ("toggle buttons", "radio buttons"):
+        el.find_elements(By.CSS_SELECTOR, "button, input[type=radio]")[pos].click()
+    elif c["kind"] == "play":
+        buttons = el.find_elements(By.TAG_NAME, "button")  # play/pause, stop, repeat
+        if pos == "stop":
+            buttons[1].click()
+        else:
+            buttons[0].click()  # play: one step at once, the next after the interval
+            time.sleep(0.3)
+            buttons[0].click()  # pause
+    else:
+        (el.find_elements(By.CSS_SELECTOR, "input[type=checkbox]") or [el])[0].click()
+
+
+def _reached(c: dict, pos, now: dict) -> tuple[str, bool]:
+    """The position label for the report and whether the control is where it was sent."""
+    if c["kind"] == "slider":
+        ok = {"min": now["now"] == now["min"], "max": now["last"] == now["max"],
+              "middle": now["min"] < now["now"] < now["max"]}[pos]
+        return f"{pos} ({now['shown'] or format(now['now'], 'g')})", ok
+    if c["kind"] in ("dropdown", "toggle buttons", "radio buttons"):
+        return f"option {pos + 1}/{len(c['options'])} {c['options'][pos]!r}", now["now"] == pos
+    return pos, True
+
+
+def _describe(c: dict) -> str:
+    label = f' "{c["label"]}"' if c["label"] else ""
+    return f"{c['kind']}{label} (control {c['nth']} of the cell)"
+
+
+def walk_widgets(driver, record, limit: int = 300) -> list[dict]:
+    """Move every widget control on the page, in page order, to its ends and a middle
+    (sliders: Home, End, a click mid-track; dropdowns and button groups: first, last and
+    middle option; play: one step then stop; checkboxes: flip and back), wait until the
+    kernel has answered, and ``record(findings, widget, position)`` what :func:`check_page`
+    finds after each move. Controls that appear on the way (a player re-made by a
+    dropdown) are walked too. Returns one entry per control moved."""
+    walked = []
+    k = 0
+    while k < limit:
+        controls = _controls(driver)
+        if k >= len(controls):
+            break
+        c = controls[k]
+        k += 1
+        entry = {"cell": c["cell"], "widget": _describe(c), "kind": c["kind"], "positions": []}
+        walked.append(entry)
+        if c.get("disabled"):
+            entry["positions"].append("disabled: not moved")
+            continue
+        for pos in _positions(c):
+            now = _controls(driver)  # the page may have redrawn it
+            if len(now) < k:
+                break
+            c = now[k - 1]
+            _move(driver, c, pos)
+            answered = settle(driver)
+            now = next((x for x in _controls(driver) if x["cell"] == c["cell"]
+                        and x["nth"] == c["nth"]), c)
+            label, ok = _reached(c, pos, now)
+            entry["positions"].append(label)
+            found = check_page(driver)
+            if not ok:
+                found.append({"cell": c["cell"], "kind": "fail",
+                              "problem": f"the {c['kind']} did not reach {label}"})
+            if not answered:
+                found.append({"cell": c["cell"], "kind": "fail",
+                              "problem": "the kernel did not become idle within 60 s"})
+            record(found, _describe(c), label)
+    return walked

@@ -1,6 +1,8 @@
 """Every notebook as a user meets it: JupyterLab in headless Chromium, Run All Cells, no
-error output, every widget view rendered, every figure displayed; a screenshot of each under
-build/browser/. The harness is tests/browser.py."""
+error output, every widget view rendered, every figure displayed; then every widget moved to
+its ends and a middle, the page checked after Run All and after each move (no error text, no
+raw object repr, no table or figure twice, nothing static beside a widget); a screenshot of
+each under build/browser/. The harness is tests/browser.py."""
 
 from __future__ import annotations
 
@@ -48,6 +50,10 @@ def test_every_notebook_runs_all_cells_in_jupyterlab(lab):
     # the current-step line, the highlighted arrow and the views table all change
     no_player = [r.notebook for r in reports if not r.players]
     assert not no_player, f"notebooks without a protocol player: {no_player}"
+    # the walk moved every notebook's widgets (each has a player: play, step slider, seat)
+    not_walked = [r.notebook for r in reports
+                  if {"play", "slider", "dropdown"} - {w["kind"] for w in r.walk}]
+    assert not not_walked, f"notebooks whose player controls were not walked: {not_walked}"
     assert _figures_status() == before, "running notebooks in JupyterLab changed figures/"
 
 
@@ -93,3 +99,114 @@ def test_the_harness_sees_a_player_whose_slider_moves_nothing(lab):
     rep = run_notebook(url, token, work, "zz_player.ipynb", SHOTS / "harness", timeout=120)
     assert len(rep.players) == 1 and not rep.players[0]["moved"]
     assert any("protocol player 1" in p for p in rep.problems())
+
+
+_WALKED = '''\
+import sys
+from pathlib import Path
+
+import ipywidgets as w
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import HTML, display
+
+n = w.IntSlider(value=2, min=0, max=4, description="n")
+out = w.Output()
+
+
+def show(change=None):
+    out.clear_output()
+    with out:
+        if n.value == n.min:
+            display(Path("/tmp/raw"))  # a raw repr at the slider's min
+        elif n.value == n.max:
+            raise ValueError("deliberately raised at the max")
+        else:
+            display(pd.DataFrame({"n": [n.value]}))
+
+
+n.observe(show, names="value")
+show()
+display(w.VBox([n, out]))
+display(pd.DataFrame({"n": [2]}))  # a stale copy of the widget's table beside it
+'''
+
+_CONTROLS = '''\
+pick = w.Dropdown(options=["a", "b", "c"], description="pick")
+mode = w.ToggleButtons(options=["quiet", "loud"], description="mode")
+tick = w.Checkbox(value=False, description="tick")
+play = w.Play(value=0, min=0, max=3, interval=200)
+said = w.Output()
+
+
+class Thing:
+    pass
+
+
+def say(change=None):
+    said.clear_output()
+    with said:
+        if pick.value == "c":
+            print(repr(plt.figure(figsize=(1, 1))))  # '<Figure size ...>' at the last option
+            plt.close("all")
+        if mode.value == "loud":
+            print("a warning", file=sys.stderr)
+        if tick.value:
+            print(Thing())  # '<__main__.Thing object at 0x...>'
+        if play.value > 0:
+            print("<ppnn.player at step", play.value, ">")
+
+
+for c in (pick, mode, tick, play):
+    c.observe(say, names="value")
+display(w.VBox([pick, mode, tick, play, said]))
+display(HTML("<div class='ppnn-player-static'><p>a static twin, drawn</p></div>"))
+'''
+
+
+def test_the_widget_walk_moves_every_control_and_sees_what_goes_wrong(lab):
+    """A synthetic notebook whose widgets go wrong at known positions: a slider with a raw
+    PosixPath at its min, a traceback at its max, and a stale copy of its table beside it
+    (the same table twice at the middle); a dropdown printing '<Figure size' at its last
+    option, toggle buttons writing to stderr, a checkbox printing an object repr, a play
+    control printing '<ppnn.', and a player's static twin drawn beside them; one figure twice
+    in a cell and again in the next cell."""
+    url, token, work = lab
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    fig = ("fig, ax = plt.subplots(figsize=(2, 2))\nax.plot([0, 1])\n"
+           "plt.close(fig)\n")
+    nb.cells = [nbformat.v4.new_code_cell(_WALKED),
+                nbformat.v4.new_code_cell(_CONTROLS),
+                nbformat.v4.new_markdown_cell("figures:"),
+                nbformat.v4.new_code_cell(fig + "display(fig)\ndisplay(fig)"),
+                nbformat.v4.new_code_cell("display(fig)")]
+    nbformat.write(nb, work / "zz_walk.ipynb")
+    rep = run_notebook(url, token, work, "zz_walk.ipynb", SHOTS / "harness", timeout=120)
+    print(summary([rep]))
+    assert rep.finished and not rep.errors
+    kinds = sorted(w["kind"] for w in rep.walk)
+    assert kinds == ["checkbox", "dropdown", "play", "slider", "toggle buttons"], rep.walk
+    slider = next(w for w in rep.walk if w["kind"] == "slider")
+    assert slider["positions"] == ["min (0)", "max (4)", "middle (2)"], slider
+
+    def found(cell, position, *words):
+        return [f for f in rep.walk_failures if f.cell == cell and f.position.startswith(position)
+                and all(w in f.problem for w in words)]
+
+    assert found(0, "after Run All", "static table beside the widget"), rep.problems()
+    assert found(0, "after Run All", "the same table twice"), rep.problems()
+    assert found(0, "min", "PosixPath("), rep.problems()
+    assert found(0, "max", "traceback"), rep.problems()
+    assert found(0, "max", "traceback", "ValueError"), rep.problems()
+    assert found(1, "option 3/3", "<Figure size"), rep.problems()
+    assert found(1, "option 2/2", "stderr output", "a warning"), rep.problems()
+    assert found(1, "flip", "object at 0x"), rep.problems()
+    assert any('checkbox "tick"' in f.widget for f in rep.walk_failures), rep.problems()
+    assert found(1, "play one step", "<ppnn."), rep.problems()
+    assert found(1, "after Run All", "static twin is drawn"), rep.problems()
+    assert found(3, "after Run All", "same image twice in the cell"), rep.problems()
+    assert found(4, "after Run All", "same image as cell 3"), rep.problems()
+    assert all(f.widget for f in rep.walk_failures if f.position[:5] in ("min (", "max ("))
+    assert any(p.startswith("walk: zz_walk.ipynb cell 0") for p in rep.problems())
