@@ -241,27 +241,32 @@ print("<x> (P2)  =", Ring(32).to_signed(sh.reveal()).tolist())
 print("ReLU (P3) =", bed.decrypt(sk, back, "client").tolist())
 views_df = pd.DataFrame(views)
 
-step_slider = w.IntSlider(value=1, min=1, max=len(views_df), description="step",
-                          continuous_update=False)
-view_out = w.Output()
+# %% [markdown]
+# Step through what each party sees, the last four steps up to the slider's:
 
+# %%
+step_view, _ = widgets.interactive_table(
+    lambda step: views_df.iloc[:step].tail(4),
+    step=w.IntSlider(value=1, min=1, max=len(views_df), description="step",
+                     continuous_update=False))
+display(step_view)
 
-def show_view(change=None):
-    view_out.clear_output(wait=True)
-    with view_out:
-        display(views_df.iloc[: step_slider.value].tail(4))
+# %% [markdown]
+# The full list the slider steps through:
 
-
-step_slider.observe(show_view, names="value")
-show_view()
-display(w.VBox([step_slider, view_out]))
-display(views_df)  # the full list (what the slider steps through)
+# %%
+display(views_df)
 
 # %% [markdown]
 # The messages themselves (who sends what to whom, in which [round](../GLOSSARY.md#round)) — the ledger's transcript:
 
 # %%
 display(widgets.transcript_stepper(led))
+
+# %% [markdown]
+# The same transcript summed per sender, receiver and message:
+
+# %%
 display(widgets.transcript_frame(led).groupby(["sender", "receiver", "what"], sort=False)
         ["bits"].sum().to_frame())
 

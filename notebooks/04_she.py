@@ -314,6 +314,11 @@ from ppnn.widgets import interactive_table  # noqa: E402
 
 sweep_widget, sweep_default = interactive_table(sweep_view, weight_bits=slider)
 display(sweep_widget)
+
+# %% [markdown]
+# All weight widths at once:
+
+# %%
 fig, ax = plt.subplots(figsize=(5, 3))
 ax.plot(sweep.weight_bits, 100 * sweep.post_training, "o-", label="rounded after training")
 ax.plot(sweep.weight_bits, 100 * sweep.fine_tuned, "s-", label="fine-tuned (STE)")

@@ -31,7 +31,8 @@ def transcript_frame(ledger: Ledger, round_no: int | None = None, phase: str = "
 
 
 def transcript_stepper(ledger: Ledger, phase: str = "online"):
-    """A slider that steps through the rounds of a protocol transcript."""
+    """A slider that steps through the rounds of a protocol transcript (an
+    :class:`InteractiveView`: in a static copy, the first round's table once)."""
     import ipywidgets as w
     from IPython.display import display
 
@@ -46,7 +47,7 @@ def transcript_stepper(ledger: Ledger, phase: str = "online"):
 
     slider.observe(show, names="value")
     show()
-    return w.VBox([slider, out])
+    return InteractiveView(w.VBox([slider, out]), _as_html(transcript_frame(ledger, 1, phase)))
 
 
 class InteractiveView:
