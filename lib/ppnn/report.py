@@ -45,11 +45,13 @@ __all__ = ["load_paper", "compare", "save", "build_report", "save_errata", "STAT
            "reproduced_frame", "status_counts", "paper_choice", "paper_row_of", "PAPER_CHOICE"]
 
 STATUSES = ("exact", "within tolerance", "differs", "definition differs", "verified",
-            "machine-dependent", "claim holds", "claim fails", "too close to call", "quoted",
+            "machine-dependent", "claim holds", "direction holds, magnitude not reached",
+            "claim fails", "too close to call", "quoted",
             "input", "not reproducible here", "ours only", "paper value missing",
             "paper value garbled")
 #: statuses of a claim row (see :func:`_claim`)
-CLAIM_STATUSES = ("claim holds", "claim fails", "too close to call")
+CLAIM_STATUSES = ("claim holds", "direction holds, magnitude not reached", "claim fails",
+                  "too close to call")
 #: statuses that judge a value against the paper's (a definition mismatch overrides them)
 JUDGED = ("exact", "within tolerance", "differs", "verified")
 #: a paper cell whose note starts with this is unreadable in this copy of the paper
@@ -81,8 +83,10 @@ def _base_unit(unit) -> str:
     return str(unit or "").split("(x1e")[0].strip()
 
 
-#: an accuracy is within tolerance when our error rate is at most this multiple of the paper's
+#: an accuracy is within tolerance when our error rate is within this factor of the paper's,
+#: either way (or within ACCURACY_SLACK_PP percentage points of it)
 ACCURACY_ERROR_RATIO = 1.25
+ACCURACY_SLACK_PP = 0.1
 
 
 def _accuracy_status(paper_s: str, ours) -> str | None:
@@ -121,6 +125,9 @@ CLAIM_PARITY = (0.8, 1.25)
 #: a share of the run time the paper prints is a claim that the part dominates (> 50 %) or
 #: not; ours is too close to call inside this zone
 CLAIM_MAJORITY = (45.0, 55.0)
+#: a claim holds only at its magnitude: ours must reach this fraction of the paper's factor
+#: (a "10x faster" is not reproduced by 4x; a "slower" claim, the inverse)
+CLAIM_MAGNITUDE = 0.75
 
 
 def _claim(metric: str, unit, paper_s: str, ours) -> tuple[str, str, str] | None:
@@ -154,6 +161,11 @@ def _claim(metric: str, unit, paper_s: str, ours) -> tuple[str, str, str] | None
         return None
     if got == said:
         status = "claim holds"
+        reached = (o / p if said in ("faster", "most of the time")
+                   else p / o if said in ("slower", "less than half") and o > 0 else 1.0)
+        if reached < CLAIM_MAGNITUDE:
+            status = "direction holds, magnitude not reached"
+            mine = f"{mine[:-1]}; {reached:.2f} of the paper's magnitude)"
     elif said in ("about as fast", "half") or got not in ("about as fast", "half"):
         status = "claim fails"
     else:
@@ -278,8 +290,12 @@ def _status(paper_s: str, ours, rtol: float, accuracy: bool = False) -> tuple[st
     ratio = o / p if p != 0 else (1.0 if o == 0 else math.inf)
     if p == 0 and not accuracy:
         return ("exact" if o == 0 else "differs"), ratio
-    within = (100 - o <= ACCURACY_ERROR_RATIO * (100 - p)) if accuracy \
-        else abs(ratio - 1) <= rtol
+    if accuracy:  # two-sided: a much better accuracy than the paper's is a difference too
+        err_o, err_p = 100 - o, 100 - p
+        within = (abs(o - p) <= ACCURACY_SLACK_PP or
+                  err_p / ACCURACY_ERROR_RATIO <= err_o <= ACCURACY_ERROR_RATIO * err_p)
+    else:
+        within = abs(ratio - 1) <= rtol
     d = _decimals(paper_s)
     # (so paper "1" vs ours 1.43 is not exact)
     if d is not None and _round_half_up(o, d) == _round_half_up(p, d) and within:
@@ -535,8 +551,10 @@ STATUS_LEGEND = [
     "(stated under each table's heading; 5 % unless the notebook chose another); **within "
     "tolerance**: within it; "
     "**differs**: outside it (the reason column says why where we know). Accuracies compare "
-    "error rates: within tolerance when our error rate (100 - accuracy) is at most "
-    f"{ACCURACY_ERROR_RATIO}x the paper's.",
+    "error rates, both ways: within tolerance when our error rate (100 - accuracy) is within "
+    f"a factor {ACCURACY_ERROR_RATIO} of the paper's (or the accuracies within "
+    f"{ACCURACY_SLACK_PP} points); an accuracy much higher than the paper's differs too -- "
+    "the paper's finding (e.g. a drop) is then not reproduced.",
     "- **verified**: the paper's formula or identity checked against what we ran (sympy "
     "identity, or evaluated at random points); the value shown is ours.",
     "- **machine-dependent**: an absolute time measured or projected here beside one measured "
@@ -550,7 +568,11 @@ STATUS_LEGEND = [
     "right below the machine-dependent value): a speed-up P says the method is faster (P > 1), "
     "about as fast (P = 1) or slower (P < 1) than the baseline; ours counts as faster at "
     f">= {CLAIM_PARITY[1]}x, slower at <= {CLAIM_PARITY[0]}x, about as fast in between (too "
-    "close to call when the paper claims a direction). A share of time P claims the part takes "
+    "close to call when the paper claims a direction). A claim holds only at its magnitude: "
+    f"ours must reach {CLAIM_MAGNITUDE} of the paper's factor (of 1/factor for 'slower', of "
+    "the share for 'most of the time'); where only the direction agrees the status is "
+    "**direction holds, magnitude not reached** and ours says which fraction it reached. "
+    "A share of time P claims the part takes "
     f"most of the time (P > 50 %); ours is too close to call between {CLAIM_MAJORITY[0]:g} and "
     f"{CLAIM_MAJORITY[1]:g} %. Both sides of a speed-up are measured in one run, so load moves "
     "them together: the direction is stable where the magnitude is not -- but a claim whose "
