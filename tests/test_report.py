@@ -307,10 +307,10 @@ def test_second_reading_errata_follow_from_the_transcribed_cells():
     assert cell("she", "table2", "FCN", "md_layer07_F") == 3.1 > 2
 
 
-def _committed_tables(columns: set):
+def _committed_tables(columns: set, dtype=None):
     """(path, frame) of every committed report table that has ``columns``."""
     for f in sorted((paths.root() / "figures" / "tables").glob("*.csv")):
-        df = pd.read_csv(f)
+        df = pd.read_csv(f, dtype=dtype)
         if columns <= set(df.columns):
             yield f, df
 
@@ -446,14 +446,12 @@ def test_ratio_claims_judge_the_speed_up_the_paper_states_through_two_printed_ti
         report.ratio_claims(bad, [("r", "slow", "mid", "x")])
 
 
+
 def _committed_status_rows() -> pd.DataFrame:
-    from pathlib import Path
-
-    tables = Path(__file__).resolve().parents[1] / "figures" / "tables"
-    return pd.concat([pd.read_csv(p, dtype={"paper": str, "ours": str})
-                      for p in sorted(tables.glob("*.csv"))
-                      if "status" in pd.read_csv(p, nrows=0).columns], ignore_index=True)
-
+    """Every row of the committed report tables that carry a status."""
+    return pd.concat([df for _, df in _committed_tables({"status", "paper", "ours"},
+                                                        dtype={"paper": str, "ours": str})],
+                     ignore_index=True)
 
 def test_no_committed_claim_holds_short_of_the_papers_magnitude():
     """Issue 27: a 'claim holds' row of the committed tables reaches at least

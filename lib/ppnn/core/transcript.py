@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Recorded", "ValueBudget", "ValueBook", "Hold", "SIZE_ONLY", "Parts"]
+__all__ = ["Recorded", "ValueBudget", "ValueBook", "Hold", "SIZE_ONLY", "Parts",
+           "EVERY_ELEMENT"]
 
 
 class Parts:
@@ -87,6 +88,11 @@ class ValueBudget:
             raise ValueError(f"max_elements must be an int >= 1 or None, got {self.max_elements!r}")
         if not isinstance(self.max_bytes, int) or self.max_bytes < 0:
             raise ValueError(f"max_bytes must be an int >= 0, got {self.max_bytes!r}")
+
+
+#: a budget that keeps every element of every message (lessons and exercises on a handful of
+#: elements, where the player must show whole values)
+EVERY_ELEMENT = ValueBudget(max_elements=None)
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,11 @@ import numpy as np
 
 from ppnn.core import Z2_64, Dealer, Ledger, Ring, beaver_mul, share_additive
 from ppnn.core.sharing import AdditiveShares
+from ppnn.core.transcript import EVERY_ELEMENT
 
 from . import solutions
 from .answers import as_int, as_int_array, returned, show
-from .ledgers import FULL, compare_messages, summary
+from .ledgers import compare_messages, summary
 from .registry import Exercise, Verdict, call_student, own_work, register
 
 __all__ = ["ReusingDealer", "reused_triple_view"]
@@ -36,7 +37,7 @@ def _beaver_inputs(seed: int, shape, k: int, n_parties: int):
 
 def _run_beaver(fn, seed: int, shape, k: int, parties, student: bool):
     ring, x, y, X, Y = _beaver_inputs(seed, shape, k, len(parties))
-    led = Ledger(parties, record_values=FULL)
+    led = Ledger(parties, record_values=EVERY_ELEMENT)
     dealer = Dealer(np.random.default_rng(1000 + seed), led, parties)
     if student:
         out = call_student(fn, X, Y, dealer, led, what="my_beaver")
@@ -143,7 +144,7 @@ def reused_triple_view(seed: int, n: int = 5):
     ring, parties = Z2_64, ("client", "server")
     rng = np.random.default_rng(seed)
     x1, y1, x2, y2 = (ring.from_signed(rng.integers(-10**6, 10**6, n)) for _ in range(4))
-    led = Ledger(parties, record_values=FULL)
+    led = Ledger(parties, record_values=EVERY_ELEMENT)
     dealer = ReusingDealer(np.random.default_rng(seed + 1), led, parties)
     beaver_mul(share_additive(x1, ring, rng), share_additive(y1, ring, rng), dealer)
     beaver_mul(share_additive(x2, ring, rng), share_additive(y2, ring, rng), dealer)

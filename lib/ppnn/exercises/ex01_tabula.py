@@ -15,11 +15,12 @@ import numpy as np
 
 from ppnn.core import Z2_64, Ledger, local_truncation_failure_probability, share_additive
 from ppnn.core.sharing import AdditiveShares
+from ppnn.core.transcript import EVERY_ELEMENT
 from ppnn.protocols.tabula import dealer_tables, function_table, relu, tabula_online
 
 from . import solutions
 from .answers import as_int, as_int_array, returned, show
-from .ledgers import FULL, compare_messages, summary
+from .ledgers import compare_messages, summary
 from .registry import Exercise, Verdict, call_student, own_work, register
 
 __all__ = ["reused_table_view"]
@@ -35,7 +36,7 @@ def _run_lookup(fn, seed: int, shape, b: int, d: int, student: bool):
     x = rng.integers(-(1 << (b + d - 1)), 1 << (b + d - 1), shape)
     X = share_additive(Z2_64.from_signed(x), Z2_64, rng)
     tables = dealer_tables(function_table(relu, b), n, np.random.default_rng(100 + seed), Z2_64)
-    led = Ledger(("client", "server"), record_values=FULL)
+    led = Ledger(("client", "server"), record_values=EVERY_ELEMENT)
     if student:
         out = call_student(fn, X, tables, d, led, what="my_lookup")
         returned(out, AdditiveShares, "my_lookup")
@@ -128,7 +129,7 @@ def reused_table_view(seed: int, n: int = 6, b: int = 8):
     x1, x2 = (rng.integers(-(1 << (b - 1)), 1 << (b - 1), n) for _ in range(2))
     tables = dealer_tables(function_table(relu, b), n, rng, Z2_64)
     again = dataclasses.replace(tables, used=False)  # the flaw: the same tables again
-    led = Ledger(("client", "server"), record_values=FULL)
+    led = Ledger(("client", "server"), record_values=EVERY_ELEMENT)
     tabula_online(share_additive(Z2_64.from_signed(x1), Z2_64, rng), tables, 0, led)
     tabula_online(share_additive(Z2_64.from_signed(x2), Z2_64, rng), again, 0, led)
     y1, y2 = _blinded_indices(led, b)

@@ -14,13 +14,13 @@ import functools
 import numpy as np
 
 from ppnn.core import Ledger, Ring
+from ppnn.core.transcript import EVERY_ELEMENT
 from ppnn.he.paillier import PackingLayout, SimulatedPaillier, keygen
 from ppnn.protocols.swann import KeyHolderDecryption, Masking, Roles, TwoPC, phe_to_2pc
 from ppnn.protocols.swann.twopc import bits_of
 
 from . import solutions
 from .answers import as_int
-from .ledgers import FULL
 from .registry import Exercise, Verdict, WrongType, call_student, register
 
 __all__ = ["and_gates", "key_holder_view"]
@@ -144,7 +144,7 @@ def key_holder_view(seed: int, ell: int, kappa: int, n: int) -> tuple[np.ndarray
     of ``ell + kappa`` bits: what the key holder decrypted, ``x + 2^(ell-1) + r``, as the
     ledger recorded it, and the secret ``x``."""
     pk, sk = _keys()
-    led = Ledger(("client", "server"), record_values=FULL)
+    led = Ledger(("client", "server"), record_values=EVERY_ELEMENT)
     be = SimulatedPaillier(pk, led)
     rng = np.random.default_rng(seed)
     tpc = TwoPC(led, ("client", "server"), rng)

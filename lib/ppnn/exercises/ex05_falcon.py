@@ -14,12 +14,13 @@ import functools
 import numpy as np
 
 from ppnn.core import Ledger
+from ppnn.core.transcript import EVERY_ELEMENT
 from ppnn.protocols.falcon import PARTIES, RSS, Falcon, bits_of, private_compare
 from ppnn.protocols.falcon.runtime import truncate_aby3_plain
 
 from . import solutions
 from .answers import as_int, as_int_tuple, returned
-from .ledgers import FULL, compare_messages, summary
+from .ledgers import compare_messages, summary
 from .registry import Exercise, Verdict, call_student, own_work, register
 
 __all__ = ["truncation_mask", "bad_truncation_seeds"]
@@ -29,7 +30,7 @@ MUL_CASES = ((0, (3,)), (1, (2, 2)))  # (seed, shape)
 
 
 def _run_mul(fn, seed: int, shape, student: bool):
-    led = Ledger(PARTIES, record_values=FULL)
+    led = Ledger(PARTIES, record_values=EVERY_ELEMENT)
     fal = Falcon(np.random.default_rng(seed), ledger=led)
     rng = np.random.default_rng(100 + seed)
     x = fal.ring.from_signed(rng.integers(-5000, 5000, shape))

@@ -12,6 +12,8 @@ import re
 import textwrap
 from pathlib import Path
 
+from ppnn import paths
+
 from .registry import NOTEBOOKS, Exercise, exercises
 
 __all__ = ["fragment", "cells", "write_fragments", "SETUP"]
@@ -74,6 +76,5 @@ def write_fragments(folder: str | Path) -> list[Path]:
     out = []
     for number in NOTEBOOKS:
         path = folder / f"{number}.md"
-        path.write_text(fragment(number), encoding="utf-8")
-        out.append(path)
+        out.append(paths.atomic_write(path, fragment(number)))
     return out

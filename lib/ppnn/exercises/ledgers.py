@@ -16,12 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ppnn.core import Ledger
-from ppnn.core.transcript import ValueBudget
 
-__all__ = ["FULL", "Flow", "flows", "compare_messages", "compare_ops", "summary"]
-
-#: a value budget that keeps every element of every message (exercise sizes are tiny)
-FULL = ValueBudget(max_elements=None)
+__all__ = ["Flow", "flows", "compare_messages", "compare_ops", "summary"]
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core import Dealer, Ledger, Ring, beaver_mul, share_additive
 from ..core.dealer import BeaverTriple
-from ..core.transcript import ValueBudget
+from ..core.transcript import EVERY_ELEMENT
 from ..core.views import ViewExperiment, view_experiment, view_values
 
 __all__ = ["PARTIES", "beaver_demo", "ReusedMaskDealer", "beaver_view", "ViewExperiment",
@@ -31,7 +31,7 @@ def beaver_demo(x, y, ring: Ring, rng: np.random.Generator) -> tuple[Ledger, np.
     that records every value: the shares each party holds, the dealer's triple shares, the
     masked ``e = x - a`` and ``f = y - b`` each party sends, and the opened product. Returns
     the ledger and the product."""
-    led = Ledger(PARTIES, record_values=ValueBudget(max_elements=None))
+    led = Ledger(PARTIES, record_values=EVERY_ELEMENT)
     dealer = Dealer(rng, led, PARTIES)
     xs = share_additive(ring.check(np.asarray(x, np.uint64), "x"), ring, rng)
     ys = share_additive(ring.check(np.asarray(y, np.uint64), "y"), ring, rng)
@@ -67,7 +67,7 @@ def beaver_view(secret: int, n: int, ring: Ring, rng: np.random.Generator,
     """The ``e = x - a`` the server computes from its view (the client's share of ``e`` it
     received plus its own), for ``n`` products of the client's ``x = secret`` with random
     ``y``."""
-    led = Ledger(PARTIES, record_values=ValueBudget(max_elements=None))
+    led = Ledger(PARTIES, record_values=EVERY_ELEMENT)
     dealer = (ReusedMaskDealer if broken else Dealer)(rng, led, PARTIES)
     xs = share_additive(ring.check(np.full(n, secret, np.uint64), "secret"), ring, rng)
     ys = share_additive(ring.random(rng, n), ring, rng)

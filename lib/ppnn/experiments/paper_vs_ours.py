@@ -5,8 +5,8 @@ A notebook's "Reproduced tables" section is one call per paper table into its pa
 values, names the reasons that explain a difference, and hands the frame to
 :func:`compare_and_save` here -- :func:`ppnn.report.compare` against
 ``data/paper/<paper>_<table>.csv``, :func:`ppnn.report.save` to ``figures/tables/`` -- and
-shows the result once with :func:`show`. Table functions return nothing, so a cell ending in
-one shows its table exactly once.
+shows the result once with :func:`show` (both in one: :func:`compare_and_show`). Table
+functions return nothing, so a cell ending in one shows its table exactly once.
 
 The tables compared in this process are kept (:data:`COMPARED`) for a paper's
 :func:`status_summary`.
@@ -37,6 +37,18 @@ def save(paper: str, table: str, cmp: pd.DataFrame, title: str) -> pd.DataFrame:
     report.save(cmp, paper, table, title)
     COMPARED[(paper, table)] = cmp
     return cmp
+
+
+def compare_and_show(paper: str, table: str, frame: pd.DataFrame, title: str,
+                     reasons: dict | None = None, *, rtol: float = 0.05,
+                     heading: str | None = None, columns=None) -> None:
+    """:func:`compare_and_save`, then :func:`show` the compared table once under ``heading``
+    (a template with ``{name}``, the table's key, ``{label}``, its label in the paper, and
+    ``{title}``; default: the :func:`status_line`), only ``columns`` if given."""
+    cmp = compare_and_save(paper, table, frame, title, rtol=rtol, reasons=reasons)
+    text = (status_line(title, cmp) if heading is None else
+            heading.format(name=table, label=cmp["table"].iloc[0], title=title))
+    show(cmp, text, columns)
 
 
 def status_line(title: str, cmp: pd.DataFrame) -> str:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core import Ledger
-from ...core.transcript import ValueBudget
+from ...core.transcript import EVERY_ELEMENT
 from ...core.views import EVERYONE, ViewExperiment, view_experiment, view_values
 from ...protocols.falcon.algebra import bits_of
 from ...protocols.falcon.comparison import pc_material, private_compare
@@ -56,7 +56,7 @@ _OUTPUT_HELD = "output r > x (opened)"
 
 
 def _recording_ledger() -> Ledger:
-    return Ledger(PARTIES, record_values=ValueBudget(max_elements=None))
+    return Ledger(PARTIES, record_values=EVERY_ELEMENT)
 
 
 def pc_with_output(fal: Falcon, r=PC_R, x=PC_X) -> np.ndarray:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core import Ledger
-from ...core.transcript import ValueBudget
+from ...core.transcript import EVERY_ELEMENT
 from ...core.views import KSResult, ks_test
 from ...he.bfv.sim import BFVSim
 from ...protocols.gala.protocol import LinearResult, run_linear
@@ -110,7 +110,7 @@ def matvec_demo(method: str = "GALA", n_o: int = 4, n_i: int = 8, n: int = 16,
     x = rng.integers(-3, 4, n_i) if x is None else np.asarray(x)
     if W.shape != (n_o, n_i) or x.shape != (n_i,):
         raise ValueError(f"W must be ({n_o}, {n_i}) and x ({n_i},), got {W.shape} and {x.shape}")
-    led = Ledger([he.client, he.server], record_values=ValueBudget(max_elements=None))
+    led = Ledger([he.client, he.server], record_values=EVERY_ELEMENT)
     led.hold(he.client, "x (its input)", x)
     led.hold(he.server, "W (its weights)", W)
     res = run_linear(matvec_kernel(method, n_o, n_i, he.n), he, W, x, rng, led)

@@ -15,6 +15,8 @@ X-XII: projected from counted operations).
 
 from __future__ import annotations
 
+import functools
+
 import pandas as pd
 
 from ppnn import report
@@ -58,10 +60,7 @@ def arch_reason(totals: dict[str, dict]) -> str:
             "not the same networks")
 
 
-def _show(table: str, df: pd.DataFrame, title: str, rtol: float = RTOL,
-          reasons: dict | None = None) -> None:
-    cmp = pvo.compare_and_save(PAPER, table, df, title, rtol=rtol, reasons=reasons)
-    pvo.show(cmp, pvo.status_line(title, cmp))
+_show = functools.partial(pvo.compare_and_show, PAPER, rtol=RTOL)
 
 
 def table1(mv_runs: pd.DataFrame, unit: pd.DataFrame) -> None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...core import Ledger
-from ...core.transcript import SIZE_ONLY, ValueBudget
+from ...core.transcript import EVERY_ELEMENT, SIZE_ONLY
 from ...he.bitsim import BitSimulator, GateBackend
 from ...protocols.she import circuits as C
 from ...sequence import steps
@@ -143,7 +143,7 @@ def relu_play(backend: GateBackend | None = None, values=(-5, 3, 6, -1), bits: i
     lo, hi = C.word_range(bits, True)
     if values.min() < lo or values.max() > hi:
         raise ValueError(f"values must fit {bits}-bit two's complement: [{lo}, {hi}]")
-    led = Ledger(PARTIES, record_values=ValueBudget(max_elements=None))
+    led = Ledger(PARTIES, record_values=EVERY_ELEMENT)
     be = traced(backend if backend is not None else BitSimulator(), led)
     real = not isinstance(be, BitSimulator) and hasattr(be, "wire")
     led.hold("client", "x (its integers)", values)

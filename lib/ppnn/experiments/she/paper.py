@@ -256,9 +256,9 @@ def _paper_gates_per_term(row: str) -> str:
     """The paper's own HGOPs per multiplication/shift term of a Table 4 row, from its values
     (data/paper/she_table4.csv): e.g. SHE 856K / 19K = 45, TCN 8.3M / 19K = 437."""
     df = report.load_paper("she", "table4")
-    val = {m: float(x) * {"count (x1e3)": 1e3, "count (x1e6)": 1e6}.get(u, 1.0)
+    val = {m: float(x) * unit_scale(u)
            for m, x, u in df[df["row"] == row][["metric", "value", "unit"]].itertuples(
-               index=False) if x not in ("", None)}
+               index=False) if x}
     terms = val.get("pc_mult", 0.0) + val.get("pc_shift", 0.0)
     if not terms or "hgops" not in val:
         return "not printed"

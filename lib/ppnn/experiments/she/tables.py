@@ -12,6 +12,7 @@ the depth definition, the paper's choices).
 
 from __future__ import annotations
 
+import functools
 import time
 
 import numpy as np
@@ -34,10 +35,7 @@ R_FCN = ("FCN is BFV (FV-RNS) with x^2 activations: not a TFHE gate circuit, not
 INPUT_BITS = 784 * 5
 
 
-def _show(table: str, df: pd.DataFrame, title: str, rtol: float = RTOL,
-          reasons: dict | None = None) -> None:
-    cmp = pvo.compare_and_save(PAPER, table, df, title, rtol=rtol, reasons=reasons)
-    pvo.show(cmp, pvo.status_line(title, cmp))
+_show = functools.partial(pvo.compare_and_show, PAPER, rtol=RTOL)
 
 
 def table2(runs: dict, suite: dict) -> None:

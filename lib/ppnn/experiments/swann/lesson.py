@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import Ledger, Ring
-from ...core.transcript import ValueBudget
+from ...core.transcript import EVERY_ELEMENT
 from ...core.views import KSResult, view_experiment, view_values
 from ...he.paillier import Paillier, SimulatedPaillier
 from ...protocols.swann import (
@@ -52,7 +52,6 @@ GATE_TRAFFIC = ("beaver AND", "OT extension")
 SECRETS = (-(1 << 30), 1 << 30)
 
 #: every element of every value (the demo's arrays are a handful of elements)
-_ALL = ValueBudget(max_elements=None)
 
 
 def roles_for(setting: str, keys: SwannKeys) -> Roles:
@@ -81,7 +80,7 @@ def switch_demo(setting: str = "client-server", n: int = 4, seed: int = 0,
     keys = keys or SwannKeys.generate(key_bits, two_server=setting == "two-server")
     roles = roles_for(setting, keys)
     rng = np.random.default_rng(seed)
-    led = Ledger(PARTIES[setting], record_values=_ALL)
+    led = Ledger(PARTIES[setting], record_values=EVERY_ELEMENT)
     be = Paillier(keys.public_key, led)
     masking, ring = Masking(32), Ring(32)
     tpc = TwoPC(led, (roles.helper, roles.evaluator), rng)
@@ -121,7 +120,7 @@ def switch_view(secret: int, runs: int, n: int, rng: np.random.Generator, keys: 
     roles = roles_for(setting, keys)
     out = []
     for _ in range(runs):
-        led = Ledger(PARTIES[setting], record_values=_ALL)
+        led = Ledger(PARTIES[setting], record_values=EVERY_ELEMENT)
         be = SimulatedPaillier(keys.public_key, led)
         c = be.encrypt(np.full(n, secret, dtype=object), "client")
         phe_to_2pc(be, c, roles, TwoPC(led, (roles.helper, roles.evaluator), rng), rng,

@@ -13,6 +13,8 @@ rows (:func:`.paper.total_reasons`), and per-table notes on what our counts incl
 
 from __future__ import annotations
 
+import functools
+
 import pandas as pd
 
 from ppnn import report
@@ -44,10 +46,8 @@ R_ABY_BW = ("our 2PC counts each Boolean AND with ABY's OT-extension triple cost
             "uses size-optimal (ripple) circuits")
 
 
-def _show(table: str, frame: pd.DataFrame, title: str, rtol: float = RTOL,
-          reasons: dict | None = None) -> None:
-    cmp = pvo.compare_and_save(PAPER, table, frame, title, rtol=rtol, reasons=reasons)
-    pvo.show(cmp, f"**{table}** — {title}", COLUMNS)
+_show = functools.partial(pvo.compare_and_show, PAPER, rtol=RTOL,
+                          heading="**{name}** — {title}", columns=COLUMNS)
 
 
 def _every_cell(records: pd.DataFrame, reason: str) -> dict:

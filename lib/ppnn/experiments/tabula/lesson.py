@@ -15,7 +15,7 @@ import copy
 import numpy as np
 
 from ...core import Z2_64, Ledger, Ring, share_additive
-from ...core.transcript import ValueBudget
+from ...core.transcript import EVERY_ELEMENT
 from ...core.views import ViewExperiment, view_experiment, view_values
 from ...protocols import tabula as tb
 
@@ -29,7 +29,7 @@ def lookup_demo(x_int, b: int, d: int, rng: np.random.Generator, ring: Ring = Z2
                 ) -> tuple[Ledger, np.ndarray]:
     """ReLU of a few signed integers by Tabula (dealer tables offline, one online exchange),
     every value recorded. Returns the ledger and ReLU(x >> d) as opened to the client."""
-    led = Ledger(PARTIES, record_values=ValueBudget(max_elements=None))
+    led = Ledger(PARTIES, record_values=EVERY_ELEMENT)
     x_int = np.asarray(x_int, dtype=np.int64)
     X = share_additive(ring.from_signed(x_int), ring, rng)
     led.hold("client", "[x]_0", X.shares[0])
@@ -52,7 +52,7 @@ def index_view(x1: int, x2: int, n: int, b: int, rng: np.random.Generator,
     ys = []
     first = None
     for xv in (x1, x2):
-        led = Ledger(PARTIES, record_values=ValueBudget(max_elements=None))
+        led = Ledger(PARTIES, record_values=EVERY_ELEMENT)
         X = share_additive(np.full(n, xv, np.uint64), Z2_64, rng)
         if reuse and first is not None:
             T = copy.copy(first)

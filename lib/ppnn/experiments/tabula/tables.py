@@ -16,6 +16,8 @@ The reasons common to many rows:
 
 from __future__ import annotations
 
+import functools
+
 import pandas as pd
 
 from ppnn import report
@@ -56,9 +58,8 @@ def rows_with(frame: pd.DataFrame, metric_part: str, reason: str, rows=None) -> 
             if metric_part in r.metric and (rows is None or r.row in rows)}
 
 
-def _show(name: str, frame: pd.DataFrame, title: str, reasons: dict | None = None) -> None:
-    cmp = pvo.compare_and_save(PAPER, name, frame, title, rtol=RTOL, reasons=reasons)
-    pvo.show(cmp, f"### {cmp['table'].iloc[0]} — {title}", COLUMNS)
+_show = functools.partial(pvo.compare_and_show, PAPER, rtol=RTOL,
+                          heading="### {label} — {title}", columns=COLUMNS)
 
 
 def table1(pc: dict, meas: dict) -> None:
