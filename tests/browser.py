@@ -159,14 +159,16 @@ def jupyterlab(root_dir: Path, env: dict | None = None):
         log.close()
 
 
-def _driver(width: int = 1400, height: int = 1000):
+def _driver(width: int = 1400, height: int = 1000, extra: tuple[str, ...] = ()):
+    """Headless Debian Chromium through its chromedriver; ``extra``: more command-line
+    switches."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
     for a in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-              f"--window-size={width},{height}"):
+              f"--window-size={width},{height}", *extra):
         opts.add_argument(a)
     return webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
 

@@ -257,19 +257,10 @@ def test_a_notebook_never_run_is_listed_without_a_page(tmp_path):
 # ---------------------------------------------------------------- the browser check
 
 def _browser():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
+    from browser import _driver
 
-    from browser import CHROMEDRIVER, CHROMIUM
-
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    for a in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-              "--window-size=1200,900",
-              # the site is checked on its own: no CDN (MathJax, require.js), no network
-              "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"):
-        opts.add_argument(a)
-    return webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
+    # the site is checked on its own: no CDN (MathJax, require.js), no network
+    return _driver(1200, 900, ("--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",))
 
 
 @contextlib.contextmanager

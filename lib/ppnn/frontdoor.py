@@ -27,9 +27,18 @@ __all__ = ["notebook_rows", "notebook_table", "summary_table", "render", "update
 MARK = "<!-- {} GENERATED: {} -->"
 
 
+def repository(root: Path | None = None) -> str | None:
+    """``OWNER/NAME`` on GitHub from ``[tool.ppnn] repository`` of ``root``'s pyproject.toml
+    (default: the project's), or None when it does not say."""
+    try:
+        data = tomllib.loads(((root or paths.root()) / "pyproject.toml").read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    return data.get("tool", {}).get("ppnn", {}).get("repository")
+
+
 def _repo_slug() -> str:
-    data = tomllib.loads((paths.root() / "pyproject.toml").read_text())
-    return data.get("tool", {}).get("ppnn", {}).get("repository", "ppnn-lab/ppnn-lab")
+    return repository() or "ppnn-lab/ppnn-lab"
 
 
 def notebook_rows() -> list[dict]:

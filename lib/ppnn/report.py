@@ -149,28 +149,27 @@ def _claim(metric: str, unit, paper_s: str, ours) -> tuple[str, str, str] | None
         lo, hi = CLAIM_PARITY
         said = "faster" if p > 1 else "slower" if p < 1 else "about as fast"
         got = "faster" if o >= hi else "slower" if o <= lo else "about as fast"
-        paper = f"{said} ({paper_s.strip()}x)"
-        mine = f"{got} ({o:.3g}x)"
+        sign = "x"
     elif base == "%" and TIME_SHARE.search(m) and not _is_accuracy(metric, unit):
         lo, hi = CLAIM_MAJORITY
         said = "most of the time" if p > 50 else "less than half" if p < 50 else "half"
         got = "most of the time" if o >= hi else "less than half" if o <= lo else "half"
-        paper = f"{said} ({paper_s.strip()}%)"
-        mine = f"{got} ({o:.3g}%)"
+        sign = "%"
     else:
         return None
+    note = ""
     if got == said:
         status = "claim holds"
         reached = (o / p if said in ("faster", "most of the time")
                    else p / o if said in ("slower", "less than half") and o > 0 else 1.0)
         if reached < CLAIM_MAGNITUDE:
             status = "direction holds, magnitude not reached"
-            mine = f"{mine[:-1]}; {reached:.2f} of the paper's magnitude)"
+            note = f"; {reached:.2f} of the paper's magnitude"
     elif said in ("about as fast", "half") or got not in ("about as fast", "half"):
         status = "claim fails"
     else:
         status = "too close to call"
-    return paper, mine, status
+    return f"{said} ({paper_s.strip()}{sign})", f"{got} ({o:.3g}{sign}{note})", status
 
 
 def _final_status(status: str, kind: str, unit, check, metric: str = "") -> str:

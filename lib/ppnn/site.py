@@ -42,12 +42,11 @@ import shutil
 import sys
 import tempfile
 import time
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlsplit
 
-from . import paths
+from . import frontdoor, paths
 
 __all__ = ["Source", "find_sources", "rewrite_url", "rewrite_links", "github_anchors",
            "rebase_markdown_links",
@@ -92,11 +91,8 @@ def page_names(notebook_stems: list[str]) -> dict[str, str]:
 
 def _repo_url(root: Path) -> str | None:
     """``https://github.com/OWNER/NAME`` from pyproject.toml's ``[tool.ppnn] repository``."""
-    try:
-        meta = tomllib.loads((root / "pyproject.toml").read_text())
-        return f"https://github.com/{meta['tool']['ppnn']['repository']}"
-    except (OSError, KeyError, tomllib.TOMLDecodeError):
-        return None
+    slug = frontdoor.repository(root)
+    return f"https://github.com/{slug}" if slug else None
 
 
 def rewrite_url(url: str, page_dir: str, pages: dict[str, str], root: Path,

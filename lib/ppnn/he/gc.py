@@ -163,9 +163,8 @@ def tweaks_used(c: Circuit, n: int) -> int:
 
 
 def _session_nonce(rng: np.random.Generator | None) -> np.uint64:
-    if rng is None:
-        return np.frombuffer(os.urandom(8), dtype=np.uint64)[0]
-    return rng.integers(0, np.iinfo(np.uint64).max, dtype=np.uint64, endpoint=True)
+    """A random 64-bit word from the labels' source (the OS CSPRNG unless ``rng``)."""
+    return _random_blocks((), rng)[0]
 
 def garble(c: Circuit, n: int, rng: np.random.Generator | None = None, tweak_start: int = 0,
            nonce: np.uint64 | None = None) -> GarbledCircuit:
