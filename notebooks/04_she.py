@@ -579,7 +579,7 @@ ex.save_timings(timings, T0)
 # %% [markdown]
 # ## Exercises with checks
 #
-# 3 exercises, each a stub cell to fill in and a `check` cell that says right or not yet,
+# 4 exercises, each a stub cell to fill in and a `check` cell that says right or not yet,
 # with a hint: "write it yourself" exercises are checked against the library's own [ledger](../GLOSSARY.md#ledger),
 # "break it" exercises have you attack a deliberately flawed protocol, and the rest against the
 # library's counts or closed forms. `hint("04.1")` gives the next hint; the reference
@@ -659,3 +659,31 @@ answer = ...
 
 # %%
 check("04.3", answer)
+
+# %% [markdown]
+# ### Exercise 04.4 — break it: an adder tree too narrow for its sum
+#
+# *Productive failure -- break a flawed protocol.* SHE's accumulator widens its adders one
+# bit per level, so K signed b-bit terms end in a word of b + ceil(log2 K) bits. A designer
+# short of gates keeps every adder at a fixed `width` below that:
+# `accumulate_fixed(terms, width)` computes modulo 2^width. Write
+# `overflow_terms(K, b, width)` returning K signed b-bit integers (an int array of shape
+# (K,)) whose sum the narrow tree gets wrong. The check encrypts your terms, runs the narrow
+# tree and SHE's `accumulate` on them for three (K, b, width) cases, decrypts both and
+# compares them with the true sum; it also shows what each tree costs in gates.
+#
+# Stuck? `hint("04.4")` gives the next hint. The reference solution: `solution_of("04.4")`.
+
+# %%
+import numpy as np
+
+
+def overflow_terms(K, b, width):
+    """K signed b-bit integers whose sum a tree of fixed width-bit adders gets wrong."""
+    ...  # your code here
+
+
+answer = ...
+
+# %%
+check("04.4", answer)

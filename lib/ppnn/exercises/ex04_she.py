@@ -3,7 +3,9 @@
 * 04.1 -- write SHE's ReLU unit from TFHE gates; gates, bootstraps and depth compared with
   the library's :func:`relu_unit` on the gate ledger;
 * 04.2 -- gates and depth of the max unit, counted by running :func:`max_unit`;
-* 04.3 -- gates of the mixed-bitwidth accumulator, counted by running :func:`accumulate`.
+* 04.3 -- gates of the mixed-bitwidth accumulator, counted by running :func:`accumulate`;
+* 04.4 -- break it: terms whose sum a tree of fixed narrow adders wraps, where SHE's widening
+  tree is exact.
 
 Every run is on the bit simulator with ``public_constants=False``: every gate on encrypted
 bits bootstraps, so the counts are the circuits' own (no tfhe-rs constant shortcuts).
@@ -26,7 +28,7 @@ from ppnn.protocols.she.circuits import (
 )
 
 from . import solutions
-from .answers import as_int, as_int_tuple, returned, show
+from .answers import as_int, as_int_array, as_int_tuple, returned, show
 from .ledgers import compare_ops
 from .registry import Exercise, Verdict, call_student, own_work, register
 
@@ -195,6 +197,86 @@ register(Exercise(
     checker=check_accumulator, solution=solutions.accumulator_gates,
     stub='''def accumulator_gates(K, b):
     """Gates of SHE's mixed-bitwidth adder tree over K signed b-bit terms."""
+    ...  # your code here
+
+
+answer = ...''',
+))
+
+
+# -- 04.4 -----------------------------------------------------------------------------------
+#: (terms K, bits b, adder width): every width is below b + ceil(log2 K), the root width of
+#: SHE's tree, so the sum of K b-bit terms can leave the narrow adders' range
+OVERFLOW_CASES = ((9, 5, 6), (4, 3, 4), (25, 6, 8))
+
+
+def _both_trees(vals: np.ndarray, b: int, width: int) -> tuple[int, int, int, int]:
+    """(fixed tree's sum, its gates, SHE's tree's sum, its gates) on encrypted ``vals``."""
+    col = vals.reshape(-1, 1)
+    _, be_f, out_f = gate_run(lambda t: accumulate_fixed(t, width), (col, b))
+    _, be_w, out_w = gate_run(accumulate, (col, b))
+    return (int(decrypt_word(be_f, out_f)[0]), be_f.hgops,
+            int(decrypt_word(be_w, out_w)[0]), be_w.hgops)
+
+
+def check_overflow(fn) -> Verdict:
+    first = None
+    for K, b, width in OVERFLOW_CASES:
+        vals = as_int_array(call_student(fn, K, b, width, what="overflow_terms"), (K,),
+                            f"overflow_terms({K}, {b}, {width})'s result")
+        lo, hi = -(1 << (b - 1)), (1 << (b - 1)) - 1
+        if any(v < lo or v > hi for v in vals):
+            return Verdict(False, f"K = {K}, b = {b}: every term must be a signed {b}-bit "
+                                  f"integer in [{lo}, {hi}], got {show(vals, 6)}")
+        vals = vals.astype(np.int64)
+        total = int(vals.sum())
+        fixed, g_fixed, wide, g_wide = _both_trees(vals, b, width)
+        case = f"K = {K} terms of {b} bits, {width}-bit adders"
+        if wide != total:  # pragma: no cover - the library's own tree is exact
+            return Verdict(False, f"{case}: SHE's tree returned {wide} for a sum of {total}")
+        if fixed == total:
+            return Verdict(False, f"{case}: your terms {show(vals, 6)} sum to {total} and the "
+                                  f"narrow tree returns {total} too. Every adder computes "
+                                  f"modulo 2^{width}: a partial sum that wraps wraps back, so "
+                                  f"only a final sum outside [{-(1 << (width - 1))}, "
+                                  f"{(1 << (width - 1)) - 1}] comes out wrong.",
+                           "make the whole sum too large (or too small), not only a pair")
+        if first is None:
+            _, be16, _ = gate_run(lambda t: accumulate_fixed(t, 16), (vals.reshape(-1, 1), b))
+            first = (f"for {K} terms of {b} bits your terms sum to {total}; the tree of "
+                     f"{width}-bit adders returns {fixed} ({total} modulo 2^{width}, read as "
+                     f"signed) for {g_fixed} gates, SHE's widening tree the right {wide} for "
+                     f"{g_wide} gates, the 16-bit baseline {be16.hgops} gates")
+    return Verdict(True, f"Right: {first}. SHE's tree widens one bit per level, to "
+                         f"b + ceil(log2 K) bits at the root: as wide as the sum can be and "
+                         f"no wider, so it can never wrap.")
+
+
+register(Exercise(
+    id="04.4", title="break it: an adder tree too narrow for its sum",
+    prompt=(
+        "SHE's accumulator widens its adders one bit per level, so K signed b-bit terms "
+        "end in a word of b + ceil(log2 K) bits. A designer short of gates keeps every "
+        "adder at a fixed `width` below that: `accumulate_fixed(terms, width)` computes "
+        "modulo 2^width. Write `overflow_terms(K, b, width)` returning K signed b-bit "
+        "integers (an int array of shape (K,)) whose sum the narrow tree gets wrong. The "
+        "check encrypts your terms, runs the narrow tree and SHE's `accumulate` on them "
+        "for three (K, b, width) cases, decrypts both and compares them with the true sum; "
+        "it also shows what each tree costs in gates."),
+    hints=(
+        "A signed width-bit word holds [-2^(width-1), 2^(width-1) - 1]. What is the "
+        "largest sum K terms of b bits can make?",
+        "A wrapped partial sum wraps back (addition modulo 2^width is exact modulo "
+        "2^width): only the final sum matters. Make it too large: every term at "
+        "2^(b-1) - 1.",
+    ),
+    expects="a function overflow_terms(K, b, width) returning K integers",
+    checker=check_overflow, solution=solutions.overflow_terms, productive_failure=True,
+    stub='''import numpy as np
+
+
+def overflow_terms(K, b, width):
+    """K signed b-bit integers whose sum a tree of fixed width-bit adders gets wrong."""
     ...  # your code here
 
 

@@ -188,6 +188,15 @@ def accumulator_gates(K, b):
     return total
 
 
+def overflow_terms(K, b, width):
+    """04.4 -- every term at its largest, ``2^(b-1) - 1``: the sum ``K (2^(b-1) - 1)`` lies
+    above ``2^(width-1) - 1`` whenever ``width < b + ceil(log2 K)`` (all cases of the check),
+    so the fixed tree, which computes modulo ``2^width``, returns it wrapped."""
+    import numpy as np
+
+    return np.full(K, (1 << (b - 1)) - 1, dtype=np.int64)
+
+
 # -- 05 Falcon ------------------------------------------------------------------------------
 def falcon_product(fal, x, y):
     """05.1 -- Falcon's product (§3.2): local cross terms plus a zero sharing, then one
@@ -233,6 +242,6 @@ SOLUTIONS = {
     "01.1": tabula_lookup, "01.2": recover_x2_from_reused_table, "01.3": smallest_ring,
     "02.1": gazelle_rotate_and_sum, "02.2": more_perms_for_gala, "02.3": steal_column,
     "03.1": rho, "03.2": and_gates_saved, "03.3": guess_sign,
-    "04.1": relu_unit, "04.2": max_unit_cost, "04.3": accumulator_gates,
+    "04.1": relu_unit, "04.2": max_unit_cost, "04.3": accumulator_gates, "04.4": overflow_terms,
     "05.1": falcon_product, "05.2": bad_truncation_input, "05.3": private_compare_cost,
 }
