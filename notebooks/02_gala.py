@@ -462,6 +462,16 @@ print(f"ciphertext: {he.ciphertext_bits / 8e3:.0f} KB (N=4096, no flooding) -> "
 # the two messages of the flow on the paper's networks (Gigabit LAN; 200 Mbps / 13 ms RTT
 # WAN), labelled *projected*. The Diagonal baseline (2047 rotations) is measured in full mode
 # and projected from its counts in quick mode.
+#
+# These runs are **unflooded, as the paper's were**: they compare the kernels, and the client
+# could read the weights from what comes back (§5b). The tables say so beside every runtime,
+# and give the size of the same flow at flooding parameters (`comm_flooded`: SEAL N = 8192,
+# 128-bit). The end-to-end GAZELLE + GC and GALA + GC families of `00_overview` run flooded by
+# default -- at N = 8192 with a 174-bit q and, per coefficient, $\kappa + \lceil\log_2(N \cdot C
+# \cdot Q)\rceil$ bits of flooding: $\kappa = 40$ bits of [statistical security](../GLOSSARY.md#statistical-security) for a whole
+# session of $Q = 2^{20}$ queries with $C$ returned ciphertexts each (`ppnn.he.bfv.security`).
+# 40 is the statistical parameter their [garbled circuits](../GLOSSARY.md#garbled-circuit) and [OT](../GLOSSARY.md#oblivious-transfer) already use; SwaNN's 80 would
+# not fit in a 174-bit q.
 
 # %%
 t = time.perf_counter()

@@ -13,11 +13,11 @@ from ppnn.experiments import compare
 from ppnn.he import gc as gcmod
 from ppnn.he.bfv.sim import BFVSim
 from ppnn.protocols import delphi_gc, gc_act, hegc
-from ppnn.protocols.api import families, split_one_time
+from ppnn.protocols.api import families, split_one_time, variants
 from ppnn.protocols.api import layer_kinds as layer_classes
 from ppnn.protocols.she.family import tfhe_key_bytes
 
-FAMILIES = families()
+FAMILIES = {**families(), **variants()}  # the comparison runs both
 
 P20 = BFVSim(n=2048).p  # GALA's 20-bit batching prime
 

@@ -129,6 +129,9 @@ def test_absolute_times_are_machine_dependent_checked_rows_verified():
     assert f("exact", "counted", "ms", None) == "exact"  # a count is not a timing
     assert f("differs", "formula", "formula", True) == "verified"
     assert f("exact", "formula", "formula", False) == "differs"
+    # the paper's own arithmetic recomputed: context, whatever the numbers say (issue 27)
+    assert f("exact", "arithmetic", "formula", None) == "formula"
+    assert f("differs", "arithmetic", "x", None) == "formula"
 
 
 def test_accuracies_compare_error_rates():
@@ -225,6 +228,16 @@ def test_paper_choice_rows_are_compared_with_the_papers_cell(paper_table):
     assert got.loc[(row, "comm"), "paper"] == "2.10"
     assert "the paper's parameters" in got.loc[("net-a", "comm"), "reason"]
     assert report.status_counts(df)["paper's choice rows"] == 1
+    assert report.status_counts(df)["inferred choice rows"] == 0
+    # a setting fitted to the printed number is labelled inferred and counted apart
+    fitted = report.paper_choice("net-a", "only what fits", inferred=True)
+    assert report.is_inferred_choice(fitted) and not report.is_inferred_choice(row)
+    assert report.paper_row_of(fitted) == "net-a"
+    df2 = report.compare("demo", "table9", report.reproduced_frame(
+        [("net-a", "comm", 3.0, "ours"), (fitted, "comm", 2.1049, "")], kind="counted"),
+        keep_extra=False)
+    counts = report.status_counts(df2)
+    assert (counts["paper's choice rows"], counts["inferred choice rows"]) == (0, 1)
     with pytest.raises(ValueError, match="has no cell"):
         report.compare("demo", "table9", report.reproduced_frame(
             [(report.paper_choice("net-z", "x"), "comm", 1.0)], kind="counted"))

@@ -16,7 +16,16 @@ reproduce  the papermill pipeline
 __version__ = "0.1.0"
 
 from .core.views import views
-from .protocols.api import Plan, Result, UnsupportedNetwork, compile, count, families, run
+from .protocols.api import (
+    Plan,
+    Result,
+    UnsupportedNetwork,
+    compile,
+    count,
+    families,
+    run,
+    variants,
+)
 
 __all__ = ["Plan", "Result", "UnsupportedNetwork", "compile", "count", "families", "run",
-           "views", "__version__"]
+           "variants", "views", "__version__"]

@@ -42,12 +42,13 @@ import pandas as pd
 from . import paths
 
 __all__ = ["load_paper", "compare", "save", "build_report", "save_errata", "STATUSES",
-           "reproduced_frame", "status_counts", "paper_choice", "paper_row_of", "PAPER_CHOICE"]
+           "reproduced_frame", "status_counts", "paper_choice", "paper_row_of", "PAPER_CHOICE",
+           "INFERRED", "is_inferred_choice"]
 
 STATUSES = ("exact", "within tolerance", "differs", "definition differs", "verified",
             "machine-dependent", "claim holds", "direction holds, magnitude not reached",
             "claim fails", "too close to call", "quoted",
-            "input", "not reproducible here", "ours only", "paper value missing",
+            "input", "formula", "not reproducible here", "ours only", "paper value missing",
             "paper value garbled")
 #: statuses of a claim row (see :func:`_claim`)
 CLAIM_STATUSES = ("claim holds", "direction holds, magnitude not reached", "claim fails",
@@ -60,21 +61,33 @@ GARBLED = "garbled in this copy"
 PAPER_CHOICE = " | paper's choice: "
 
 
-def paper_choice(row: str, what: str) -> str:
+#: marks a paper's-choice row whose setting we inferred (fitted to the printed number)
+INFERRED = "inferred: "
+
+
+def paper_choice(row: str, what: str, inferred: bool = False) -> str:
     """The row label of a value computed with the paper's own choice (network, parameters,
-    accounting) where ours differs: compared with the paper's cell of ``row``."""
+    accounting) where ours differs: compared with the paper's cell of ``row``.
+
+    ``inferred=True``: the paper does not state this setting; we fitted it to the printed
+    number (the label says so, and the summary counts such rows apart)."""
     if not str(what).strip():
         raise ValueError("paper_choice needs a description of the paper's choice")
     if PAPER_CHOICE in str(row):
         raise ValueError(f"row {row!r} is already a paper's-choice row")
-    return f"{row}{PAPER_CHOICE}{what}"
+    return f"{row}{PAPER_CHOICE}{INFERRED if inferred else ''}{what}"
+
+
+def is_inferred_choice(row) -> bool:
+    """A paper's-choice row whose setting was inferred, not stated by the paper."""
+    return f"{PAPER_CHOICE}{INFERRED}" in str(row)
 
 
 def paper_row_of(row) -> str | None:
     """The paper row a paper's-choice row is compared with, None for other rows."""
     row = str(row)
     return row.split(PAPER_CHOICE, 1)[0] if PAPER_CHOICE in row else None
-KINDS = ("measured", "counted", "projected", "formula", "quoted", "input")
+KINDS = ("measured", "counted", "projected", "formula", "quoted", "input", "arithmetic")
 #: units of absolute times: measured here vs measured on the paper's machine
 TIME_UNITS = {"ns", "us", "ms", "s", "min", "h", "weeks", "days"}
 
@@ -187,6 +200,8 @@ def _final_status(status: str, kind: str, unit, check, metric: str = "") -> str:
       two runs give identical status counts."""
     if kind in ("quoted", "input") and status not in ("paper value missing",):
         return kind
+    if kind == "arithmetic" and status not in ("paper value missing",):
+        return "formula"  # the paper's own numbers recomputed: nothing of ours ran
     if check is not None and not (isinstance(check, float) and math.isnan(check)):
         return "verified" if bool(check) else "differs"
     if _timing_derived(kind, unit, metric) and status in ("exact", "within tolerance",
@@ -580,6 +595,9 @@ STATUS_LEGEND = [
     "deterministic rows).",
     "- **quoted** / **input**: a value quoted from a publication, or a setting chosen to match "
     "the paper: context, not a reproduced value.",
+    "- **formula**: the paper's own arithmetic recomputed from its printed numbers (kind "
+    "*arithmetic*): it checks the text, but nothing of ours ran, so it is context, not a "
+    "reproduced value.",
     "- **definition differs**: ours and the paper's measure the same quantity by different "
     "definitions (e.g. SHE's multiplicative depth: the critical path of our circuits vs the "
     "paper's Eq. 1 sum of adder depths per layer); the reason says how. Both numbers are "
@@ -588,7 +606,11 @@ STATUS_LEGEND = [
     "accounting than the paper and the paper's choice is fully specified, we also compute the "
     "paper's choice (by code, never typed in) and compare *that* with the paper's cell; it is "
     "listed right below our own row, whose reason names it. Their count is the summary's "
-    "'paper's choice rows' (they are included in the status counts).",
+    "'paper's choice rows' (they are included in the status counts). Where the paper does not "
+    "state its choice and we fitted one to its printed number, the label says **paper's "
+    "choice: inferred: ...** and the summary counts it as an 'inferred choice row', apart "
+    "from the settings the paper states: matching a number with a setting fitted to it shows "
+    "the arithmetic is consistent, not that the paper's setting was reproduced.",
     "- **not reproducible here**, **paper value missing**, **paper value garbled** (the cell is "
     "unreadable in this copy of the paper; its note gives what was printed), **ours only**: "
     "no comparison.",
@@ -601,10 +623,13 @@ def status_counts(rows: pd.DataFrame) -> dict:
     counts = rows["status"].value_counts()
     n_md = int(counts.get("machine-dependent", 0))
     n_claim = int(sum(counts.get(s, 0) for s in CLAIM_STATUSES))
-    n_choice = int(rows["row"].astype(str).str.contains(PAPER_CHOICE, regex=False).sum())
+    labels = rows["row"].astype(str)
+    n_choice = int(labels.str.contains(PAPER_CHOICE, regex=False).sum())
+    n_inferred = int(labels.str.contains(PAPER_CHOICE + INFERRED, regex=False).sum())
     return {"rows": len(rows), "deterministic rows": len(rows) - n_md - n_claim,
             "machine-dependent rows": n_md, "claim rows": n_claim,
-            "paper's choice rows": n_choice,
+            "paper's choice rows": n_choice - n_inferred,
+            "inferred choice rows": n_inferred,
             **{s: int(counts.get(s, 0)) for s in STATUSES if s != "machine-dependent"}}
 
 

@@ -32,7 +32,7 @@ from . import paths
 
 __all__ = ["DETERMINISTIC_KINDS", "counted_values", "diff", "main"]
 
-DETERMINISTIC_KINDS = ("counted", "formula", "quoted", "input")
+DETERMINISTIC_KINDS = ("counted", "formula", "quoted", "input", "arithmetic")
 _REPORT_COLUMNS = ["table", "row", "metric", "unit", "paper", "ours", "ratio", "kind", "status",
                    "reason"]
 

@@ -39,8 +39,8 @@ from ppnn.core.ledger import recording
 from ppnn.nn import Network
 
 __all__ = ["FamilySpec", "Family", "Plan", "Result", "Costs", "UnsupportedNetwork", "families",
-           "family", "compile", "run", "count", "ledger_summary", "BACKENDS", "split_one_time",
-           "offline_received", "layer_kinds", "ONE_TIME"]
+           "family", "variants", "compile", "run", "count", "ledger_summary", "BACKENDS",
+           "split_one_time", "offline_received", "layer_kinds", "ONE_TIME"]
 
 BACKENDS = ("sim", "real")
 
@@ -55,6 +55,12 @@ _REGISTRY = {
     "she": "ppnn.protocols.she.family:SHE",
     "falcon_sh": "ppnn.protocols.falcon.family:FalconSemiHonest",
     "falcon_mal": "ppnn.protocols.falcon.family:FalconMalicious",
+}
+#: labelled variants: a family as its paper ran it where that setting is weaker than the
+#: default (compiled, run and compared like the families, listed by :func:`variants`)
+_VARIANTS = {
+    "gazelle_gc_noflood": "ppnn.protocols.hegc:GazelleGCNoFlood",
+    "gala_gc_noflood": "ppnn.protocols.hegc:GalaGCNoFlood",
 }
 _INSTANCES: dict[str, Family] = {}
 
@@ -271,10 +277,12 @@ def family(key) -> Family:
         return key
     if isinstance(key, FamilySpec):
         key = key.key
-    if key not in _REGISTRY:
-        raise ValueError(f"unknown family {key!r}; choose from {list(_REGISTRY)}")
+    where = _REGISTRY.get(key) or _VARIANTS.get(key)
+    if where is None:
+        raise ValueError(f"unknown family {key!r}; choose from {list(_REGISTRY)} or the "
+                         f"variants {list(_VARIANTS)}")
     if key not in _INSTANCES:
-        mod, cls = _REGISTRY[key].split(":")
+        mod, cls = where.split(":")
         _INSTANCES[key] = getattr(importlib.import_module(mod), cls)()
     return _INSTANCES[key]
 
@@ -303,6 +311,12 @@ class Families(dict):
 def families() -> Families:
     """The registry: every family's :class:`FamilySpec`, in a fixed order."""
     return Families((k, family(k).spec) for k in _REGISTRY)
+
+
+def variants() -> Families:
+    """The labelled variants (e.g. GAZELLE/GALA + GC without circuit privacy, as the papers
+    ran them): :class:`FamilySpec` per key, in a fixed order."""
+    return Families((k, family(k).spec) for k in _VARIANTS)
 
 
 def compile(family_key, net: Network, params, calib=None, **options) -> Plan:  # noqa: A001

@@ -34,6 +34,13 @@ import numpy as np
 import pandas as pd
 
 from ppnn.core import Ledger
+from ppnn.he.bfv.security import (
+    SESSION_KAPPA,
+    SESSION_QUERIES,
+    check_128,
+    flood_bits_for_session,
+    session_log2_distance,
+)
 from ppnn.nn import Conv2d, Dense, Flatten, MaxPool, Network, ReLU
 from ppnn.nn.canonical import canonicalize
 from ppnn.protocols.gala import GalaConv, GalaMatVec, centered, run_linear
@@ -44,7 +51,8 @@ from . import gc_act
 from .api import Costs, Family, FamilySpec, Plan, split_one_time
 from .delphi_gc import _windows
 
-__all__ = ["KERNELS", "HEGCPlan", "secure_inference", "PARTIES", "GazelleGC", "GalaGC"]
+__all__ = ["KERNELS", "HEGCPlan", "secure_inference", "PARTIES", "GazelleGC", "GalaGC",
+           "GazelleGCNoFlood", "GalaGCNoFlood", "HE_PARAMS", "returned_ciphertexts"]
 
 PARTIES = ("client", "server")
 KERNELS = {"GAZELLE": (GazelleMatVec, GazelleConv), "GALA": (GalaMatVec, GalaConv)}
@@ -129,7 +137,6 @@ def secure_inference(plan: HEGCPlan, x: np.ndarray, he, method: str,
     if x.shape != tuple(plan.net.input_shape):
         raise ValueError(f"x must be one image of shape {plan.net.input_shape}, got {x.shape}")
     ledger = ledger if ledger is not None else Ledger(PARTIES)
-    matvec, conv = KERNELS[method]
     p = plan.p
     a = quantize_input(x[None], plan.f_x)[0]  # the client's input, then the client's share
     a_srv = None  # the server's share of a layer's input (None: the client holds the input)
@@ -141,13 +148,10 @@ def secure_inference(plan: HEGCPlan, x: np.ndarray, he, method: str,
             if isinstance(layer, Dense):
                 a = a.reshape(-1)
                 a_srv = None if a_srv is None else a_srv.reshape(-1)
-                kern = matvec(q.W.shape[0], q.W.shape[1], he.n)
                 bias = q.b
             else:
-                c, h, w = a.shape
-                kern = conv(c, layer.out_channels, h, w, layer.kernel, he.n, layer.padding,
-                            layer.stride)
                 bias = q.b.reshape(-1, 1, 1)
+            kern = _kernel(method, st, a.shape, he.n)
             # GAZELLE's flow: the client encrypts its share, the server adds its own (AddPlain)
             res = run_linear(kern, he, q.W, a, rng, ledger, st.name, x_bound=q.x_bound,
                              x_server=a_srv)
@@ -184,28 +188,101 @@ def secure_inference(plan: HEGCPlan, x: np.ndarray, he, method: str,
     return centered(shares[0] + shares[1], p)[None], t
 
 
+def _kernel(method: str, st: Step, shape: tuple, n: int):
+    """The HE kernel of linear step ``st`` on an input of ``shape`` with ``n`` slots."""
+    matvec, conv = KERNELS[method]
+    if isinstance(st.layer, Dense):
+        return matvec(st.q.W.shape[0], st.q.W.shape[1], n)
+    c, h, w = shape
+    return conv(c, st.layer.out_channels, h, w, st.layer.kernel, n, st.layer.padding,
+                st.layer.stride)
+
+
+def returned_ciphertexts(plan: HEGCPlan, method: str, n: int) -> int:
+    """Ciphertexts the server returns per query (``[y - r]_C`` of every linear layer), counted
+    by running each layer's kernel on the counting backend (shapes only, no values)."""
+    from ppnn.he.bfv.sim import BFVSim
+
+    shapes = plan.net.shapes()
+    total = 0
+    for st in plan.steps:
+        if st.kind != "linear":
+            continue
+        shape = shapes[st.q.index]
+        shape = (int(np.prod(shape)),) if isinstance(st.layer, Dense) else tuple(shape)
+        kern = _kernel(method, st, shape, n)
+        he = BFVSim(n=n, values=False)
+        he.keygen(kern.rotation_steps())
+        ct = he.encrypt(np.zeros(kern.pack_input(np.zeros(shape, np.int64)).shape, np.int64))
+        total += kern.evaluate(he, ct, None).size
+    return total
+
+
 # -- the family interface ------------------------------------------------------------------
+#: the HE parameters of the families. ``secure`` (default): SEAL's 128-bit N = 8192 (its
+#: BFVDefault modulus: four ciphertext primes of 174 bits and a 44-bit special prime, 218 bits =
+#: the HE Standard's bound), all 4096 slots of a SEAL row, every returned ciphertext flooded.
+#: ``paper``: GAZELLE's and GALA's own setting (gala.txt §V): N = n = 2048, a 60-bit q, no
+#: flooding -- no circuit privacy, and q above the 54 bits the standard allows at N = 2048.
+HE_PARAMS = {
+    "secure": {"n": 4096, "poly_degree": 8192, "q_bits": 174, "special_bits": 44},
+    "paper": {"n": 2048, "poly_degree": 2048, "q_bits": 60, "special_bits": 0},
+}
+
+
 class _HEGC(Family):
-    """GAZELLE or GALA kernels + garbled ReLU. ``compile`` options: ``n`` (BFV ring degree of
-    the slot simulator, 2048) and ``f_x`` (input fraction bits, 6)."""
+    """GAZELLE or GALA kernels + garbled ReLU. ``compile`` options: ``n`` (slots per
+    ciphertext; default that of the family's parameter set), ``f_x`` (input fraction bits, 6),
+    ``kappa`` and ``queries`` (the flooding's session: statistical distance at most
+    ``2^-kappa`` over ``queries`` queries under one key pair; see
+    :mod:`ppnn.he.bfv.security`)."""
 
     method: str
+    params_name = "secure"
+    circuit_privacy = True
 
-    def _compile(self, net, params, calib, n: int = 2048, f_x: int = 6):
+    def _compile(self, net, params, calib, n: int | None = None, f_x: int = 6,
+                 kappa: int = SESSION_KAPPA, queries: int = SESSION_QUERIES):
         from ppnn.he.bfv.sim import BFVSim
 
         if calib is None:
             raise ValueError(f"{self.spec.name} needs calibration images (calib=) for GALA's "
                              "fixed-point plan")
-        p = BFVSim(n=n).p
+        he_args = dict(HE_PARAMS[self.params_name])
+        N = he_args["poly_degree"]
+        if n is not None:
+            top = N // 2 if N > he_args["n"] else N
+            if isinstance(n, bool) or not isinstance(n, int) or n < 2 or top % n or n & (n - 1):
+                raise ValueError(f"n must be a power of two dividing {top} (slots at N = {N}), "
+                                 f"got {n!r}")
+            he_args["n"] = n
+        if self.circuit_privacy:
+            check_128(N, he_args["q_bits"] + he_args["special_bits"], self.spec.name)
+        p = BFVSim(**he_args).p
         net, params, rewrites = canonicalize(net, params)
         plan = HEGCPlan.build(net, params, np.asarray(calib), p, f_x)
-        return {"plan": plan, "n": n}, {"p": p, "rewrites": rewrites}
+        session = {"kappa": None, "queries": None, "ciphertexts": None, "flood_bits": 0,
+                   "log2_distance": 0.0}
+        if self.circuit_privacy:
+            cts = returned_ciphertexts(plan, self.method, he_args["n"])
+            bits = flood_bits_for_session(kappa, N, cts, queries)
+            session = {"kappa": kappa, "queries": queries, "ciphertexts": cts,
+                       "flood_bits": bits,
+                       "log2_distance": session_log2_distance(bits, N, cts, queries)}
+            BFVSim(**he_args, flood_bits=bits)  # raises now if q has no room for the flooding
+        return ({"plan": plan, "he": he_args, "session": session},
+                {"p": p, "rewrites": rewrites, "N": N, "log2_q": he_args["q_bits"],
+                 "flood_bits": session["flood_bits"]})
 
-    def _run(self, plan: Plan, x, rng, backend):
+    def he_backend(self, plan: Plan):
+        """The slot simulator with the plan's parameters (flooding on unless the variant has
+        no circuit privacy)."""
         from ppnn.he.bfv.sim import BFVSim
 
-        hp, he = plan.impl["plan"], BFVSim(n=plan.impl["n"])
+        return BFVSim(**plan.impl["he"], flood_bits=plan.impl["session"]["flood_bits"])
+
+    def _run(self, plan: Plan, x, rng, backend):
+        hp, he = plan.impl["plan"], self.he_backend(plan)
         ledger, logits, g, e = Ledger(PARTIES), [], 0.0, 0.0
         for i in range(len(x)):
             led = Ledger(PARTIES)
@@ -214,13 +291,24 @@ class _HEGC(Family):
             logits.append(z[0])
             g, e = g + t["garble_s"], e + t["evaluate_s"]
         prov = {"communication": "counted: ledger of this run on the BFV slot simulator "
-                "(identical counts to SEAL) with real garbled circuits mod p (all online); "
-                "between layers the client encrypts its share and the server adds its own "
-                "(AddPlain, GAZELLE's flow)",
+                f"({self._params_text(plan)}; identical counts to SEAL) with real garbled "
+                "circuits mod p (all online); between layers the client encrypts its share "
+                "and the server adds its own (AddPlain, GAZELLE's flow)",
                 "compute": "measured: garbling and evaluation; HE operations are counted (the "
                 "simulator's time is not a SEAL time)"}
         return np.stack(logits), ledger, [("online", "garbling", g), ("online", "evaluation",
                                                                         e)], prov
+
+    def _params_text(self, plan: Plan) -> str:
+        h, ses = plan.impl["he"], plan.impl["session"]
+        text = (f"N = {h['poly_degree']}, {h['q_bits']}-bit q, {h['n']} slots")
+        if not self.circuit_privacy:
+            return text + (", no flooding: no circuit privacy (the paper's setting; q above "
+                           "the 128-bit bound)")
+        return text + (f", flooded with {ses['flood_bits']} bits per coefficient: statistical "
+                       f"distance <= 2^{ses['log2_distance']:.0f} over {ses['queries']} "
+                       f"queries x {ses['ciphertexts']} returned ciphertexts x "
+                       f"{h['poly_degree']} coefficients")
 
     def oracle(self, plan: Plan, x):
         return plan.impl["plan"].forward_int(x)
@@ -240,11 +328,16 @@ class _HEGC(Family):
         from ppnn.protocols.gala.runtime import project_seconds
 
         hp = plan.impl["plan"]
-        unit = _seal_units(units)
+        unit = _seal_units(units, plan.impl["he"]["poly_degree"])
         led, keys = split_one_time(results[0].ledger)
         he_ops = ("Perm", "HstPerm", "DecPerm", "ScMult", "Add")
+        steps = [st for st in hp.steps if st.kind == "linear"]
         lin = sum(project_seconds({op: led.op_count(op, label=st.name) for op in he_ops}, unit)
-                  for st in hp.steps if st.kind == "linear")
+                  for st in steps)
+        # flooding: one server encryption of zero per returned ciphertext (its two Adds are in
+        # the Add count above)
+        lin += sum(led.op_count("Enc", label=st.name, party="server")
+                   for st in steps) * float(unit["seconds"].get("Enc", 0.0))
         gcs = [float(r.timings["seconds"].sum()) for r in results]
         # GAZELLE and GALA garble identical circuits on identical shares: one measurement
         # (the first of the two to run) serves both, so load noise cannot reorder them
@@ -252,7 +345,9 @@ class _HEGC(Family):
         gc_s = float(np.mean(first[1]))
         return Costs(
             lin + gc_s, "projected + measured",
-            f"HE: counted operations x SEAL unit costs measured here (N = 4096, no hoisting); "
+            f"HE: counted operations x SEAL unit costs measured here "
+            f"(N = {_unit_degree(plan.impl['he']['poly_degree'])}, no hoisting; flooding: one "
+            "encryption of zero per returned ciphertext); "
             f"GC: measured garbling + evaluation in the {first[0]} run (identical circuits for "
             f"GAZELLE and GALA), mean of {len(first[1])} image(s); client encryption and "
             "decryption not included",
@@ -262,21 +357,30 @@ class _HEGC(Family):
             "GALA's integer oracle (= protocol output bit for bit, checked)",
             f"GALA's fixed-point plan: plaintext prime p = {hp.p} (20 bits), inputs 2^-6, "
             "per-layer weight bits, clipped activations",
-            "ledger of a run on the BFV slot simulator (identical counts to SEAL) with real "
-            "garbled circuits mod p (all online); between layers the client encrypts its "
-            "share and the server adds its own under encryption (AddPlain, GAZELLE's flow)",
+            f"ledger of a run on the BFV slot simulator ({self._params_text(plan)}; identical "
+            "counts to SEAL) with real garbled circuits mod p (all online); between layers the "
+            "client encrypts its share and the server adds its own under encryption "
+            "(AddPlain, GAZELLE's flow)",
             {"he_s": lin, "gc_s": gc_s})
 
 
-def _seal_units(units) -> pd.DataFrame:
+def _unit_degree(poly_degree: int) -> int:
+    """SEAL's N for the unit costs: the parameters' own (SEAL has no key switching at 2048:
+    the paper's N = 2048 is measured at 4096)."""
+    return max(4096, int(poly_degree))
+
+
+def _seal_units(units, poly_degree: int = 4096) -> pd.DataFrame:
+    N = _unit_degree(poly_degree)
+
     def measure():
         from ppnn.he.bfv.seal import SealBFV
         from ppnn.protocols.gala.runtime import unit_costs
 
-        return unit_costs(SealBFV(poly_degree=4096, plain_bits=20), reps=10 if units.quick
+        return unit_costs(SealBFV(poly_degree=N, plain_bits=20), reps=10 if units.quick
                           else 40, seed=units.seed)
 
-    return units.get("SEAL BFV (N=4096) per operation", measure)
+    return units.get(f"SEAL BFV (N={N}) per operation", measure)
 
 
 _LAYERS = ("Conv2d", "Dense", "BatchNorm", "ReLU", "MaxPool", "Flatten")
@@ -284,17 +388,37 @@ _REAL = "garbled circuits (half-gates, free-XOR, fixed-key AES) mod p"
 _SIM = ("BFV on the slot simulator (same operation counts and ciphertext sizes as SEAL; the "
         "kernels run on real SEAL in 02_gala); OT simulated: the client's input labels are "
         "handed over and the IKNP OT is booked, not run")
+_SECURE = "2PC, semi-honest, circuit privacy (flooding)"
+_NO_PRIVACY = "2PC, semi-honest, no circuit privacy"
 
 
 class GazelleGC(_HEGC):
     method = "GAZELLE"
     spec = FamilySpec("gazelle_gc", "GAZELLE linear + GC ReLU", "GALA (baseline)", PARTIES,
-                      "2PC, semi-honest", "semi-honest", "two parties", real=_REAL,
+                      _SECURE, "semi-honest", "two parties", real=_REAL,
                       simulated=_SIM, layers=_LAYERS)
 
 
 class GalaGC(_HEGC):
     method = "GALA"
     spec = FamilySpec("gala_gc", "GALA linear + GC ReLU", "GALA", PARTIES,
-                      "2PC, semi-honest", "semi-honest", "two parties", real=_REAL,
+                      _SECURE, "semi-honest", "two parties", real=_REAL,
+                      simulated=_SIM, layers=_LAYERS)
+
+
+class GazelleGCNoFlood(GazelleGC):
+    """GazelleGC as the papers ran it: N = 2048, 60-bit q, no flooding (a labelled variant)."""
+
+    params_name, circuit_privacy = "paper", False
+    spec = FamilySpec("gazelle_gc_noflood", "GAZELLE linear + GC ReLU (no circuit privacy)",
+                      "GALA (baseline)", PARTIES, _NO_PRIVACY, "semi-honest", "two parties",
+                      real=_REAL, simulated=_SIM, layers=_LAYERS)
+
+
+class GalaGCNoFlood(GalaGC):
+    """GalaGC as the paper ran it: N = 2048, 60-bit q, no flooding (a labelled variant)."""
+
+    params_name, circuit_privacy = "paper", False
+    spec = FamilySpec("gala_gc_noflood", "GALA linear + GC ReLU (no circuit privacy)", "GALA",
+                      PARTIES, _NO_PRIVACY, "semi-honest", "two parties", real=_REAL,
                       simulated=_SIM, layers=_LAYERS)

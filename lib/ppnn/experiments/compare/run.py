@@ -115,7 +115,8 @@ def run_comparison(quick: bool = True, seed: int = 0, n_run: int | None = None,
                    n_acc: int | None = None, families=None, real_swann: bool | None = None,
                    progress=None, workload: Workload | None = None,
                    client=None) -> Comparison:
-    """Run every family (or ``families``) on the same network and images.
+    """Run every family and every labelled variant (or ``families``) on the same network
+    and images.
 
     Defaults per mode in :data:`SIZES`; ``real_swann`` (default: full mode only) measures
     SwaNN's compute on one real 2048-bit Paillier run per setting instead of projecting it.
@@ -123,7 +124,7 @@ def run_comparison(quick: bool = True, seed: int = 0, n_run: int | None = None,
     ``progress`` (callable) receives one line per family. ``client``: a Dask client; the
     families then run side by side as tasks (each family's runs are seeded from the workload,
     so the table is the same; its compute columns are measured on the workers)."""
-    registry = api.families()
+    registry = api.Families({**api.families(), **api.variants()})
     keys = list(registry) if families is None else list(families)
     bad = [k for k in keys if k not in registry]
     if bad:

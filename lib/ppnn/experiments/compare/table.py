@@ -133,7 +133,10 @@ def _best(df: pd.DataFrame, col: str, unit: str, what: str, largest: bool = Fals
 
 
 def decision_guide(df: pd.DataFrame) -> list[str]:
-    """Which approach for which setting -- sentences computed from the comparison frame."""
+    """Which approach for which setting -- sentences computed from the comparison frame (the
+    families at their default settings; labelled variants such as "no circuit privacy" are
+    not recommended)."""
+    df = df[~df["key"].isin(list(api.variants()))]
     df = df.assign(total_MB=df["online_MB"] + df["offline_MB"],
                    n_parties=df["parties"].str.count(",") + 1,
                    security=df["key"].map(lambda k: api.family(k).spec.security))
@@ -226,6 +229,13 @@ def to_markdown(df: pd.DataFrame, guide: list[str] | None = None) -> str:
              f"{int(df['n_accuracy'].iloc[0])} {data} test images"
              + (f" (float model: {df.attrs['float_accuracy']:.4g})"
                 if "float_accuracy" in df.attrs else "") + ".\n")
+    weak = [f for k, f in zip(df["key"], df["family"]) if k in api.variants()]
+    if weak:
+        text += ("\nRows marked *no circuit privacy* are labelled variants, not defaults: "
+                 f"{', '.join(weak)} run as the papers did (N = 2048, a 60-bit q above the "
+                 "54 bits SEAL allows at 128-bit security, no noise flooding, so the "
+                 "key-holding client can read the weights from the returned noise). Their "
+                 "default rows run at SEAL's 128-bit N = 8192 with flooding.\n")
     text += "\n**What was measured, counted and projected**\n\n"
     text += "\n".join(f"- *{f}*: {p}. Quantization: {n}." for f, p, n in
                       zip(df["family"], df["provenance"], df["notes"]))

@@ -136,12 +136,14 @@ class FloodViewExperiment:
 
 def flood_view_experiment(he, flooded: bool, n_o: int = 16, n_i: int = 128, reps: int = 2,
                           seed: int = 0, alpha: float = 0.001,
-                          flood_bits: int | None = None) -> FloodViewExperiment:
+                          flood_bits: int | None = None,
+                          method: str = "GALA") -> FloodViewExperiment:
     """The client's view of the returned ciphertext's noise (``he.phase_noise``, with its
     secret key) for the server's weights ``W = 1`` (every weight one) and ``W`` random in
     ``[-8, 8]``, over ``reps`` runs each, with flooding on (``flood_bits``, default the
     backend's own or 40) or off; KS test at level ``alpha`` on the two samples of noise
-    coefficients. ``he`` must be a real SEAL backend that can flood (N = 8192)."""
+    coefficients. ``he`` must be a real SEAL backend that can flood (N = 8192); ``method``
+    names the matrix-vector kernel (``"GALA"`` or ``"GAZELLE"``)."""
     if not getattr(he, "real", False):
         raise ValueError("he must be a real SEAL backend (SealBFV): the slot simulator has "
                          "no noise to read")
@@ -157,7 +159,7 @@ def flood_view_experiment(he, flooded: bool, n_o: int = 16, n_i: int = 128, reps
         for _, W in cases:
             out = []
             for rep in range(reps):
-                res = run_linear(matvec_kernel("GALA", n_o, n_i, he.n), he, W, x,
+                res = run_linear(matvec_kernel(method, n_o, n_i, he.n), he, W, x,
                                  np.random.default_rng(seed + 1 + rep))
                 ok &= bool(np.array_equal(res.reveal(), W @ x))
                 out.append(he.phase_noise(res.returned).ravel())

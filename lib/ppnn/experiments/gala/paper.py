@@ -265,11 +265,13 @@ def _runtime_records(ref, runs, label_of, speed_note, flood_ct_bits=None):
             continue
         if r.metric == "comm":
             n_in = input_ciphertexts(meth, dims)
-            recs.append((report.paper_choice(r.row, PAPER_COMM), "comm",
+            recs.append((report.paper_choice(r.row, PAPER_COMM, inferred=True), "comm",
                          paper_comm_mb(meth, dims),
                          f"{n_in} input ciphertext(s) of 2 x {PAPER_N} x {PAPER_LOG2_Q} bits = "
                          f"{PAPER_CT_BYTES:,} B (the kernel's slot layout at n = {PAPER_N}); "
-                         "the results the server returns are not counted", "counted"))
+                         "the results the server returns are not counted; the paper's "
+                         "unflooded setting (no circuit privacy, a q above the 128-bit "
+                         "bound at this N): the secure size is comm_flooded", "counted"))
         x = runs[(runs.dims == dims) & (runs.method == meth)]
         if x.empty:
             recs.append(_na(r.row, r.metric, "not run"))
@@ -290,8 +292,8 @@ def _runtime_records(ref, runs, label_of, speed_note, flood_ct_bits=None):
             kb = flood_ct_bits / 8 / 1e3
             recs.append((r.row, "comm_flooded", (x["ct_up"] + x["ct_down"]) * kb / 1e3,
                          f"{x['ct_up']} + {x['ct_down']} ciphertexts of {kb:.0f} KB: the "
-                         "parameters that leave room to flood 40 bits at 128-bit security "
-                         "(SEAL N=8192, 174-bit q)", "counted"))
+                         "parameters that leave room to flood at 128-bit security "
+                         "(SEAL N=8192, 174-bit q; circuit privacy)", "counted"))
         if r.metric == "lan_speedup":
             gala = runs[(runs.dims == dims) & (runs.method == "GALA")].iloc[0]
             recs.append((r.row, "compute_speedup", float(x["online_s"] / gala["online_s"]),

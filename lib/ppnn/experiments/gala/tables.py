@@ -31,7 +31,8 @@ RTOL = 0.05
 RUNTIME_METRICS = ("comm", "lan_time", "wan_time", "lan_speedup", "wan_speedup")
 
 R_TIMINGS = ("timings on SEAL BFV N=4096 on this machine vs the paper's GAZELLE code on an "
-             "i7-8700; absolute times are not expected to match")
+             "i7-8700; absolute times are not expected to match; both unflooded (no circuit "
+             "privacy), as the paper measured")
 R_TABLE7 = ("paper erratum (see errata): Table VII row 16x16@2048/1x1@512 does not follow "
             "Table III; ours follows Table III")
 R_MLP = ("784 is not a power of two: our kernels pad n_i to 1024 (64 ScMults in layer 1 "
@@ -48,7 +49,8 @@ def speed_reason(unit: pd.DataFrame) -> str:
     ratio = unit.loc["ScMult", "per_perm"]
     return (f"our SEAL setting (N=4096, NTT-domain ScMult ~{ratio:.0f}x cheaper than a Perm, no "
             "hoisting) and machine differ from the paper's GAZELLE platform; the GALA time is "
-            "dominated by fixed per-call costs")
+            "dominated by fixed per-call costs; both unflooded (no circuit privacy), as the "
+            "paper measured: comm_flooded gives the secure size")
 
 
 def arch_reason(totals: dict[str, dict]) -> str:

@@ -295,11 +295,11 @@ def paper_accounting_mb(model: SwannModel, n_bits: int = 2048, share_bits: int =
 
 #: the paper's-choice label of the hybrid bandwidth (Tables 3, 4)
 PAPER_CONVERSION = ("x^2 as one 32-bit arithmetic ABY multiplication, conversions without a "
-                    "Boolean part")
+                    "Boolean part, the input and the output left out")
 
 
 def _paper_conversion_record(row: str, metric: str, mb: float) -> tuple:
-    return (report.paper_choice(row, PAPER_CONVERSION), metric, float(mb),
+    return (report.paper_choice(row, PAPER_CONVERSION, inferred=True), metric, float(mb),
             "formula on our model (paper_accounting_mb): our Paillier traffic + one ABY "
             "triple of 2 x 32 x (128 + 32) bits per x^2, no A2B / truncation / masked adder "
             "(the introduction, l. 42, says 1.73 MB)", "formula")

@@ -160,6 +160,8 @@ class PackedBackend:
     poly_degree : ring dimension ``N`` (sets the size of a ciphertext on the wire).
     q_bits : bits of the ciphertext modulus a ciphertext carries (wire size).
     noise_model : :class:`NoiseModel` tracked for every ciphertext.
+    special_bits : bits of the key-switching (special) prime, not carried by ciphertexts but
+        part of the modulus the 128-bit bound applies to (:attr:`total_q_bits`).
     ledger : where operation counts go (``None``: nothing is booked); see :meth:`recording`.
     """
 
@@ -168,7 +170,8 @@ class PackedBackend:
     real = False  # True: real ciphertexts (masks then come from the OS CSPRNG)
 
     def __init__(self, n: int, p: int, poly_degree: int, q_bits: int, noise_model: NoiseModel,
-                 ledger: Ledger | None = None, server: str = "server", client: str = "client"):
+                 ledger: Ledger | None = None, server: str = "server", client: str = "client",
+                 special_bits: int = 0):
         if not is_pow2(n) or n < 2:
             raise ValueError(f"slot count n must be a power of two >= 2, got {n}")
         if not isinstance(p, int | np.integer) or p < 3 or p >= 1 << 31:
@@ -177,6 +180,10 @@ class PackedBackend:
         self.p = int(p)
         self.poly_degree = int(poly_degree)
         self.q_bits = int(q_bits)
+        if isinstance(special_bits, bool) or not isinstance(special_bits, int | np.integer) \
+                or special_bits < 0:
+            raise ValueError(f"special_bits must be an int >= 0, got {special_bits!r}")
+        self.special_bits = int(special_bits)
         self.noise_model = noise_model
         self.ledger = ledger
         self.server = server
@@ -202,6 +209,12 @@ class PackedBackend:
         self.flood_bits, self.flood_margin_bits = int(bits), int(margin_bits)
 
     # -- sizes ------------------------------------------------------------------------------
+    @property
+    def total_q_bits(self) -> int:
+        """Bits of the whole coefficient modulus (ciphertext primes + special prime): what
+        :func:`ppnn.he.bfv.security.check_128` bounds."""
+        return self.q_bits + self.special_bits
+
     @property
     def ciphertext_bits(self) -> int:
         """Bits of one ciphertext on the wire: two polynomials of ``N`` coefficients mod q."""

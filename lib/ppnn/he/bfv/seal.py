@@ -129,7 +129,7 @@ class SealBFV(PackedBackend):
         bits = [m.bit_count() for m in cm]
         self.coeff_bits = bits
         super().__init__(n, int(pm.value()), N, sum(bits[:-1]),
-                         noise_model or NoiseModel(1.0, 0.0), ledger)
+                         noise_model or NoiseModel(1.0, 0.0), ledger, special_bits=bits[-1])
         self.plain_bits = plain_bits
         self.row_size = row
         keygen = sealapi.KeyGenerator(self.context)

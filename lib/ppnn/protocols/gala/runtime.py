@@ -39,7 +39,7 @@ __all__ = ["GALA_LAN", "GALA_WAN", "unit_costs", "time_kernel", "project_seconds
 GALA_LAN = Network.from_units("GALA-LAN", 0.15, 125.0, "GALA §IV: Gigabit Ethernet")
 GALA_WAN = Network.from_units("GALA-WAN", 6.5, 25.0, "GALA §IV: 200 Mbps, RTT 13 ms")
 
-UNIT_OPS = ("Perm", "ScMult", "ScMult_coeff", "Add", "NTT", "Encode")
+UNIT_OPS = ("Perm", "ScMult", "ScMult_coeff", "Add", "NTT", "Encode", "Enc")
 
 
 def unit_costs(he, reps: int = 50, seed: int = 0) -> pd.DataFrame:
@@ -48,7 +48,8 @@ def unit_costs(he, reps: int = 50, seed: int = 0) -> pd.DataFrame:
     Rows: ``Perm`` (rotate_rows, coefficient form), ``ScMult`` (multiply_plain of an NTT-form
     ciphertext by an NTT-form plaintext, as the kernels do), ``ScMult_coeff`` (SEAL's
     multiply_plain on coefficient-form operands, NTTs included), ``Add``, ``NTT`` (one
-    ciphertext to or from NTT form), ``Encode`` (batch-encode one plaintext and NTT it).
+    ciphertext to or from NTT form), ``Encode`` (batch-encode one plaintext and NTT it), ``Enc``
+    (a public-key encryption of zero: what flooding adds to every returned ciphertext).
     """
     rng = np.random.default_rng(seed)
     ev, enc = he.evaluator, he.encoder
@@ -76,6 +77,7 @@ def unit_costs(he, reps: int = 50, seed: int = 0) -> pd.DataFrame:
         "Add": lambda: ev.add(ct, ct, out),
         "NTT": lambda: ev.transform_to_ntt(ct, out),
         "Encode": encode,
+        "Enc": lambda: he.encryptor.encrypt_zero(out),
     }
     samples = {op: [] for op in fns}
     for _ in range(reps):  # interleaved: every op sees the same (possibly busy) machine
