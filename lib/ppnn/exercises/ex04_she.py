@@ -242,11 +242,11 @@ def check_overflow(fn) -> Verdict:
                                   f"{(1 << (width - 1)) - 1}] comes out wrong.",
                            "make the whole sum too large (or too small), not only a pair")
         if first is None:
-            _, be16, _ = gate_run(lambda t: accumulate_fixed(t, 16), (vals.reshape(-1, 1), b))
             first = (f"for {K} terms of {b} bits your terms sum to {total}; the tree of "
                      f"{width}-bit adders returns {fixed} ({total} modulo 2^{width}, read as "
                      f"signed) for {g_fixed} gates, SHE's widening tree the right {wide} for "
-                     f"{g_wide} gates, the 16-bit baseline {be16.hgops} gates")
+                     f"{g_wide} gates, the 16-bit baseline {_acc_gates(K, b, fixed=True)} "
+                     "gates")
     return Verdict(True, f"Right: {first}. SHE's tree widens one bit per level, to "
                          f"b + ceil(log2 K) bits at the root: as wide as the sum can be and "
                          f"no wider, so it can never wrap.")
