@@ -123,6 +123,15 @@ def seal_at_family_params(plans):
     return SealBFV(poly_degree=he["poly_degree"], n=he["n"], flood_bits=bits, seed=5), bits
 
 
+def test_the_simulator_books_seals_ciphertext_and_galois_key_sizes(plans,
+                                                                  seal_at_family_params):
+    seal, _ = seal_at_family_params
+    sim = api.family("gala_gc").he_backend(plans[0]["gala_gc"])
+    assert sim.ciphertext_bits == seal.ciphertext_bits
+    assert sim.galois_key_bits == seal.galois_key_bits
+    assert sim.total_q_bits == seal.total_q_bits == 218
+
+
 @pytest.mark.parametrize("key", SECURE)
 def test_on_real_seal_the_families_flooding_hides_the_weights(key, seal_at_family_params):
     from ppnn.experiments.gala.lesson import flood_view_experiment

@@ -225,8 +225,10 @@ def returned_ciphertexts(plan: HEGCPlan, method: str, n: int) -> int:
 #: ``paper``: GAZELLE's and GALA's own setting (gala.txt §V): N = n = 2048, a 60-bit q, no
 #: flooding -- no circuit privacy, and q above the 54 bits the standard allows at N = 2048.
 HE_PARAMS = {
-    "secure": {"n": 4096, "poly_degree": 8192, "q_bits": 174, "special_bits": 44},
-    "paper": {"n": 2048, "poly_degree": 2048, "q_bits": 60, "special_bits": 0},
+    "secure": {"n": 4096, "poly_degree": 8192, "q_bits": 174, "special_bits": 44,
+               "key_primes": 4},
+    "paper": {"n": 2048, "poly_degree": 2048, "q_bits": 60, "special_bits": 0,
+              "key_primes": 1},
 }
 
 

@@ -184,6 +184,7 @@ class PackedBackend:
                 or special_bits < 0:
             raise ValueError(f"special_bits must be an int >= 0, got {special_bits!r}")
         self.special_bits = int(special_bits)
+        self.key_primes = 1  # ciphertext primes (one key-switching pair each); see galois_key_bits
         self.noise_model = noise_model
         self.ledger = ledger
         self.server = server
@@ -222,8 +223,13 @@ class PackedBackend:
 
     @property
     def galois_key_bits(self) -> int:
-        """Bits of one Galois (rotation) key (overridden by the real backend)."""
-        return 2 * self.poly_degree * self.q_bits
+        """Bits of one Galois (rotation) key (overridden by the real backend). Without a special
+        prime (``special_bits = 0``, the papers' single 60-bit q): one pair of polynomials mod
+        q. With one: SEAL's layout, one key-switching pair of ``N`` coefficients mod the whole
+        modulus per ciphertext prime (``key_primes``)."""
+        if not self.special_bits:
+            return 2 * self.poly_degree * self.q_bits
+        return self.key_primes * 2 * self.poly_degree * self.total_q_bits
 
     # -- booking / timing -------------------------------------------------------------------
     @contextlib.contextmanager

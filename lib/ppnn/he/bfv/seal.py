@@ -131,6 +131,7 @@ class SealBFV(PackedBackend):
         super().__init__(n, int(pm.value()), N, sum(bits[:-1]),
                          noise_model or NoiseModel(1.0, 0.0), ledger, special_bits=bits[-1])
         self.plain_bits = plain_bits
+        self.key_primes = len(bits) - 1  # one key-switching pair per ciphertext prime
         self.row_size = row
         keygen = sealapi.KeyGenerator(self.context)
         self._keygen = keygen
@@ -148,10 +149,6 @@ class SealBFV(PackedBackend):
             self.noise_model = calibrate_noise_model(self)
         self.set_flooding(flood_bits)
 
-    @property
-    def galois_key_bits(self) -> int:
-        """One Galois key: (#data primes) key-switching pairs of N coefficients mod the full q."""
-        return (len(self.coeff_bits) - 1) * 2 * self.poly_degree * sum(self.coeff_bits)
 
     def galois_elt(self, step: int) -> int:
         """SEAL's Galois element for a left row rotation by ``step`` (3^step mod 2N)."""

@@ -59,18 +59,23 @@ class BFVSim(PackedBackend):
     values : ``False`` tracks shapes and noise only (counting mode).
     flood_bits : noise flooding before a ciphertext leaves the server (0: off); the slot values
         are unchanged, the model noise and the counts are those of the real backend.
-    special_bits : bits of the key-switching prime (SEAL's N = 8192: 44); only
-        :attr:`total_q_bits` (the 128-bit bound) reads it.
+    special_bits : bits of the key-switching prime (SEAL's N = 8192: 44): the 128-bit bound
+        (:attr:`total_q_bits`) and the size of a Galois key read it.
+    key_primes : ciphertext primes of ``q`` (SEAL's N = 8192: 4): a Galois key holds one
+        key-switching pair per prime when there is a special prime.
     """
 
     def __init__(self, n: int = 2048, p: int | None = None, poly_degree: int | None = None,
                  q_bits: int = 60, noise_model: NoiseModel | None = None, values: bool = True,
                  ledger: Ledger | None = None, chunk_bytes: int = 1 << 26,
-                 flood_bits: int = 0, special_bits: int = 0):
+                 flood_bits: int = 0, special_bits: int = 0, key_primes: int = 1):
         N = int(poly_degree or n)
         p = int(p) if p is not None else batching_prime(20, N)
         super().__init__(n, p, N, q_bits, noise_model or default_noise_model(N, p, q_bits),
                          ledger, special_bits=special_bits)
+        if isinstance(key_primes, bool) or not isinstance(key_primes, int) or key_primes < 1:
+            raise ValueError(f"key_primes must be an int >= 1, got {key_primes!r}")
+        self.key_primes = key_primes
         self.tracks_values = bool(values)
         self.name = "sim" if values else "count"
         self._chunk = int(chunk_bytes)
