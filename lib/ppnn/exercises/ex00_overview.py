@@ -15,7 +15,7 @@ from ppnn.core.transcript import EVERY_ELEMENT
 
 from . import solutions
 from .answers import as_int, as_int_array, returned, show
-from .ledgers import compare_messages, summary
+from .ledgers import ledger_mismatch, summary
 from .registry import Exercise, Verdict, call_student, own_work, register
 
 __all__ = ["ReusingDealer", "reused_triple_view"]
@@ -57,22 +57,14 @@ def check_beaver(fn) -> Verdict:
         if out.shape != tuple(shape) or out.n_parties != len(parties):
             return Verdict(False, f"{case}: your output has {out.n_parties} shares of shape "
                                   f"{out.shape}, expected {len(parties)} of shape {shape}")
-        diffs = compare_messages(ref_led, led)
         right = bool(np.array_equal(out.reveal(), want))
-        if diffs or not right:
-            lines = [f"{case}:"]
-            if not right:
-                lines.append("  your shares do not reconstruct x * y")
-            lines += [f"  {d}" for d in diffs]
-            lines += [f"  library: {summary(ref_led)}", f"  yours:   {summary(led)}"]
-            tip = None
-            if any("no value recorded" in d for d in diffs):
-                tip = ("pass values={party: its shares of e and f} to ledger.exchange, so "
-                       "the ledger keeps what crossed")
-            elif any("not the values" in d for d in diffs):
-                tip = ("each party must send its shares of e = x - a and f = y - b, nothing "
-                       "else: a share of x itself would be a leak")
-            return Verdict(False, "\n".join(lines), tip)
+        if (no := ledger_mismatch(
+                case, ref_led, led, right, "your shares do not reconstruct x * y",
+                "each party must send its shares of e = x - a and f = y - b, nothing else: a "
+                "share of x itself would be a leak",
+                record_tip="pass values={party: its shares of e and f} to ledger.exchange, so "
+                           "the ledger keeps what crossed")) is not None:
+            return no
     return Verdict(True, "Your ledger matches the library's message for message (offline "
                          "triple, one online round of e and f) and the product is right: "
                          f"{summary(ref_led)}.")

@@ -20,7 +20,7 @@ from ppnn.protocols.tabula import dealer_tables, function_table, relu, tabula_on
 
 from . import solutions
 from .answers import as_int, as_int_array, returned, show
-from .ledgers import compare_messages, summary
+from .ledgers import ledger_mismatch, summary
 from .registry import Exercise, Verdict, call_student, own_work, register
 
 __all__ = ["reused_table_view"]
@@ -55,19 +55,13 @@ def check_lookup(fn) -> Verdict:
         if out.shares.shape != ref.shares.shape:
             return Verdict(False, f"{case}: your output shares have shape {out.shares.shape}, "
                                   f"the library's {ref.shares.shape}")
-        diffs = compare_messages(ref_led, led)
         right = bool(np.array_equal(out.reveal(), ref.reveal()))
-        if diffs or not right:
-            lines = [f"{case}:"]
-            if not right:
-                lines.append("  your shares do not reconstruct F(x_trunc), the library's output")
-            lines += [f"  {t}" for t in diffs]
-            lines += [f"  library: {summary(ref_led)}", f"  yours:   {summary(led)}"]
-            tip = None
-            if any("not the values" in t for t in diffs):
-                tip = ("each party sends its truncated share reduced mod 2^b plus its share of "
-                       "the table secret (tables.s_client / tables.s_server), mod 2^b")
-            return Verdict(False, "\n".join(lines), tip)
+        if (no := ledger_mismatch(
+                case, ref_led, led, right,
+                "your shares do not reconstruct F(x_trunc), the library's output",
+                "each party sends its truncated share reduced mod 2^b plus its share of the "
+                "table secret (tables.s_client / tables.s_server), mod 2^b")) is not None:
+            return no
     return Verdict(True, "Your ledger matches tabula_online's: one round, b bits each way per "
                          f"activation, and the same output ({summary(ref_led)}).")
 

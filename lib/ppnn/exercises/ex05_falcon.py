@@ -20,7 +20,7 @@ from ppnn.protocols.falcon.runtime import truncate_aby3_plain
 
 from . import solutions
 from .answers import as_int, as_int_tuple, returned
-from .ledgers import compare_messages, summary
+from .ledgers import ledger_mismatch, summary
 from .registry import Exercise, Verdict, call_student, own_work, register
 
 __all__ = ["truncation_mask", "bad_truncation_seeds"]
@@ -53,19 +53,13 @@ def check_mul(fn) -> Verdict:
         case = f"shape {shape}"
         if out.shape != tuple(shape):
             return Verdict(False, f"{case}: your output has shape {out.shape}")
-        diffs = compare_messages(ref_led, led)
         right = bool(np.array_equal(out.reveal(), want))
-        if diffs or not right:
-            lines = [f"{case}:"] + (["  your components do not sum to x * y"] if not right
-                                    else [])
-            lines += [f"  {t}" for t in diffs]
-            lines += [f"  library: {summary(ref_led)}", f"  yours:   {summary(led)}"]
-            tip = None
-            if any("not the values" in t for t in diffs):
-                tip = ("z_i = x_i y_i + x_i y_{i+1} + x_{i+1} y_i + alpha_i with alpha = "
-                       "fal.zero3(fal.ring, x.shape): without alpha, z_i tells P_{i-1} about "
-                       "x and y")
-            return Verdict(False, "\n".join(lines), tip)
+        if (no := ledger_mismatch(
+                case, ref_led, led, right, "your components do not sum to x * y",
+                "z_i = x_i y_i + x_i y_{i+1} + x_{i+1} y_i + alpha_i with alpha = "
+                "fal.zero3(fal.ring, x.shape): without alpha, z_i tells P_{i-1} about x and "
+                "y")) is not None:
+            return no
     return Verdict(True, "Your resharing matches Falcon's: one round, each P_i sends z_i to "
                          f"P_(i-1), the same values ({summary(ref_led)}).")
 

@@ -17,7 +17,9 @@ import numpy as np
 
 from ppnn.core import Ledger
 
-__all__ = ["Flow", "flows", "compare_messages", "compare_ops", "summary"]
+from .registry import Verdict
+
+__all__ = ["Flow", "flows", "compare_messages", "compare_ops", "summary", "ledger_mismatch"]
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,27 @@ def compare_messages(reference: Ledger, yours: Ledger, values: bool = True,
     if len(diffs) > limit:
         diffs = diffs[:limit] + [f"... and {len(diffs) - limit} more"]
     return diffs
+
+
+def ledger_mismatch(case: str, reference: Ledger, yours: Ledger, right: bool, wrong_output: str,
+                    value_tip: str, record_tip: str | None = None) -> Verdict | None:
+    """The "not yet" of a write-it-yourself check, or None when the student's ledger and
+    output agree with the library's: the case, ``wrong_output`` if the output is not
+    ``right``, the message differences (:func:`compare_messages`) and both summaries; the
+    hint is ``record_tip`` when a value was not recorded, ``value_tip`` when the sizes agree
+    but the values do not."""
+    diffs = compare_messages(reference, yours)
+    if not diffs and right:
+        return None
+    lines = [f"{case}:"] + ([] if right else [f"  {wrong_output}"])
+    lines += [f"  {d}" for d in diffs]
+    lines += [f"  library: {summary(reference)}", f"  yours:   {summary(yours)}"]
+    tip = None
+    if record_tip is not None and any("no value recorded" in d for d in diffs):
+        tip = record_tip
+    elif any("not the values" in d for d in diffs):
+        tip = value_tip
+    return Verdict(False, "\n".join(lines), tip)
 
 
 def _head(v: np.ndarray, n: int = 3) -> str:
