@@ -651,7 +651,7 @@ reproduced.table10(nc, pc)
 # curves (Figs. 8-9):
 
 # %%
-reproduced.fig4(tr)
+reproduced.fig4(tr, pc)
 
 # %%
 reproduced.fig5(tr)

@@ -160,13 +160,8 @@ def test_on_real_seal_minionn_layers_flood_and_decrypt_exactly(key, plans,
 
     he, _ = seal_at_family_params
     plan = plans[0][key].impl["plan"]
-    shapes = plan.net.shapes()
     rng = np.random.default_rng(0)
-    for st in plan.steps:
-        if st.kind != "linear":
-            continue
-        shape = shapes[st.q.index]
-        shape = (int(np.prod(shape)),) if st.layer.kind == "Dense" else tuple(shape)
+    for st, shape in hegc.linear_inputs(plan):
         kern = hegc._kernel(api.family(key).method, st, shape, he.n)
         x = rng.integers(-st.q.x_bound, st.q.x_bound + 1, shape)
         with he.key_scope():

@@ -43,7 +43,7 @@ def test_every_builder_uses_the_paper_keys(pc, meas):
     frames = {"table1": ex.table1(pc, meas), "table2": ex.table2(pc), "table4": ex.table4(nc),
               "table5": ex.table5(nc), "table6": ex.table6(pc), "table7": ex.table7(meas),
               "table8": ex.table8(nc, meas), "table9": ex.table9(pc, meas),
-              "table10": ex.table10(nc, pc), "fig4": ex.fig4(sweep), "fig5": ex.fig5(sweep),
+              "table10": ex.table10(nc, pc), "fig4": ex.fig4(sweep, pc), "fig5": ex.fig5(sweep),
               "fig6": ex.fig6(sweep), "fig8": ex.fig8(), "fig9": ex.fig9()}
     for name, frame in frames.items():
         cmp = report.compare("tabula", name, frame)

@@ -174,6 +174,9 @@ class Family:
     #: on the real backend with a Dask client, the family splits the gates of each circuit
     #: level across the workers (``_run`` takes ``client=``) instead of splitting the images
     distributes_gates: bool = False
+    #: a labelled variant (:func:`variants`): how it runs and what that gives up, for the text
+    #: under a comparison that shows it (the families leave it empty)
+    variant_note: str = ""
 
     # -- to implement ---------------------------------------------------------------------
     def _compile(self, net: Network, params, calib, **options) -> tuple[Any, dict]:

@@ -39,6 +39,7 @@ from ppnn.he.bfv.security import (
     SESSION_QUERIES,
     check_128,
     flood_bits_for_session,
+    max_q_bits_128,
     session_log2_distance,
 )
 from ppnn.nn import Conv2d, Dense, Flatten, MaxPool, Network, ReLU
@@ -52,7 +53,8 @@ from .api import Costs, Family, FamilySpec, Plan, split_one_time
 from .delphi_gc import _windows
 
 __all__ = ["KERNELS", "HEGCPlan", "secure_inference", "PARTIES", "GazelleGC", "GalaGC",
-           "GazelleGCNoFlood", "GalaGCNoFlood", "HE_PARAMS", "returned_ciphertexts"]
+           "GazelleGCNoFlood", "GalaGCNoFlood", "HE_PARAMS", "linear_inputs",
+           "returned_ciphertexts"]
 
 PARTIES = ("client", "server")
 KERNELS = {"GAZELLE": (GazelleMatVec, GazelleConv), "GALA": (GalaMatVec, GalaConv)}
@@ -198,22 +200,27 @@ def _kernel(method: str, st: Step, shape: tuple, n: int):
                 st.layer.stride)
 
 
+def linear_inputs(plan: HEGCPlan):
+    """``(step, input shape)`` of every linear step of ``plan`` (a Dense layer's input
+    flattened, as :func:`secure_inference` packs it)."""
+    shapes = plan.net.shapes()
+    for st in plan.steps:
+        if st.kind == "linear":
+            shape = shapes[st.q.index]
+            yield st, (int(np.prod(shape)),) if isinstance(st.layer, Dense) else tuple(shape)
+
+
 def returned_ciphertexts(plan: HEGCPlan, method: str, n: int) -> int:
     """Ciphertexts the server returns per query (``[y - r]_C`` of every linear layer), counted
     by running each layer's kernel on the counting backend (shapes only, no values)."""
     from ppnn.he.bfv.sim import BFVSim
 
-    shapes = plan.net.shapes()
     total = 0
-    for st in plan.steps:
-        if st.kind != "linear":
-            continue
-        shape = shapes[st.q.index]
-        shape = (int(np.prod(shape)),) if isinstance(st.layer, Dense) else tuple(shape)
+    for st, shape in linear_inputs(plan):
         kern = _kernel(method, st, shape, n)
         he = BFVSim(n=n, values=False)
         he.keygen(kern.rotation_steps())
-        ct = he.encrypt(np.zeros(kern.pack_input(np.zeros(shape, np.int64)).shape, np.int64))
+        ct = he.encrypt(kern.pack_input(np.zeros(shape, np.int64)))
         total += kern.evaluate(he, ct, None).size
     return total
 
@@ -245,7 +252,7 @@ class _HEGC(Family):
 
     def _compile(self, net, params, calib, n: int | None = None, f_x: int = 6,
                  kappa: int = SESSION_KAPPA, queries: int = SESSION_QUERIES):
-        from ppnn.he.bfv.sim import BFVSim
+        from ppnn.he.bfv.sim import BFVSim, batching_prime
 
         if calib is None:
             raise ValueError(f"{self.spec.name} needs calibration images (calib=) for GALA's "
@@ -260,7 +267,7 @@ class _HEGC(Family):
             he_args["n"] = n
         if self.circuit_privacy:
             check_128(N, he_args["q_bits"] + he_args["special_bits"], self.spec.name)
-        p = BFVSim(**he_args).p
+        p = batching_prime(20, N)  # the slot simulator's and SEAL's 20-bit plaintext prime
         net, params, rewrites = canonicalize(net, params)
         plan = HEGCPlan.build(net, params, np.asarray(calib), p, f_x)
         session = {"kappa": None, "queries": None, "ciphertexts": None, "flood_bits": 0,
@@ -391,6 +398,12 @@ _SIM = ("BFV on the slot simulator (same operation counts and ciphertext sizes a
         "kernels run on real SEAL in 02_gala); OT simulated: the client's input labels are "
         "handed over and the IKNP OT is booked, not run")
 _SECURE = "2PC, semi-honest, circuit privacy (flooding)"
+_PAPER, _DEFAULT = HE_PARAMS["paper"], HE_PARAMS["secure"]
+_VARIANT_NOTE = (
+    f"run as the papers did (N = {_PAPER['poly_degree']}, a {_PAPER['q_bits']}-bit q above the "
+    f"{max_q_bits_128(_PAPER['poly_degree'])} bits SEAL allows at 128-bit security, no noise "
+    "flooding, so the key-holding client can read the weights from the returned noise). "
+    f"Their default rows run at SEAL's 128-bit N = {_DEFAULT['poly_degree']} with flooding.")
 _NO_PRIVACY = "2PC, semi-honest, no circuit privacy"
 
 
@@ -412,6 +425,7 @@ class GazelleGCNoFlood(GazelleGC):
     """GazelleGC as the papers ran it: N = 2048, 60-bit q, no flooding (a labelled variant)."""
 
     params_name, circuit_privacy = "paper", False
+    variant_note = _VARIANT_NOTE
     spec = FamilySpec("gazelle_gc_noflood", "GAZELLE linear + GC ReLU (no circuit privacy)",
                       "GALA (baseline)", PARTIES, _NO_PRIVACY, "semi-honest", "two parties",
                       real=_REAL, simulated=_SIM, layers=_LAYERS)
@@ -421,6 +435,7 @@ class GalaGCNoFlood(GalaGC):
     """GalaGC as the paper ran it: N = 2048, 60-bit q, no flooding (a labelled variant)."""
 
     params_name, circuit_privacy = "paper", False
+    variant_note = _VARIANT_NOTE
     spec = FamilySpec("gala_gc_noflood", "GALA linear + GC ReLU (no circuit privacy)", "GALA",
                       PARTIES, _NO_PRIVACY, "semi-honest", "two parties", real=_REAL,
                       simulated=_SIM, layers=_LAYERS)

@@ -229,13 +229,12 @@ def to_markdown(df: pd.DataFrame, guide: list[str] | None = None) -> str:
              f"{int(df['n_accuracy'].iloc[0])} {data} test images"
              + (f" (float model: {df.attrs['float_accuracy']:.4g})"
                 if "float_accuracy" in df.attrs else "") + ".\n")
-    weak = [f for k, f in zip(df["key"], df["family"]) if k in api.variants()]
+    weak = [(f, api.family(k).variant_note) for k, f in zip(df["key"], df["family"])
+            if k in api.variants()]
     if weak:
+        notes = " ".join(dict.fromkeys(note for _, note in weak))
         text += ("\nRows marked *no circuit privacy* are labelled variants, not defaults: "
-                 f"{', '.join(weak)} run as the papers did (N = 2048, a 60-bit q above the "
-                 "54 bits SEAL allows at 128-bit security, no noise flooding, so the "
-                 "key-holding client can read the weights from the returned noise). Their "
-                 "default rows run at SEAL's 128-bit N = 8192 with flooding.\n")
+                 f"{', '.join(f for f, _ in weak)} {notes}\n")
     text += "\n**What was measured, counted and projected**\n\n"
     text += "\n".join(f"- *{f}*: {p}. Quantization: {n}." for f, p, n in
                       zip(df["family"], df["provenance"], df["notes"]))

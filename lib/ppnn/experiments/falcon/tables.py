@@ -131,7 +131,7 @@ def _n_params(name: str) -> int:
     return zoo.get(name).totals()["params"]
 
 
-def rsqrt_iterations(seed: int = 0) -> tuple[int, int]:
+def rsqrt_counts(seed: int = 0) -> tuple[int, int]:
     """Newton iterations of the batch-norm inverse square root (the labels of a run's ledger:
     the loop we set to the paper's 4) and the online rounds of that run, from the ledger."""
     frs = F.Falcon(np.random.default_rng(seed))
@@ -149,7 +149,7 @@ def text_claims(fal, relu_ratio: float, table6: pd.DataFrame, counted_inf: pd.Da
     :class:`~ppnn.protocols.falcon.Falcon`; ``relu_ratio``: ReLU bytes at l=64 over l=32;
     ``table6`` and ``counted_inf``: the inference accuracy and counted-cost frames;
     ``x_tr, x_te``: the MNIST images."""
-    newton = rsqrt_iterations(seed)
+    newton = rsqrt_counts(seed)
     claims = [
         ("Fixed-point encoding", "fractional_bits", fal.f, "Falcon(frac_bits=13); 16 (Sec 5.1) "
          "raises for Z_2^32"),

@@ -435,12 +435,14 @@ def _best_within(df: pd.DataFrame, tol_pct: float) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def fig4(tr: pd.DataFrame) -> pd.DataFrame:
+def fig4(tr: pd.DataFrame, pc: dict) -> pd.DataFrame:
+    """Fig. 4 from the accuracy sweep ``tr`` and the per-call ledgers ``pc``
+    (:func:`per_call_costs`, 8 bits among its widths)."""
     best = _best_within(tr, 2.0)
     row = "All networks (caption)"
     return _frame([
         _rec("Tabula (caption)", "tabula_comm_per_call",
-             per_call_costs(bits=(8,), gc_bits=())["tabula_online"][8], "counted",
+             pc["tabula_online"][8], "counted",
              "online bytes per call on the ledger of a run at 8 bits: 2 b bits (the caption's "
              "16 B is the 64-bit ring without the mod 2^b optimisation)"),
         _rec(row, "comm_reduction_vs_gc_min", float(best["comm_reduction"].min()), "counted",

@@ -130,9 +130,9 @@ def table10(nc: pd.DataFrame, pc: dict) -> None:
               for r in NET_ROWS if r != "MinioNN"}})
 
 
-def fig4(tr: pd.DataFrame) -> None:
-    """Fig. 4: communication reduction at fixed accuracy."""
-    f4 = ex.fig4(tr)
+def fig4(tr: pd.DataFrame, pc: dict) -> None:
+    """Fig. 4: communication reduction at fixed accuracy (``pc``: per-call ledgers)."""
+    f4 = ex.fig4(tr, pc)
     _show("fig4", f4, "communication reduction at fixed accuracy", {
         ("Tabula (caption)", "tabula_comm_per_call"): R_CAPTION,
         **rows_with(f4, "comm_reduction", R_LIN + "; MNIST-only networks here")})
