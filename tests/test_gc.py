@@ -79,7 +79,7 @@ def test_delphi_split_books_online_only_the_servers_share_labels(b):
     ring = Ring(b)
     x = ring.random(rng, (n,))
     delphi, online = Ledger(["client", "server"]), Ledger(["client", "server"])
-    Y, _ = gc.gc_relu(share_additive(x, ring, rng), delphi, rng)  # default: Delphi's split
+    Y, _ = gc.gc_relu(share_additive(x, ring, rng), delphi, rng, split="delphi")
     np.testing.assert_array_equal(Y.reveal(), _relu_ring(x, ring))
     gc.gc_relu(share_additive(x, ring, rng), online, rng, split="online")
     cost = gc.gc_cost(gc.relu_circuit(b))

@@ -371,7 +371,7 @@ def gc_cost(c: Circuit, kappa: int = KAPPA) -> GCCost:
 # ----------------------------------------------------------------------------- protocol
 def gc_relu(x: AdditiveShares, ledger: Ledger, rng: np.random.Generator,
             parties=("client", "server"), label_rng: np.random.Generator | None = None,
-            circuit: Circuit | None = None, chunk: int = 2048, split: str = "delphi"
+            circuit: Circuit | None = None, chunk: int = 2048, split: str = "online"
             ) -> tuple[AdditiveShares, dict]:
     """ReLU of b-bit additive shares with a real garbled circuit (server garbles).
 
@@ -383,11 +383,12 @@ def gc_relu(x: AdditiveShares, ledger: Ledger, rng: np.random.Generator,
     same ring Z_2^b). ``r`` comes from the OS CSPRNG
     (:func:`ppnn.core.randomness.mask_source`), not from ``rng``.
 
-    ``split="delphi"`` (default; Tabula §4's baseline is Delphi, Mishra et al. 2020 §4): steps
+    ``split="delphi"`` (Tabula's baseline, Tabula §4: Delphi, Mishra et al. 2020 §4): steps
     1-3 are preprocessing (booked offline: the client's share is fixed by the linear layer's
     preprocessing, r by the server's), online only step 4, one round of ``b kappa`` bits per
-    element. ``split="online"``: all of it online in two rounds (no preprocessing). Both book
-    the same messages in total (:attr:`GCCost.total`).
+    element. ``split="online"`` (default; GAZELLE-style, as
+    :func:`ppnn.protocols.gc_act.book_gc` books it): all of it online in two rounds. Both
+    book the same messages in total (:attr:`GCCost.total`).
 
     Returns the output shares and a dict of measured times (s) and AES call counts.
     Elements are garbled in batches of ``chunk`` (each batch with its own Delta).
