@@ -512,7 +512,7 @@ for name in names:  # the float models, trained on the first run and cached (dat
 
 # %%
 table6, t6_time = E.inference_accuracy(names, labels, N_TEST, x_tr, x_te, y_te, quick=QUICK,
-                                      seed=SEED)
+                                      seed=SEED, y_train=y_tr)
 display(table6)
 display(t6_time)
 save_table(table6, "table6_accuracy")

@@ -448,6 +448,21 @@ def _resnet18_imagenet() -> Network:
                             " SHE Table 6's ResNet." + _GALA_IMAGENET)
 
 
+@register("vgg16_imagenet", ("falcon",))
+def _vgg16_imagenet() -> Network:
+    layers: list[Layer] = []
+    for v in _VGG16_CFG:
+        layers += [MaxPool(2)] if v == "M" else [Conv2d(v, 3, 1, 1), ReLU()]
+    return _net(
+        "vgg16_imagenet", IMAGENET,
+        layers + [Flatten(), Dense(4096), ReLU(), Dense(4096), ReLU(), Dense(1000)],
+        "Simonyan & Zisserman 2015 VGG-16 (configuration D) on 224x224 ImageNet: 13 conv 3x3 "
+        "with ReLU, 5 max-pools, FC 25088-4096-4096-1000 (138,357,544 parameters). The network "
+        "Falcon's '138 million parameters' (Appendix D) counts; Falcon runs VGG16 on CIFAR-10 "
+        "and Tiny ImageNet (falcon_vgg16_*). Definition only: not trained here.",
+        "imagenet", ("falcon",))
+
+
 # ============================================================================================
 # Falcon (falcon.txt §5 and Appendix C/D; numbers lost in this copy of the text)
 # ============================================================================================
