@@ -210,3 +210,19 @@ def test_fig9_rows_are_our_costliest_gazelle_convolutions():
     assert np.allclose(df["ours"].astype(float), top["GAZELLE_s"] / top["GALA_s"])
     assert (df["status"] == "machine-dependent").all() and (df["kind"] == "projected").all()
     assert all("c_n = " in r for r in df["reason"])
+
+
+def test_alexnet_and_vgg_counts_are_network_unspecified():
+    """Issue 27 item 6: GALA gives no layer table for AlexNet / VGG and the CIFAR-10 networks
+    l. 452 names give a fraction of its ScMult, so their Table IX counts and Table XI
+    communication are shown, not judged; the machine-dependent timings keep their status."""
+    from ppnn.experiments.gala import tables as gala_tables
+
+    ops = ("Perm", "HstPerm", "DecPerm", "ScMult", "Add")
+    totals = {"AlexNet": {f"{m}_{op}": 1 for m in ("GAZELLE", "GALA") for op in ops}}
+    frame = gala_tables._unspecified(paper_tables.table9(totals), ["AlexNet"], "no layers")
+    got = report.compare("gala", "table9", frame).set_index(["row", "metric"])
+    for metric in ("gazelle_scmult", "gala_perm"):
+        assert got.loc[("AlexNet", metric), "status"] == report.NETWORK_UNSPECIFIED
+        assert got.loc[("AlexNet", metric), "reason"].startswith("network unspecified: no")
+    assert got.loc[("VGG", "gala_scmult"), "status"] == "not reproducible here"  # not run
