@@ -647,8 +647,7 @@ reproduced.table8(conv_runs, unit, he_flood.ciphertext_bits, quick=QUICK)
 # zoo's counts stay as "ours only" rows.
 
 # %%
-imagenet = {label: ex.network_op_totals(name, n=N_SLOTS)
-            for label, name in ex.IMAGENET_NETWORKS.items()}
+imagenet = ex.imagenet_op_totals(N_SLOTS)
 reproduced.table9(totals, imagenet)
 
 # %%

@@ -30,7 +30,7 @@ from ppnn.protocols.gala.runtime import (
 
 __all__ = ["MATVEC_DIMS", "TABLE1_DIMS", "CONV_DIMS", "NETWORKS", "mv_label", "conv_label",
            "matvec_kernel", "conv_kernel", "count_matvec", "count_conv", "IMAGENET_NETWORKS",
-           "network_op_totals", "measure_matvec",
+           "network_op_totals", "imagenet_op_totals", "measure_matvec",
            "measure_conv", "noise_runs", "relu_unit_cost", "network_layers", "network_totals",
            "tenseal_peer", "save_results"]
 
@@ -381,6 +381,12 @@ def tenseal_peer(dims=MATVEC_DIMS, repeats: int = 3, seed: int = 0, he=None) -> 
     gala = df[df.method.str.startswith("GALA")].set_index("dims")["seconds"]
     df["ratio_vs_gala"] = df["seconds"] / df["dims"].map(gala)
     return df
+
+
+def imagenet_op_totals(n: int) -> dict[str, dict]:
+    """:func:`network_op_totals` of the ResNets on the 224x224 ImageNet geometry
+    (:data:`IMAGENET_NETWORKS`), by the paper's row label: Table IX's check of the dataset."""
+    return {label: network_op_totals(name, n=n) for label, name in IMAGENET_NETWORKS.items()}
 
 
 def counting_backend(n: int = 2048) -> BFVSim:
