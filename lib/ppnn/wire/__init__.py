@@ -1,0 +1,31 @@
+"""Wire mode: the parties as separate OS processes exchanging real bytes over loopback TCP.
+
+``ppnn.run(plan, x, seed, transport="tcp")`` runs a Falcon plan (``falcon_sh``,
+``falcon_mal``) as four processes -- P0, P1, P2 and the dealer (which also plays the data
+holder and the model owner) -- connected by TCP on 127.0.0.1, each holding only what its
+party holds (:mod:`.falcon`: SPMD with garbage, the honesty proof). Logits, predictions and
+the ledger equal the in-process run with the same seed; ``result.extra["wire"]`` gives the
+ledger's bytes and rounds beside the bytes, frames and causal depth measured on the wire.
+
+Modules: :mod:`.framing` (the bytes of one message and their stated framing),
+:mod:`.transport` (one process's sockets, timeouts, counters), :mod:`.launch` (starting,
+joining and cleaning up the processes), :mod:`.falcon` (Falcon's parties on the wire).
+
+Real here: processes, sockets, bytes, rounds, wall time on loopback. Not yet: shaped links
+(namespaces, tc), other families.
+"""
+
+from .falcon import WIRE_FAMILIES
+from .framing import HEADER_BYTES, frame_bytes, pack, payload_bytes, unpack
+from .transport import WireError, WireTimeout
+
+__all__ = ["HEADER_BYTES", "frame_bytes", "pack", "payload_bytes", "unpack", "WireError",
+           "WireTimeout", "run", "WIRE_FAMILIES"]
+
+
+
+def run(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None = 600.0):
+    """A plan run in wire mode (see :func:`ppnn.wire.falcon.run_plan`)."""
+    from .falcon import run_plan
+
+    return run_plan(plan, x, seed, timeout=timeout, deadline=deadline)
