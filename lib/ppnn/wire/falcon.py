@@ -60,7 +60,7 @@ from .launch import launch
 from .transport import CLASSES, Wire, WireError
 
 __all__ = ["WireFalcon", "WireDealer", "WIRE_FAMILIES", "run_plan", "run_program",
-           "relu_program", "relu_reading_all_components", "wire_summary"]
+           "relu_program", "relu_reading_all_components", "wire_summary", "summary_frame"]
 
 #: the families that run with ``transport="tcp"``
 WIRE_FAMILIES = ("falcon_sh", "falcon_mal")
@@ -200,6 +200,7 @@ class WireFalcon(Falcon):
         the receiver's process returns what arrived, any other process returns garbage."""
         out = super()._transmit(sender, receiver, value, alg, what, change)
         w = self.wire
+        w.enter_round(self.ledger.messages[-1].round)
         if w.party == sender:
             w.send(PARTIES[receiver], [(out, alg.bits)], self._step(what),
                    round=self.ledger.messages[-1].round)
@@ -281,6 +282,21 @@ def wire_summary(ledger, launched) -> dict:
     out["party seconds"] = {r: s["seconds"] for r, s in stats.items()}
     out["ports"] = dict(launched.ports)
     return out
+
+
+def summary_frame(summary: dict):
+    """:func:`wire_summary` as a table: one row per traffic class (ledger bytes, expected and
+    measured wire bytes), then rounds and seconds."""
+    import pandas as pd
+
+    rows = [{"quantity": f"{c} bytes", "ledger": v["ledger bytes"],
+             "ledger + framing": v["expected wire bytes"], "wire": v["wire bytes"],
+             "frames": v["frames"], "payload bytes": v["payload bytes"]}
+            for c, v in summary["classes"].items()]
+    rows.append({"quantity": "online rounds", "ledger": summary["ledger rounds"],
+                 "ledger + framing": None, "wire": summary["measured rounds"],
+                 "frames": None, "payload bytes": None})
+    return pd.DataFrame(rows)
 
 
 def _check_same(launched, what: str) -> None:

@@ -152,7 +152,7 @@ class Wire:
         self.garbage = garbage
         self.depth = 0
         self.max_depth = 0
-        self._round: int | None = None  # the ledger round of the last online send
+        self._round: int | None = None  # the ledger round of the last online message
         self._round_base = 0  # the depth when that round began
         self.sent = {c: Traffic() for c in CLASSES}
         self.received = {c: Traffic() for c in CLASSES}
@@ -200,14 +200,19 @@ class Wire:
                             f"{len(payload)} bytes")
         depth = 0
         if cls == "online":
-            if round is None or round != self._round:
-                self._round, self._round_base = round, self.depth
+            self.enter_round(round)
             depth = self._round_base + 1
             self.max_depth = max(self.max_depth, depth)
         seq = self._seq_out[peer]
         self._seq_out[peer] = seq + 1
         self._queues[peer].put(HEADER.pack(seq, depth, len(payload)) + payload)
         self.sent[cls].add(bits, len(payload))
+
+    def enter_round(self, round: int | None) -> None:
+        """The program reached a message of ledger round ``round`` (sent, received or
+        neither): the first time, the round's base depth is the current depth."""
+        if round is None or round != self._round:
+            self._round, self._round_base = round, self.depth
 
     def recv(self, peer: str, layout: Sequence[tuple[tuple[int, ...], np.dtype, int]],
              what: str, cls: str = "online") -> list[np.ndarray]:
