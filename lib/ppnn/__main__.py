@@ -165,8 +165,8 @@ def _wire(args) -> int:
     same = (np.array_equal(ref.logits, res.logits)
             and ref.ledger.messages == res.ledger.messages)
     df = summary_frame(w)
-    df.loc[len(df)] = {"quantity": "seconds (in process | wire, go to last result)",
-                       "ledger": round(t_in, 4), "wire": round(w["seconds"], 4)}
+    df.loc[len(df)] = ["seconds (ledger: in process; wire: go to last result)",
+                       round(t_in, 4), None, round(w["seconds"], 4), None, None]
     print(f"{plan.spec.name} on {net.name}, {len(imgs)} image(s), seed {args.seed}: P0, P1, P2 "
           "and the dealer as 4 processes over loopback TCP (not shaped); framing: 12-byte "
           "header per message")

@@ -296,7 +296,7 @@ def summary_frame(summary: dict):
     rows.append({"quantity": "online rounds", "ledger": summary["ledger rounds"],
                  "ledger + framing": None, "wire": summary["measured rounds"],
                  "frames": None, "payload bytes": None})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, dtype=object)
 
 
 def _check_same(launched, what: str) -> None:
