@@ -231,3 +231,14 @@ def test_launch_checks_its_arguments():
     with pytest.raises(ValueError, match="one task per role"):
         launch(print, {"P0": None})
     assert issubclass(WireTimeout, WireError)
+
+
+def test_cli_wire_refuses_other_families_and_unknown_models(capsys):
+    from ppnn.__main__ import main
+
+    assert main(["wire", "delphi_gc", "minionn_mnist"]) == 2
+    assert "implemented for falcon_sh, falcon_mal" in capsys.readouterr().err
+    assert main(["wire", "falcon_sh", "no_such_net"]) == 2
+    assert "neither an .onnx file nor a zoo network" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["wire", "falcon_sh", "minionn_mnist", "--images", "0"])
