@@ -124,8 +124,11 @@ def test_batchnorm(mal, m, c):
 def test_headline_numbers_for_ell_32():
     relu_sh = C.relu_cost(1)
     assert relu_sh.rounds == 11
-    # open x (32) + PC 3*6*(2*32+3) + bit (3) + product (96) bits, all parties
-    assert relu_sh.bits == 3 * 32 + 3 * 6 * 67 + 3 + 96
+    # open x (32) + PC 3*6*(32 + 33 + 1) (step 5 on the 32 positions i >= 1, the tree's 33
+    # products, d) + bit (3) + product (96) bits, all parties
+    assert relu_sh.bits == 3 * 32 + 3 * 6 * 66 + 3 + 96 == 1383
+    # malicious: the check value v of a product is opened one way (3 elements, not 6)
+    assert C.relu_cost(1, mal=True).bits == 6714
     assert C.pc_cost(1).rounds == 8 and C.pow_cost(1).rounds == 50
     assert C.division_cost(1).rounds == 58
     # malicious: one verification round at the end (pow ends verified: private compare opens

@@ -54,3 +54,26 @@ def test_closed_forms_are_typeset_not_printed_as_sympy_strings():
     md = E.formulas_markdown(df, ["protocol", "bits", "rounds"])
     assert r"$6 \ell n \left\lceil{\log_2{\left(p \right)}}\right\rceil$" in md
     assert md.splitlines()[-1].startswith("| PC | $6") and md.splitlines()[-1].endswith("| 2 |")
+
+
+def test_alexnet_and_vgg16_parameter_counts_are_the_imagenet_networks():
+    """Issue 27 item 8: the paper's 'about 60 million' / 'about 138 million' parameters are
+    the ImageNet networks'; they are compared with the ImageNet networks' counts, and the
+    CIFAR-10 networks Falcon runs are shown beside them, not judged against 60M / 138M."""
+    import pandas as pd
+
+    from ppnn import report
+    from ppnn.experiments.falcon import tables as FT
+
+    assert FT._n_params("alexnet_imagenet") == 60_965_224
+    assert FT._n_params("vgg16_imagenet") == 138_357_544
+    ours = pd.DataFrame({
+        "row": ["AlexNet", "VGG16", "VGG16 (CIFAR-10, as Falcon runs it)"],
+        "metric": ["parameters_appD", "parameters", "parameters"],
+        "value": [FT._n_params("alexnet_imagenet") / 1e6, FT._n_params("vgg16_imagenet") / 1e6,
+                  FT._n_params("falcon_vgg16_cifar10") / 1e6],
+        "kind": "counted"})
+    st = report.compare("falcon", "text_claims", ours).set_index(["row", "metric"])["status"]
+    assert st[("AlexNet", "parameters_appD")] == "within tolerance"   # 61.0M, printed 60
+    assert st[("VGG16", "parameters")] == "exact"                      # 138.4M, printed 138
+    assert st[("VGG16 (CIFAR-10, as Falcon runs it)", "parameters")] == "ours only"

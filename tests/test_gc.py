@@ -54,18 +54,53 @@ def test_ledger_matches_cost_model():
     ring = Ring(b)
     X = share_additive(ring.random(rng, (n,)), ring, rng)
     ledger = Ledger(["client", "server"])
-    gc.gc_relu(X, ledger, rng)
+    gc.gc_relu(X, ledger, rng, split="online")
     cost = gc.gc_cost(gc.relu_circuit(b))
     k = gc.KAPPA
     n_and = 3 * (b - 1)
     assert cost.tables == 2 * k * n_and
     assert cost.garbler_labels == 2 * b * k
+    assert cost.mask_labels == b * k and cost.share_labels == b * k
     assert cost.ot_receiver + cost.ot_sender == 3 * b * k
     assert cost.decoding == b
     assert ledger.total_bits("online") == n * cost.total
     assert ledger.total_bits("online") == n * (2 * k * n_and + 5 * b * k + b)
+    assert ledger.total_bits("offline") == 0
     assert ledger.rounds("online") == 2
     assert ledger.op_count("and_gate") == n * n_and
+
+
+@pytest.mark.parametrize("b", [8, 16, 32])
+def test_delphi_split_books_online_only_the_servers_share_labels(b):
+    """Delphi's ReLU (Mishra et al. 2020 §4): online the server's share labels, b kappa bits,
+    label by label; tables, OT, decoding bits and the labels of r offline; nothing twice."""
+    n = 40
+    rng = np.random.default_rng(b)
+    ring = Ring(b)
+    x = ring.random(rng, (n,))
+    delphi, online = Ledger(["client", "server"]), Ledger(["client", "server"])
+    Y, _ = gc.gc_relu(share_additive(x, ring, rng), delphi, rng, split="delphi")
+    np.testing.assert_array_equal(Y.reveal(), _relu_ring(x, ring))
+    gc.gc_relu(share_additive(x, ring, rng), online, rng, split="online")
+    cost = gc.gc_cost(gc.relu_circuit(b))
+    df = delphi.messages_frame()
+    on = df[df["phase"] == "online"]
+    assert list(on["what"]) == ["labels of x_s"] and (on["sender"] == "server").all()
+    assert delphi.total_bits("online") == n * b * gc.KAPPA == n * cost.online_delphi_relu
+    assert delphi.rounds("online") == 1
+    assert delphi.total_bits("offline") == n * cost.offline_delphi_relu == n * (
+        cost.tables + cost.ot_receiver + cost.ot_sender + cost.decoding + cost.mask_labels)
+    # nothing booked twice: offline + online is the all-online total
+    assert delphi.total_bits() == online.total_bits("online") == n * cost.total
+    assert cost.evaluator_storage_delphi_relu == cost.evaluator_storage + b * gc.KAPPA
+
+
+def test_gc_relu_rejects_an_unknown_split():
+    ring = Ring(8)
+    rng = np.random.default_rng(0)
+    X = share_additive(ring.random(rng, (4,)), ring, rng)
+    with pytest.raises(ValueError, match="split"):
+        gc.gc_relu(X, Ledger(["client", "server"]), rng, split="gazelle")
 
 
 def test_wrong_labels_do_not_decode_to_the_answer():

@@ -262,6 +262,24 @@ def test_a_definition_mismatch_is_its_own_status(paper_table):
     assert "definition differs" in report.status_counts(df.reset_index())
 
 
+def test_a_network_the_paper_does_not_specify_is_shown_not_judged(paper_table):
+    """Issue 27 items 6-7: a value of a network the paper never specifies gets 'not
+    reproducible: network unspecified' -- even when it happens to equal the paper's -- and
+    its reason says what is missing; a value-less row whose note says so gets it too."""
+    ours = report.records_frame([
+        {"row": "net-a", "metric": "rounds", "value": 12, "note": "dense", "kind": "counted",
+         "unspecified": "pruned weights never given"},
+        {"row": "net-b", "metric": "rounds", "value": None, "kind": "counted",
+         "note": "network unspecified: no channel counts printed"}])
+    df = report.compare("demo", "table9", ours).set_index(["row", "metric"])
+    for row in ("net-a", "net-b"):
+        assert df.loc[(row, "rounds"), "status"] == report.NETWORK_UNSPECIFIED
+        assert df.loc[(row, "rounds"), "reason"].startswith("network unspecified: ")
+    assert df.loc[("net-a", "rounds"), "ours"] == 12            # shown beside the paper's
+    assert report.NETWORK_UNSPECIFIED in report.STATUSES
+    assert report.status_counts(df.reset_index())[report.NETWORK_UNSPECIFIED] == 2
+
+
 @pytest.mark.parametrize("table,metrics", [
     ("table1", ["opt_phe_server2", "opt_hybrid_server2", "opt_hybrid_server1"]),  # 02*, 04*, 99
     ("table5", ["client", "server2"]),                                           # 24, 99

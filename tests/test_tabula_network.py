@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ppnn.core import Ledger
+from ppnn.core import Ledger, Ring, share_additive
 from ppnn.he import gc
 from ppnn.nn import BatchNorm, Conv2d, Dense, Flatten, MaxPool, MeanPool, Network, ReLU, zoo
 from ppnn.protocols.tabula import network as tn
@@ -81,8 +81,32 @@ def test_counting_zoo_networks_matches_the_closed_form(name):
     tab = tn.count_network(net, "tabula", 8)
     assert tab.total_bits("online") == 64 * (c["linear_inputs"] + c["outputs"]) + 16 * calls
     g = tn.count_network(net, "gc", 8)
+    cost = gc.gc_cost(gc.relu_circuit(8))
+    # Delphi's split: online the labels of the server's share (8 x 128 bits) per call ...
     assert g.total_bits("online") == 64 * (c["linear_inputs"] + c["outputs"]) \
-        + calls * gc.gc_cost(gc.relu_circuit(8)).total
+        + calls * 8 * gc.KAPPA == tab.total_bits("online") + calls * (8 * gc.KAPPA - 16)
+    # ... the rest offline, and nothing twice: both phases add up to the all-online circuit
+    assert g.total_bits("offline") == calls * cost.offline_delphi_relu
+    assert g.total_bits() == 64 * (c["linear_inputs"] + c["outputs"]) + calls * cost.total
+
+
+@pytest.mark.parametrize("bits", [8, 16])
+def test_gc_counter_books_what_gc_relu_sends_in_each_phase(bits):
+    """count_network's GC calls and a real gc_relu run (Delphi's split) book the same bits
+    per phase and the same online rounds per layer."""
+    net = zoo.get("tabula_lenet")
+    c = tn.network_counts(net)
+    calls = c["relus"] + c["comparisons"]
+    g = tn.count_network(net, "gc", bits)
+    ring, n = Ring(bits), 64
+    rng = np.random.default_rng(bits)
+    run = Ledger(PARTIES)
+    gc.gc_relu(share_additive(ring.random(rng, (n,)), ring, rng), run, rng, split="delphi")
+    linear = 64 * (c["linear_inputs"] + c["outputs"])
+    for phase in ("online", "offline"):
+        per_call = run.total_bits(phase) / n
+        assert g.total_bits(phase) == (linear if phase == "online" else 0) + calls * per_call
+    assert run.rounds("online") == 1
 
 
 def test_bad_networks_and_modes_raise():

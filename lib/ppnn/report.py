@@ -12,6 +12,12 @@ Status per row
 ``within tolerance``      |ours / paper - 1| <= rtol
 ``differs``               otherwise (the ``reason`` column says why, when known)
 ``not reproducible here`` we have no value; ``reason`` says why
+``not reproducible: network unspecified``
+                          the paper's value depends on a network it does not specify (a
+                          pruned network whose weights it never gives, a topology it does
+                          not print); ours, for the network we built, is shown, not judged
+                          (the reproduced frame's ``unspecified`` column, or a value-less
+                          note starting "network unspecified", says what is missing)
 ``ours only``             a value we report that the paper does not have
 ``paper value missing``   the paper's cell is empty in this copy of the text
 ``definition differs``    ours measures the same thing by another definition than the paper's
@@ -45,11 +51,15 @@ __all__ = ["load_paper", "compare", "save", "build_report", "save_errata", "STAT
            "reproduced_frame", "status_counts", "paper_choice", "paper_row_of", "PAPER_CHOICE",
            "INFERRED", "is_inferred_choice"]
 
+#: the status of a row whose paper value depends on a network the paper does not specify
+NETWORK_UNSPECIFIED = "not reproducible: network unspecified"
+#: the prefix of such a row's reason (and of a value-less note that gives the status)
+UNSPECIFIED_PREFIX = "network unspecified"
 STATUSES = ("exact", "within tolerance", "differs", "definition differs", "verified",
             "machine-dependent", "claim holds", "direction holds, magnitude not reached",
             "claim fails", "too close to call", "quoted",
-            "input", "formula", "not reproducible here", "ours only", "paper value missing",
-            "paper value garbled")
+            "input", "formula", "not reproducible here", NETWORK_UNSPECIFIED, "ours only",
+            "paper value missing", "paper value garbled")
 #: statuses of a claim row (see :func:`_claim`)
 CLAIM_STATUSES = ("claim holds", "direction holds, magnitude not reached", "claim fails",
                   "too close to call")
@@ -233,7 +243,7 @@ REPRODUCED_COLUMNS = ["row", "metric", "value", "note", "kind"]
 
 
 #: optional columns of a reproduced-values frame, kept when any record has them
-OPTIONAL_COLUMNS = ("check", "definition")
+OPTIONAL_COLUMNS = ("check", "definition", "unspecified")
 
 
 def records_frame(records) -> pd.DataFrame:
@@ -247,8 +257,9 @@ def records_frame(records) -> pd.DataFrame:
                for r in records]
     extra = [c for c in OPTIONAL_COLUMNS if any(c in r for r in records)]
     df = pd.DataFrame(records, columns=cols + extra)
-    if "definition" in df.columns:
-        df["definition"] = df["definition"].fillna("")
+    for col in ("definition", "unspecified"):
+        if col in df.columns:
+            df[col] = df[col].fillna("")
     return df
 
 
@@ -377,7 +388,7 @@ def compare(paper: str, table: str, reproduced: pd.DataFrame, rtol: float = 0.05
     def judged(r, o) -> dict:
         value = o.value if o is not None else None
         status, ratio = _status(r.value, value, rtol, accuracy=_is_accuracy(r.metric, r.unit))
-        definition = ""
+        definition = unspecified = ""
         if o is not None:
             status = _final_status(status, o.kind, r.unit, getattr(o, "check", None),
                                    r.metric)
@@ -385,10 +396,19 @@ def compare(paper: str, table: str, reproduced: pd.DataFrame, rtol: float = 0.05
             definition = definition if isinstance(definition, str) else ""
             if definition.strip() and status in JUDGED:
                 status = "definition differs"
+            unspecified = getattr(o, "unspecified", "")
+            unspecified = unspecified if isinstance(unspecified, str) else ""
+            if unspecified.strip() and status in (*JUDGED, "definition differs"):
+                status, definition = NETWORK_UNSPECIFIED, ""
+            elif (status == "not reproducible here" and isinstance(o.note, str)
+                  and o.note.startswith(UNSPECIFIED_PREFIX)):
+                status = NETWORK_UNSPECIFIED
         if str(r.note).startswith(GARBLED) and status not in ("not reproducible here",):
             status, ratio = "paper value garbled", math.nan  # its note says what was printed
         reason = "; ".join(x for x in (
             (f"definition differs: {definition}" if status == "definition differs" else ""),
+            (f"{UNSPECIFIED_PREFIX}: {unspecified}" if unspecified.strip()
+             and status == NETWORK_UNSPECIFIED else ""),
             (o.note if o is not None else "not computed by this notebook"),
             reasons.get((o.row if o is not None else r.row, r.metric), ""),
             (r.note if status not in ("exact", "verified") else ""),
@@ -611,6 +631,10 @@ STATUS_LEGEND = [
     "choice: inferred: ...** and the summary counts it as an 'inferred choice row', apart "
     "from the settings the paper states: matching a number with a setting fitted to it shows "
     "the arithmetic is consistent, not that the paper's setting was reproduced.",
+    "- **not reproducible: network unspecified**: the paper's value depends on a network it "
+    "does not specify (SHE's pruned TCN / SHE networks, whose weights it never gives; a "
+    "topology it does not print): ours, counted on the network we built, is shown beside it, "
+    "and the reason says what the paper leaves out -- no comparison is possible.",
     "- **not reproducible here**, **paper value missing**, **paper value garbled** (the cell is "
     "unreadable in this copy of the paper; its note gives what was printed), **ours only**: "
     "no comparison.",

@@ -222,8 +222,9 @@ register(Exercise(
         "A semi-honest product or opening of N elements of b bits costs one round and "
         "3 N b bits (each party sends one element per output); Z_37 elements have "
         "`fal.field.bits` = 6 bits.",
-        "Step 5 multiplies n (ell + 1) elements; the tree does ell + 1 products per "
-        "comparison in ceil(log2(ell + 2)) rounds; d is n elements.",
+        "Step 5 multiplies n ell elements (of the ell + 1 positions, position 0 has "
+        "S[0] = 0 and is local); the tree does ell + 1 products per comparison in "
+        "ceil(log2(ell + 2)) rounds; d is n elements.",
     ),
     expects="a function private_compare_cost(n, ell) returning a tuple (rounds, bits)",
     checker=check_pc_cost, solution=solutions.private_compare_cost,

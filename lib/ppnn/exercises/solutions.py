@@ -224,7 +224,8 @@ def bad_truncation_input(r, k, d):
 
 
 def private_compare_cost(n, ell):
-    """05.3 -- step 5 (one product over ``n (ell + 1)`` elements of Z_37), the product tree
+    """05.3 -- step 5 (one product over ``n ell`` elements of Z_37: position 0 of the
+    ``ell + 1`` is local), the product tree
     over ``ell + 2`` factors (``ell + 1`` products per comparison in ``ceil(log2(ell + 2))``
     rounds) and the opening of ``d``; semi-honest, each element costs 3 messages of 6 bits."""
     import math
@@ -233,7 +234,7 @@ def private_compare_cost(n, ell):
 
     bp = Zp(37).bits
     rounds = 1 + math.ceil(math.log2(ell + 2)) + 1
-    bits = 3 * bp * (n * (ell + 1) + n * (ell + 1) + n)
+    bits = 3 * bp * (n * ell + n * (ell + 1) + n)
     return (rounds, bits)
 
 

@@ -24,13 +24,17 @@ DECIMAL_BYTE_UNITS = {**BYTE_UNITS, "KB": 1e3, "MB": 1e6, "GB": 1e9}
 
 
 def record(row: str, metric: str, value, kind: str, note: str = "",
-           definition: str = "") -> dict:
+           definition: str = "", unspecified: str = "") -> dict:
     """One reproduced cell (``kind``: measured, counted, projected, formula or quoted;
     :func:`ppnn.report.compare` rejects anything else). ``definition``: how our quantity is
-    defined where the paper defines it otherwise (the row becomes "definition differs")."""
+    defined where the paper defines it otherwise (the row becomes "definition differs").
+    ``unspecified``: what the paper leaves out of the network its value depends on (the row
+    becomes "not reproducible: network unspecified"; ours is shown, not judged)."""
     rec = {"row": row, "metric": metric, "value": value, "note": note, "kind": kind}
     if definition:
         rec["definition"] = definition
+    if unspecified:
+        rec["unspecified"] = unspecified
     return rec
 
 
@@ -56,16 +60,17 @@ def in_units(unit: str, base_value: float, decimal_bytes: bool = False) -> float
 
 def in_paper_units(paper: str, table: str, values: dict,
                    decimal_bytes: bool = False) -> pd.DataFrame:
-    """``values``: ``{(row, metric): (value_in_base_units | None, kind, note[, definition])}``
+    """``values``: ``{(row, metric): (value_in_base_units | None, kind, note[, definition[,
+    unspecified]])}``
     -> a frame whose values are in the units of the paper's cells (a
     :func:`~ppnn.report.paper_choice` row in those of its paper row); cells the paper does
     not have keep their base value (they become "ours only" rows)."""
     ref = report.load_paper(paper, table).set_index(["row", "metric"])
     recs = []
-    for (row, metric), (v, kind, note, *definition) in values.items():
+    for (row, metric), (v, kind, note, *extra) in values.items():
         key = (report.paper_row_of(row) or row, metric)
         if key in ref.index and v is not None and not (
                 isinstance(v, float) and math.isnan(v)):
             v = float(v) / unit_scale(ref.loc[key, "unit"], decimal_bytes)
-        recs.append(record(row, metric, v, kind, note, *definition))
+        recs.append(record(row, metric, v, kind, note, *extra))
     return frame(recs)

@@ -32,8 +32,23 @@ The baseline Tabula is compared with (Tabula §4: "garbled circuits with quantiz
 Communication model (:func:`gc_cost`), all sizes exact for our circuit: garbled tables
 ``2 kappa`` per AND; garbler input labels ``kappa`` each; evaluator input labels by IKNP OT
 extension, ``kappa`` bits receiver->sender plus two ``kappa``-bit ciphertexts back per bit
-(base OTs amortised away); output decoding 1 bit per output wire. Two rounds (OT request;
-then OT answers, tables, garbler labels and decoding bits together).
+(base OTs amortised away); output decoding 1 bit per output wire.
+
+Two ways to book it (:func:`gc_relu`'s ``split``, :data:`SPLITS`):
+
+* ``"delphi"`` -- Delphi's ReLU protocol (Mishra et al. 2020, §4; its code's
+  ``ReluProtocol``): the server garbles and sends the circuits offline, together with the
+  labels of its output mask ``r`` (drawn in preprocessing), and the client's labels for its
+  share (fixed by the linear layer's preprocessing) come by OT offline; online the server
+  sends only the labels of its own share ``x_s`` (``b kappa`` bits, one round), the client
+  evaluates and decodes locally: nothing goes back (:attr:`GCCost.online_delphi_relu`,
+  :attr:`GCCost.offline_delphi_relu`). Tabula's baseline (Tabula §4: "an implementation of the
+  Delphi protocol ... using garbled circuits").
+* ``"online"`` -- everything online, two rounds (OT request; then OT answers, tables, garbler
+  labels and decoding bits together): a protocol without preprocessing (GAZELLE-style).
+
+The network families (:mod:`ppnn.protocols.gc_act`) book their own split from the same
+:class:`GCCost`; theirs (:attr:`GCCost.online_delphi`) also sends the mask's labels online.
 """
 
 from __future__ import annotations
@@ -65,10 +80,12 @@ __all__ = [
     "KAPPA", "Circuit", "CircuitBuilder", "GarbledCircuit", "garble", "evaluate",
     "input_labels", "decode", "relu_circuit", "relu_and_gates", "gc_cost", "GCCost",
     "gc_relu", "plain_eval", "bits_of", "from_bits", "garble_and_evaluate", "AND", "XOR",
-    "NOT",
+    "NOT", "SPLITS",
 ]
 
 KAPPA = 128
+#: how :func:`gc_relu` books the circuit (see the module docstring)
+SPLITS = ("delphi", "online")
 _FIXED_KEY = hashlib.sha256(b"ppnn-lab fixed-key AES for half-gates").digest()[:16]
 
 # ----------------------------------------------------------------------------- bits
@@ -298,6 +315,9 @@ class GCCost:
     ot_receiver: int
     ot_sender: int
     decoding: int
+    #: the part of ``garbler_labels`` that encodes the garbler's output mask r (one label per
+    #: output wire); known in preprocessing
+    mask_labels: int = 0
 
     @property
     def total(self) -> int:
@@ -315,31 +335,66 @@ class GCCost:
         """What the evaluator keeps after preprocessing: tables, its labels, decoding bits."""
         return self.tables + self.ot_sender // 2 + self.decoding
 
+    @property
+    def share_labels(self) -> int:
+        """Labels of the garbler's share of the input (its inputs other than the mask r)."""
+        return self.garbler_labels - self.mask_labels
+
+    @property
+    def online_delphi_relu(self) -> int:
+        """Delphi's ReLU protocol online (Mishra et al. 2020, §4; ``online_server_protocol``
+        of its code): only the labels of the server's share; the client decodes locally."""
+        return self.share_labels
+
+    @property
+    def offline_delphi_relu(self) -> int:
+        """Delphi's ReLU preprocessing: garbled tables and decoding bits, the labels of the
+        server's mask r, and the IKNP OT of the client's labels -- everything but
+        :attr:`online_delphi_relu` (the two add up to :attr:`total`)."""
+        return self.total - self.online_delphi_relu
+
+    @property
+    def evaluator_storage_delphi_relu(self) -> int:
+        """What the client keeps after Delphi's ReLU preprocessing: :attr:`evaluator_storage`
+        plus the labels of the server's mask r received offline."""
+        return self.evaluator_storage + self.mask_labels
+
 def gc_cost(c: Circuit, kappa: int = KAPPA) -> GCCost:
     """Communication of one instance of ``c`` under the module's cost model."""
     return GCCost(tables=2 * kappa * c.n_and,
                   garbler_labels=kappa * c.garbler_inputs.size,
                   ot_receiver=kappa * c.evaluator_inputs.size,
                   ot_sender=2 * kappa * c.evaluator_inputs.size,
-                  decoding=c.outputs.size)
+                  decoding=c.outputs.size,
+                  mask_labels=kappa * c.outputs.size)
 
 # ----------------------------------------------------------------------------- protocol
 def gc_relu(x: AdditiveShares, ledger: Ledger, rng: np.random.Generator,
             parties=("client", "server"), label_rng: np.random.Generator | None = None,
-            circuit: Circuit | None = None, chunk: int = 2048
+            circuit: Circuit | None = None, chunk: int = 2048, split: str = "online"
             ) -> tuple[AdditiveShares, dict]:
     """ReLU of b-bit additive shares with a real garbled circuit (server garbles).
 
     Steps: (1) the server draws its output mask r and garbles the ReLU circuit for every
     element; (2) the client obtains the labels of its share bits by OT (IKNP cost booked;
     the simulator hands over the chosen labels); (3) the server sends the garbled tables, the
-    labels of its share and of r, and the decoding bits; (4) the client evaluates and decodes
-    ``z = ReLU(x) - r``. Output shares: client z, server r (over the same ring Z_2^b).
-    ``r`` comes from the OS CSPRNG (:func:`ppnn.core.randomness.mask_source`), not from ``rng``.
+    labels of r and the decoding bits; (4) it sends the labels of its share; (5) the client
+    evaluates and decodes ``z = ReLU(x) - r``. Output shares: client z, server r (over the
+    same ring Z_2^b). ``r`` comes from the OS CSPRNG
+    (:func:`ppnn.core.randomness.mask_source`), not from ``rng``.
+
+    ``split="delphi"`` (Tabula's baseline, Tabula §4: Delphi, Mishra et al. 2020 §4): steps
+    1-3 are preprocessing (booked offline: the client's share is fixed by the linear layer's
+    preprocessing, r by the server's), online only step 4, one round of ``b kappa`` bits per
+    element. ``split="online"`` (default; GAZELLE-style, as
+    :func:`ppnn.protocols.gc_act.book_gc` books it): all of it online in two rounds. Both
+    book the same messages in total (:attr:`GCCost.total`).
 
     Returns the output shares and a dict of measured times (s) and AES call counts.
     Elements are garbled in batches of ``chunk`` (each batch with its own Delta).
     """
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
 
     if not isinstance(x, AdditiveShares) or x.n_parties != 2:
         raise ValueError("gc_relu takes 2-party AdditiveShares")
@@ -360,16 +415,33 @@ def gc_relu(x: AdditiveShares, ledger: Ledger, rng: np.random.Generator,
                                               dtype=np.uint64, endpoint=True) & ring.mask
 
     cost = gc_cost(c)
-    with ledger.round():  # 2. OT extension: client's column messages
-        ledger.send(client, server, n * cost.ot_receiver, "IKNP OT: receiver columns")
-    with ledger.round():  # 3. OT answers + garbled tables + server labels + decoding
-        ledger.send(server, client, n * cost.ot_sender, "IKNP OT: 2 masked labels per bit")
-        ledger.send(server, client, n * cost.tables, "garbled tables (2 per AND)")
-        ledger.send(server, client, n * cost.garbler_labels, "labels of x_s and r")
-        ledger.send(server, client, n * cost.decoding, "output decoding bits")
-    ledger.count("garble", n * c.n_and, server)
-    ledger.count("and_gate", n * c.n_and, server)
-    ledger.count("ot", n * b, client)
+    if split == "delphi":
+        with ledger.offline():
+            with ledger.round():  # 2. OT extension: client's column messages
+                ledger.send(client, server, n * cost.ot_receiver,
+                            "IKNP OT: receiver columns (client's share fixed offline)")
+            with ledger.round():  # 2.-3. OT answers, tables, labels of r, decoding
+                ledger.send(server, client, n * cost.ot_sender,
+                            "IKNP OT: 2 masked labels per bit")
+                ledger.send(server, client, n * cost.tables, "garbled tables (2 per AND)")
+                ledger.send(server, client, n * cost.mask_labels, "labels of r")
+                ledger.send(server, client, n * cost.decoding, "output decoding bits")
+            ledger.count("garble", n * c.n_and, server)
+            ledger.count("ot", n * b, client)
+        with ledger.round():  # 4. online: the labels of the server's share only
+            ledger.send(server, client, n * cost.online_delphi_relu, "labels of x_s")
+        ledger.count("and_gate", n * c.n_and, client)  # 5. the client evaluates
+    else:
+        with ledger.round():  # 2. OT extension: client's column messages
+            ledger.send(client, server, n * cost.ot_receiver, "IKNP OT: receiver columns")
+        with ledger.round():  # 3.-4. OT answers + garbled tables + server labels + decoding
+            ledger.send(server, client, n * cost.ot_sender, "IKNP OT: 2 masked labels per bit")
+            ledger.send(server, client, n * cost.tables, "garbled tables (2 per AND)")
+            ledger.send(server, client, n * cost.garbler_labels, "labels of x_s and r")
+            ledger.send(server, client, n * cost.decoding, "output decoding bits")
+        ledger.count("garble", n * c.n_and, server)
+        ledger.count("and_gate", n * c.n_and, server)
+        ledger.count("ot", n * b, client)
     out, t = garble_and_evaluate(c, np.concatenate([bits_of(xs, b), bits_of(r, b)]),
                                  bits_of(xc, b), label_rng, chunk)  # 1., 4.
     z = from_bits(out)

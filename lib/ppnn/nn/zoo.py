@@ -274,6 +274,10 @@ def _gala_resnet(depth: int, blocks, bottleneck: bool, papers=("gala",), extra="
         "cifar10", papers)
 
 
+_GALA_IMAGENET = (" GALA Tables IX/XI: the ImageNet geometry its counts fit (GALA l. 452 says "
+                  "CIFAR-10; see the GALA notebook and errata). Definition only: not trained.")
+
+
 @register("resnet18_cifar10", ("gala", "she"))
 def _resnet18_cifar10() -> Network:
     return _gala_resnet(18, (2, 2, 2, 2), False, ("gala", "she"),
@@ -293,6 +297,37 @@ def _resnet101_cifar10() -> Network:
 @register("resnet152_cifar10", ("gala",))
 def _resnet152_cifar10() -> Network:
     return _gala_resnet(152, (3, 8, 36, 3), True)
+
+
+def _resnet_imagenet(depth: int, blocks, bottleneck: bool, papers=("gala",), extra="") -> Network:
+    """torchvision's ImageNet ResNet (He et al. 2016 Table 1): 7x7/2 stem, 3x3/2 max-pool,
+    four stages of 64..512 (x4 for bottlenecks), 7x7 global mean-pool, FC to 1000 classes."""
+    name = f"resnet{depth}_imagenet"
+    body, _ = _resnet_stages(64, (64, 128, 256, 512), blocks, (1, 2, 2, 2), bottleneck)
+    return _net(
+        name, IMAGENET,
+        [*_conv_bn_relu(64, 7, 2, 3), MaxPool(3, 2, 1), *body, MeanPool(7), Flatten(),
+         Dense(1000)],
+        f"He et al. 2016 ResNet-{depth} on 224x224 ImageNet as torchvision defines it (7x7 "
+        f"stride-2 stem, 3x3 stride-2 max-pool, {list(blocks)} "
+        f"{'bottleneck (stride on the 3x3)' if bottleneck else 'basic'} blocks, projection "
+        f"shortcuts where the shape changes, 1000 classes).{extra}",
+        "imagenet", papers)
+
+
+@register("resnet50_imagenet", ("gala",))
+def _resnet50_imagenet() -> Network:
+    return _resnet_imagenet(50, (3, 4, 6, 3), True, extra=_GALA_IMAGENET)
+
+
+@register("resnet101_imagenet", ("gala",))
+def _resnet101_imagenet() -> Network:
+    return _resnet_imagenet(101, (3, 4, 23, 3), True, extra=_GALA_IMAGENET)
+
+
+@register("resnet152_imagenet", ("gala",))
+def _resnet152_imagenet() -> Network:
+    return _resnet_imagenet(152, (3, 8, 36, 3), True, extra=_GALA_IMAGENET)
 
 
 # ============================================================================================
@@ -407,16 +442,25 @@ def _alexnet_imagenet() -> Network:
         "imagenet", ("she",))
 
 
-@register("resnet18_imagenet", ("she",))
+@register("resnet18_imagenet", ("she", "gala"))
 def _resnet18_imagenet() -> Network:
-    body, _ = _resnet_stages(64, (64, 128, 256, 512), (2, 2, 2, 2), (1, 2, 2, 2), False)
+    return _resnet_imagenet(18, (2, 2, 2, 2), False, ("she", "gala"),
+                            " SHE Table 6's ResNet." + _GALA_IMAGENET)
+
+
+@register("vgg16_imagenet", ("falcon",))
+def _vgg16_imagenet() -> Network:
+    layers: list[Layer] = []
+    for v in _VGG16_CFG:
+        layers += [MaxPool(2)] if v == "M" else [Conv2d(v, 3, 1, 1), ReLU()]
     return _net(
-        "resnet18_imagenet", IMAGENET,
-        [*_conv_bn_relu(64, 7, 2, 3), MaxPool(3, 2, 1), *body, MeanPool(7), Flatten(),
-         Dense(1000)],
-        "He et al. 2016 ResNet-18 on 224x224 ImageNet as in SHE Table 6 (7x7 stride-2 stem, "
-        "3x3 stride-2 max-pool, [2,2,2,2] basic blocks, projection shortcuts).",
-        "imagenet", ("she",))
+        "vgg16_imagenet", IMAGENET,
+        layers + [Flatten(), Dense(4096), ReLU(), Dense(4096), ReLU(), Dense(1000)],
+        "Simonyan & Zisserman 2015 VGG-16 (configuration D) on 224x224 ImageNet: 13 conv 3x3 "
+        "with ReLU, 5 max-pools, FC 25088-4096-4096-1000 (138,357,544 parameters). The network "
+        "Falcon's '138 million parameters' (Appendix D) counts; Falcon runs VGG16 on CIFAR-10 "
+        "and Tiny ImageNet (falcon_vgg16_*). Definition only: not trained here.",
+        "imagenet", ("falcon",))
 
 
 # ============================================================================================

@@ -159,6 +159,10 @@ class SisoConv(ConvKernel):
 
     def __init__(self, H: int, W: int, k: int, n: int, pad: int | None = None, stride: int = 1):
         super().__init__(1, 1, H, W, k, n, pad, stride)
+        if self.layout.split:
+            raise ValueError(f"SISO convolution needs the {H}x{W} channel in one ciphertext "
+                             f"(next_pow2(H W) <= n = {n}); a tiled channel needs the MIMO "
+                             "kernels (GazelleConv / GalaConv)")
 
     def rotation_steps(self) -> list[int]:
         return sorted({o % self.layout.n for o in self.layout.offsets} - {0})
@@ -190,7 +194,7 @@ class GazelleConv(ConvKernel):
         outs = []
         for o in self._out_groups():
             y = None
-            for a in self._input_chunks():  # streamed over input ciphertexts (memory only)
+            for a in self._input_chunks(o):  # streamed over input ciphertexts (memory only)
                 w = self._encode_group(he, K, o, a)                           # (a, c_n, taps)
                 z = he.mul_plain_sum(rot[a], w, axis=2)                       # (a, c_n)
                 z = he.rotate(z, kernel_order)                                # every block

@@ -29,7 +29,8 @@ from ppnn.protocols.gala.runtime import (
 )
 
 __all__ = ["MATVEC_DIMS", "TABLE1_DIMS", "CONV_DIMS", "NETWORKS", "mv_label", "conv_label",
-           "matvec_kernel", "conv_kernel", "count_matvec", "count_conv", "measure_matvec",
+           "matvec_kernel", "conv_kernel", "count_matvec", "count_conv", "IMAGENET_NETWORKS",
+           "network_op_totals", "measure_matvec",
            "measure_conv", "noise_runs", "relu_unit_cost", "network_layers", "network_totals",
            "tenseal_peer", "save_results"]
 
@@ -41,6 +42,10 @@ CONV_DIMS = [(16, 16, 128, 1, 128), (16, 16, 2048, 1, 512), (16, 16, 128, 3, 128
 NETWORKS = {"MLP": "mlp_784_128_128_10", "AlexNet": "alexnet_cifar10", "VGG": "vgg16_cifar10",
             "ResNet-18": "resnet18_cifar10", "ResNet-50": "resnet50_cifar10",
             "ResNet-101": "resnet101_cifar10", "ResNet-152": "resnet152_cifar10"}
+#: Table IX's ResNets on the 224x224 ImageNet geometry (torchvision's definitions), counted
+#: beside the CIFAR-10 zoo: the paper's totals look ImageNet-sized though l. 452 says CIFAR-10
+IMAGENET_NETWORKS = {"ResNet-18": "resnet18_imagenet", "ResNet-50": "resnet50_imagenet",
+                     "ResNet-101": "resnet101_imagenet", "ResNet-152": "resnet152_imagenet"}
 
 
 def mv_label(n_o: int, n_i: int) -> str:
@@ -307,6 +312,19 @@ def network_totals(layers: pd.DataFrame) -> dict:
         for op in costs.HE_OPS:
             out[f"{m}_{op}"] = int(lin[f"{m}_{op}"].sum())
     return out
+
+
+def network_op_totals(name: str, n: int = 2048) -> dict:
+    """HE operation totals of every linear layer of zoo network ``name`` (GAZELLE and GALA
+    kernels run on the counting backend, one run per distinct layer shape; channels larger
+    than ``n`` slots tiled as in GAZELLE), keyed ``"<method>_<op>"`` like
+    :func:`network_totals`. Counting only: ResNet-152 at 224x224 takes about a second."""
+    from ppnn.nn import zoo
+
+    df = costs.network_counts(zoo.get(name), n_slots=n, run=True)
+    tot = df.groupby("method")[list(costs.HE_OPS)].sum()
+    return {f"{m}_{op}": int(tot.loc[m, op]) for m in ("GAZELLE", "GALA")
+            for op in costs.HE_OPS}
 
 
 # -- peer comparison: TenSEAL's own matrix product -------------------------------------------------

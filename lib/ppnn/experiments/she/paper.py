@@ -174,9 +174,6 @@ def table2_dshe_values(layers: pd.DataFrame, accuracy: float | None) -> dict:
     return vals
 
 
-_T4_COUNTS = ("hops", "cc_add", "pc_mult", "cc_mult", "pc_shift", "cc_com", "hgops", "depth")
-
-
 def _other_rows(table: str, rows: dict, values: dict) -> None:
     ref = report.load_paper("she", table)
     for r in ref.itertuples(index=False):
@@ -207,6 +204,74 @@ def _cryptonets_counts() -> dict:
 #: the zoo networks of Table 4's TFHE rows (TCN is SHE's network with uniform weights)
 MNIST_NETS = {"TCN": "she_mnist", "SHE": "she_mnist", "DSHE": "dshe_mnist"}
 SCHEMES = {"TCN": "tcn", "SHE": "she", "DSHE": "she"}
+
+# -- networks the paper does not specify (issue: statuses that mean what they say) -------------
+#: the counts that follow from a network's weights and channel counts (HOPs and its parts,
+#: and the gates they take); PC_Shift of TCN and CC_Mult are 0 by construction
+NETWORK_COUNTS = ("hops", "cc_add", "pc_mult", "pc_shift", "cc_com", "hgops")
+#: of a network the paper names, the counts pruning changes (comparisons follow from the named
+#: topology's activations and pools)
+NAMED_COUNTS = ("hops", "cc_add", "pc_mult", "pc_shift", "hgops")
+
+
+def _paper_cell(table: str, row: str, metric: str) -> float:
+    """A transcribed cell of she.txt in base units (counts, not K/M/G)."""
+    ref = report.load_paper("she", table).set_index(["row", "metric"])
+    return float(ref.loc[(row, metric), "value"]) * unit_scale(ref.loc[(row, metric), "unit"])
+
+
+def pruned_mnist_note() -> str:
+    """Why Table 4's TCN / SHE counts cannot be reproduced: they run FCN's network, CNT pruned
+    (she.txt §5.1 l. 139-141), and the paper never says which weights survive. The effect of
+    that pruning is read from the paper's own cells (CNT's vs FCN's CC_Add)."""
+    cnt, fcn = _paper_cell("table4", "CNT", "cc_add"), _paper_cell("table4", "FCN", "cc_add")
+    return (f"the paper's TCN / SHE run FCN's network, CNT quantized and its redundant weights "
+            f"pruned (§5.1 l. 139-141), and the paper never gives which weights survive; that "
+            f"pruning alone cuts CNT's CC_Add {cnt / 1e3:.0f}K to FCN's {fcn / 1e3:.0f}K "
+            f"({cnt / fcn:.1f}x, Table 4), so every count of the pruned network depends on "
+            "it; ours count CryptoNets' layer sizes with dense weights (zoo she_mnist)")
+
+
+def fitted_widths_note(net_name: str, table: str, row: str) -> str:
+    """Why a count of a network whose channel counts she.txt does not print cannot be
+    reproduced: the zoo's widths are an assumption chosen near the printed PC_Shift, so an
+    agreement would echo that choice."""
+    from ppnn.nn import zoo
+
+    net = zoo.get(net_name)
+    where = {"table4": "Table 3 / §5 (l. 117, after Chabanne et al.)",
+             "table5": "Table 3 / §5 (l. 117, after Chabanne et al.) and §5.2 (l. 157, 'the "
+                       "same architecture' as FCN, a pruned network)"}[table]
+    return (f"she.txt gives {row}'s topology ({where}) but no channel counts and no pruning; "
+            f"ours ({net_name}, {net.n_macs:,} MACs) are an assumption whose widths were chosen "
+            f"so the multiply count is near the printed PC_Shift, so an agreement would echo "
+            "that choice, and a difference says nothing about the paper's network")
+
+
+def named_network_note(table: str, row: str, ours_cc_add: float, net_name: str) -> str:
+    """Why the counts of a network the paper names (ResNet-18, AlexNet) cannot be compared:
+    its printed CC_Add is a fraction of the named network's dense additions (ours), so the
+    paper counted another network -- pruned, as §3 (l. 69) suggests, or otherwise changed --
+    which it does not specify."""
+    paper = _paper_cell(table, row, "cc_add")
+    return (f"the paper names the network, but its CC_Add ({paper / 1e9:.2f}G) is "
+            f"{100 * paper / ours_cc_add:.0f}% of the dense {net_name}'s ({ours_cc_add / 1e9:.2f}G"
+            ", ours): it counted a network it does not specify (its §3, l. 69, cites weight "
+            "pruning with logarithmic quantization; which weights it kept is not given)")
+
+
+def _mark_unspecified(v: dict, row: str, note: str, metrics=NETWORK_COUNTS) -> None:
+    """Give the network-dependent counts of ``row`` the status 'not reproducible: network
+    unspecified' (:data:`ppnn.report.NETWORK_UNSPECIFIED`) with ``note`` as the reason;
+    counts that are 0 by construction (no shifts in TCN, no multiplications left in SHE)
+    keep their comparison."""
+    for m in metrics:
+        if (row, m) not in v:
+            continue
+        value, kind, text, *extra = v[(row, m)]
+        if value == 0:
+            continue
+        v[(row, m)] = (value, kind, text, extra[0] if extra else "", note)
 
 
 def longer_training_note(row: str) -> str:
@@ -274,10 +339,7 @@ def table4_values(runs: dict, suite: dict, edl: dict, lat: dict, per_gate_s: flo
 
     v: dict = {}
     why = {
-        "hops": "our networks have CryptoNets' layer sizes with dense weights (303K in-image "
-                "terms for SHE); the paper's TCN / SHE are FCN's network, i.e. CNT quantized "
-                "and pruned (§5.1 l. 139-141), hence 19K multiplications / shifts; we do not "
-                "prune (the paper's SHE HOPs also leave out PC_Shift: errata)",
+        "hops": "counted on our network ({net}, dense weights)",
         "hgops": "more terms than the paper's network; gates per term: ours {gpt:.0f}, the "
                  "paper's {paper_gpt}",
         "depth": "measured critical path of our circuits",
@@ -291,7 +353,8 @@ def table4_values(runs: dict, suite: dict, edl: dict, lat: dict, per_gate_s: flo
         tot = res.totals()
         gpt = tot["hgops"] / max(tot["pc_shift"] + tot["pc_mult"], 1)
         for m in ("hops", "cc_add", "pc_mult", "pc_shift", "cc_com"):
-            v[(row, m)] = (tot[m], "counted", why["hops"] if m != "cc_com" else why["cc_com"])
+            v[(row, m)] = (tot[m], "counted", why["hops"].format(net=MNIST_NETS[row])
+                           if m != "cc_com" else why["cc_com"])
         v[(row, "cc_mult")] = (0, "counted", "no ciphertext-ciphertext multiplication")
         if row == "SHE":
             v[(row, "pc_mult")] = (0, "counted", "batch-norm folded into the power-of-two "
@@ -321,6 +384,9 @@ def table4_values(runs: dict, suite: dict, edl: dict, lat: dict, per_gate_s: flo
                                 f"encrypted circuit checked equal on {n_sim} images"
                                 + accuracy_gap_note(row, suite[row])
                                 + longer_training_note(row))
+    for row in ("TCN", "SHE"):
+        _mark_unspecified(v, row, pruned_mnist_note())
+    _mark_unspecified(v, "DSHE", fitted_widths_note(MNIST_NETS["DSHE"], "table4", "DSHE"))
     for row in ("CNT", "GHE"):
         for m, c in _cryptonets_counts().items():
             v[(row, m)] = (c, "counted", "counted from the CryptoNets network (zoo "
@@ -373,6 +439,10 @@ def _big_row(v: dict, row: str, r: pd.Series, lat: dict, per_bit_s: float, net_n
     note = net_note + "; counted by the closed forms (fully encrypted; dense weights)"
     for m in ("hops", "cc_add", "pc_mult", "pc_shift", "cc_com", "hgops"):
         v[(row, m)] = (r[m], "counted", note)
+    if r["scheme"] == "she":
+        v[(row, "pc_mult")] = (r["pc_mult"], "counted", note + "; batch-norm folded into the "
+                               "power-of-two weights and the bias: no plaintext multiplication "
+                               "left (the paper's count is one per normalised value)")
     if cc_mult:
         v[(row, "cc_mult")] = (0, "counted", "no ciphertext-ciphertext multiplication")
     v[(row, "depth")] = (r["depth"], "counted", "sum of per-layer critical paths of our "
@@ -396,6 +466,10 @@ def table5_values(big: pd.DataFrame, per_bit_s: float, lat: dict) -> pd.DataFram
     for row, (name, scheme) in pick.items():
         r = big[(big.network == name) & (big.scheme == scheme)].iloc[0]
         _big_row(v, row, r, lat, per_bit_s, f"zoo {name} ({r['macs']:,} MACs)")
+        _mark_unspecified(v, row, fitted_widths_note(name, "table5", row) if name ==
+                          "she_cifar10" else named_network_note("table5", row, r["cc_add"],
+                                                                "ResNet-18"),
+                          NETWORK_COUNTS if name == "she_cifar10" else NAMED_COUNTS)
         v[(row, "accuracy")] = (None, "measured", "no CIFAR-10 run: the toolkit reads "
                                 "CIFAR-10 only from a user path and trains MNIST-size models")
     _other_rows("table5", OTHER_SCHEMES, v)
@@ -410,6 +484,9 @@ def table6_values(big: pd.DataFrame, per_bit_s: float, lat: dict) -> pd.DataFram
             r = big[(big.network == name) & (big.scheme == scheme)].iloc[0]
             _big_row(v, row, r, lat, per_bit_s, f"zoo {name} ({r['macs']:,} MACs)",
                      cc_mult=False)
+            _mark_unspecified(v, row, named_network_note(
+                "table6", row, r["cc_add"], "ResNet-18" if label == "ResNet" else label),
+                NAMED_COUNTS)
             for m in ("acc_imagenet", "acc_medical"):
                 v[(row, m)] = (None, "measured", "no ImageNet / medical data or model here")
     from ppnn.nn import zoo

@@ -12,6 +12,13 @@ VGG-16 -> ``vgg16_cifar100``, ResNet-34 -> ``resnet34_cifar100``, MinioNN ->
 ``minionn_cifar10``. A network's *nonlinear calls* are its ReLUs plus its max-pool comparisons
 (both Tabula and the GC baseline evaluate ``max(a, b) = b + ReLU(a - b)``); the paper's
 per-network tables charge ReLUs only, and so do ours unless ``include_maxpool=True``.
+
+The garbled-circuit baseline is booked as Delphi books it (Tabula §4: "an implementation of
+the Delphi protocol ... using garbled circuits"; Mishra et al. 2020 §4): online only the
+labels of the server's share (:attr:`ppnn.he.gc.GCCost.online_delphi_relu`, Tables 1, 5, 6, 8
+and Figs. 4, 6); the garbled tables, decoding bits, labels of the server's mask and the
+client's OT are preprocessing (:attr:`~ppnn.he.gc.GCCost.offline_delphi_relu`, Tables 9, 10,
+Fig. 9) -- each bit booked once.
 """
 
 from __future__ import annotations
@@ -58,12 +65,14 @@ def per_call_costs(bits=(2, 4, 6, 8, 10, 12, 16), gc_bits=(8, 16, 32), n: int = 
     """Bytes per nonlinear call measured on ledgers of real protocol runs.
 
     Returns ``{"tabula_online": {b: B}, "tabula_pre_published": {b: B},
-    "tabula_pre_ours": {b: B}, "gc": {b: GCCost}, "gc_online_ledger": {b: B}}``; the
-    preprocessing entries count client<->server bits only (dealer triples apart).
+    "tabula_pre_ours": {b: B}, "gc": {b: GCCost}, "gc_online_ledger": {b: B},
+    "gc_offline_ledger": {b: B}}``; the preprocessing entries count client<->server bits
+    only (dealer triples apart); the GC entries are the two phases of a real
+    :func:`~ppnn.he.gc.gc_relu` run booked as Delphi does (``split="delphi"``).
     """
     rng = np.random.default_rng(seed)
     out: dict = {"tabula_online": {}, "tabula_pre_published": {}, "tabula_pre_ours": {},
-                 "gc": {}, "gc_online_ledger": {}}
+                 "gc": {}, "gc_online_ledger": {}, "gc_offline_ledger": {}}
     for b in bits:
         X = share_additive(Z2_64.from_signed(rng.integers(-100, 100, n)), Z2_64, rng)
         led = Ledger(PARTIES)
@@ -81,8 +90,10 @@ def per_call_costs(bits=(2, 4, 6, 8, 10, 12, 16), gc_bits=(8, 16, 32), n: int = 
     for b in gc_bits:
         ring = Ring(b)
         led = Ledger(PARTIES)
-        gcmod.gc_relu(share_additive(ring.random(rng, (n,)), ring, rng), led, rng)
+        gcmod.gc_relu(share_additive(ring.random(rng, (n,)), ring, rng), led, rng,
+                      split="delphi")
         out["gc_online_ledger"][b] = led.total_bytes("online") / n
+        out["gc_offline_ledger"][b] = led.total_bytes("offline") / n
         out["gc"][b] = gcmod.gc_cost(gcmod.relu_circuit(b))
     return out
 
@@ -122,14 +133,18 @@ def table1(pc: dict, meas: dict) -> pd.DataFrame:
         _rec("Tabula", "preproc_storage_per_op", _in("KB", costs.storage_bits_per_party(8) / 8),
              "counted", "stored table per party: 256 x 64-bit entries + s share; the paper's "
              "16 KB is its preprocessing communication (2 x 256^2 bits), not the table size"),
-        _rec("Garbled Circuits", "comm_per_op", g8.total / 8, "counted",
-             "our 8-bit half-gates ReLU: 21 ANDs x 2 x 16 B + labels + IKNP OT + decoding"),
+        _rec("Garbled Circuits", "comm_per_op", pc["gc_online_ledger"][8], "counted",
+             f"online bytes of our 8-bit GC ReLU booked as Delphi does (ledger): the labels of "
+             f"the server's share; its {g8.offline_delphi_relu / 8:g} B of tables, OT, "
+             "decoding bits and mask labels are preprocessing (Table 9)"),
         _rec("Garbled Circuits", "runtime_per_op", meas["gc_s"][8]["total_s"] * 1e6, "measured",
              "garble + evaluate, 8-bit, vectorized with fixed-key AES (OpenSSL)"),
         _rec("Garbled Circuits", "preproc_storage_per_op", _in("KB", pc["gc"][32]
-                                                               .evaluator_storage / 8),
-             "counted", "evaluator storage of our 32-bit circuit (tables + its labels); the "
-             "paper quotes Delphi's 17.5 KB full-precision ReLU"),
+                                                               .evaluator_storage_delphi_relu
+                                                               / 8),
+             "counted", "client storage of our 32-bit circuit after Delphi's preprocessing "
+             "(tables, its labels, the mask's labels, decoding bits); the paper quotes "
+             "Delphi's 17.5 KB full-precision ReLU"),
         _rec("Tree-Based Comparator", "comm_per_op", costs.cryptflow2_relu_bits() / 8, "formula",
              "Tabula §4.1 estimate: 6 x 1-of-128 OT with preprocessing"),
         _rec("Tree-Based Comparator", "runtime_per_op", None, "",
@@ -203,21 +218,64 @@ def table5(nc: pd.DataFrame) -> pd.DataFrame:
 
 
 # -- Tables 6, 7 (per ReLU) ----------------------------------------------------------------
+#: Table 6's GC cells read as the server's share labels plus the client's OT online (inferred:
+#: 2.17 KB is ~69 B per input bit; Delphi's code runs that OT offline)
+GC_OT_ONLINE_CHOICE = "labels of the server's share + the client's IKNP OT online"
+
+
+def gc_relu_messages(c: gcmod.GCCost) -> pd.DataFrame:
+    """One GC ReLU booked as Delphi does, label by label (Mishra et al. 2020 §4; its code's
+    ``ReluProtocol``): columns ``message, phase, bits`` -- the labels of the server's share
+    online; garbled tables, labels of the mask r, decoding bits and the IKNP OT of the
+    client's labels offline; nothing is sent back (the client decodes
+    ``z = ReLU(x) - r`` itself). The bits add up to :attr:`~ppnn.he.gc.GCCost.total`."""
+    return pd.DataFrame([
+        ("labels of the server's share x_s", "online", c.share_labels),
+        ("garbled tables", "offline", c.tables),
+        ("labels of the server's mask r", "offline", c.mask_labels),
+        ("decoding bits", "offline", c.decoding),
+        ("IKNP OT: receiver columns", "offline", c.ot_receiver),
+        ("IKNP OT: two masked labels per bit", "offline", c.ot_sender),
+        ("output share sent back", "online", 0),
+    ], columns=["message", "phase", "bits"])
+
+
+def _gc_online_note(b: int, c: gcmod.GCCost, paper_kb: float) -> str:
+    """Table 6's GC reason, generated: Delphi's online messages label by label vs the
+    paper's cell (binary KB)."""
+    m = gc_relu_messages(c).set_index("message")["bits"] / 8
+    paper_b = paper_kb * 1024
+    ot = m["IKNP OT: receiver columns"] + m["IKNP OT: two masked labels per bit"]
+    share, mask = m["labels of the server's share x_s"], m["labels of the server's mask r"]
+    return (f"Delphi's ReLU online, label by label (ledger of a real {b}-bit run): {b} labels "
+            f"of the server's share x {gcmod.KAPPA // 8} B = {share:g} B, nothing sent back; "
+            f"preprocessed (Table 9): garbled tables {m['garbled tables']:g} B, IKNP OT "
+            f"{ot:g} B, labels of the mask r {mask:g} B, "
+            f"decoding bits {m['decoding bits']:g} B. The paper's {paper_kb:g} KB is "
+            f"{paper_b / b:.1f} B per input bit, {paper_b / share:.1f}x ours: it is closest to "
+            f"our share labels plus the client's OT online ({share + ot:g} B, "
+            f"{(share + ot) / paper_b:.2f} of it, next row) -- the paper does not itemise its "
+            "number; Delphi's code runs that OT in preprocessing")
+
+
 def table6(pc: dict) -> pd.DataFrame:
     row = "Single ReLU (Tabula 8-bit activations)"
+    ref = report.load_paper("tabula", "table6").set_index(["row", "metric"])["value"]
     tab = pc["tabula_online"][8]
     recs = []
     for g in GC_BITS:
+        c = pc["gc"][g]
         recs.append(_rec(row, f"gc{g}_comm", _in("KB", pc["gc_online_ledger"][g]), "counted",
-                         "ledger of a real GC run: tables + labels + IKNP OT + decoding"))
+                         _gc_online_note(g, c, float(ref[(row, f"gc{g}_comm")]))))
+        recs.append(_rec(report.paper_choice(row, GC_OT_ONLINE_CHOICE, inferred=True),
+                         f"gc{g}_comm", _in("KB", (c.share_labels + c.ot_receiver
+                                                   + c.ot_sender) / 8), "counted",
+                         f"{g} labels + IKNP OT for {g} bits (3 x {gcmod.KAPPA} bits each) of "
+                         "our circuit; the tables, decoding bits and mask labels stay offline"))
     recs.append(_rec(row, "tabula_comm", tab, "counted", "ledger"))
     for g in GC_BITS:
         recs.append(_rec(row, f"comm_reduction_vs_gc{g}", pc["gc_online_ledger"][g] / tab,
-                         "counted", ""))
-    for g in GC_BITS:  # Delphi's split: everything but the garbler's labels is preprocessed
-        recs.append(_rec(row, f"gc{g}_comm_online_only", _in("KB", pc["gc"][g].online_delphi / 8),
-                         "counted", "Delphi split: only the server's input labels move online "
-                         "(tables, OT and decoding bits are preprocessed)"))
+                         "counted", "online bytes of both, Delphi's split for the GC"))
     return _frame(recs)
 
 
@@ -241,7 +299,7 @@ def _projected_runtime(net_label: str, nc: pd.DataFrame, meas: dict, scheme: str
     led = count_network(net, scheme, b, include_maxpool=with_pool)
     t_lin = r["macs"] * meas["mac_s"]
     t_nl = r["calls"] * (meas["tabula_online_s"][b] if scheme == "tabula"
-                         else meas["gc_s"][b]["total_s"])
+                         else meas["gc_s"][b]["evaluate_s"])  # Delphi: garbling is offline
     pr = project(led, network, "online", t_lin + t_nl)
     return {"linear_s": t_lin, "nonlinear_s": t_nl, "network_s": pr.latency_s + pr.transfer_s,
             "total_s": pr.total_s}
@@ -257,7 +315,9 @@ def table8(nc: pd.DataFrame, meas: dict, network=PAPER_NETWORK) -> pd.DataFrame:
         gcs = {g: _projected_runtime(label, nc, meas, "gc", g, network)["total_s"]
                for g in GC_BITS}
         note = (f"projected: measured compute per MAC / per call x counted ops + "
-                f"{network.name} network model on the counted ledger")
+                f"{network.name} network model on the counted online ledger (GC as Delphi: "
+                "evaluation and the server's share labels online; garbling, tables and OT "
+                "are preprocessing, Table 9)")
         for g in GC_BITS:
             recs.append(_rec(label, f"gc{g}_runtime", gcs[g], "projected", note))
         recs.append(_rec(label, "tabula_runtime", tab, "projected", note))
@@ -272,8 +332,9 @@ PREPROC_CHOICE = "2p^2 bits per table (one bit per party per Beaver AND)"
 
 
 def _gc_preproc_bytes(c: gcmod.GCCost) -> float:
-    """Input-independent GC material: garbled tables, the evaluator's OT, decoding bits."""
-    return (c.tables + c.ot_receiver + c.ot_sender + c.decoding) / 8
+    """Delphi's GC preprocessing per ReLU: garbled tables, decoding bits, the labels of the
+    server's mask and the client's OT (all but the online share labels)."""
+    return c.offline_delphi_relu / 8
 
 
 def table9(pc: dict, meas: dict) -> pd.DataFrame:
@@ -292,12 +353,67 @@ def table9(pc: dict, meas: dict) -> pd.DataFrame:
                      costs.paper_preproc_bits(8) / 8, "formula",
                      f"bytes per table: 2p^2 = {costs.paper_preproc_bits(8):,} bits at p = 256 "
                      "(§3.3 l. 157; the column's unit '(b)' holds bytes)"))
-    recs += [_rec(r2, f"gc_preproc_{g}bit", _gc_preproc_bytes(pc["gc"][g]), "counted",
-                  "bytes: garbled tables + IKNP OT for the evaluator's labels + decoding")
+    recs += [_rec(r2, f"gc_preproc_{g}bit", pc["gc_offline_ledger"][g], "counted",
+                  "bytes, offline phase of a real run booked as Delphi does (ledger): garbled "
+                  "tables + IKNP OT for the client's labels + labels of the mask r + decoding")
              for g in GC_BITS]
     recs.append(_rec(r2, "tabula_preproc_8bit_ours", pc["tabula_pre_ours"][8], "counted",
                      "bytes per table with outer-product triples: 6p + 2(p+1)k bits"))
     return _frame(recs)
+
+
+#: Table 10's own accounting (§4.5): the printed ReLU count x Table 9's bytes per ReLU
+TABLE10_ARITHMETIC = "printed ReLU count x Table 9's bytes per ReLU (binary MB/GB)"
+#: Table 10's columns and the Table 9 cell (row 'Communication (b)') each one multiplies
+TABLE10_COLUMNS = ("tabula_preproc_8bit", "gc_preproc_32bit", "gc_preproc_16bit",
+                   "gc_preproc_8bit")
+
+
+def table10_arithmetic() -> list[dict]:
+    """Table 10 recomputed from the paper's own numbers (§4.5, l. 307-310): each cell is the
+    printed ReLU count of its row times the per-ReLU bytes of Table 9's 'Communication (b)'
+    row (16384 / 17920 / 8960 / 4480 B: Delphi's 17.5 KB full-precision ReLU and its halves,
+    l. 282; the column's '(b)' holds bytes), in binary MB/GB. Both inputs are read from
+    ``data/paper/tabula_table9.csv`` and ``tabula_table10.csv``; records of kind
+    ``arithmetic`` (status *formula*: the paper's arithmetic checked with the paper's
+    constants, nothing of ours ran), labelled as the paper's choice of accounting. The note
+    says whether the product rounds to the printed cell; where it does not, by how much, and
+    what §4.2's 17 / 8.5 / 4.25 KB (Fig. 8's cells) would give instead."""
+    from ..records import unit_scale
+
+    t9 = report.load_paper("tabula", "table9").set_index(["row", "metric"])["value"]
+    t10 = report.load_paper("tabula", "table10").set_index(["row", "metric"])
+    f8 = report.load_paper("tabula", "fig8").set_index(["row", "metric"])["value"]
+    quoted_kb = {32: f8[("GC storage per ReLU (Sec 4.2)", "gc32_storage")],
+                 16: f8[("GC storage per ReLU (Sec 4.2)", "gc16_storage")],
+                 8: f8[("GC storage per ReLU (Sec 4.2)", "gc8_storage")]}
+    recs = []
+    for label in ("LeNet", "ResNet-32", "VGG-16", "ResNet-34"):
+        cnt = t10.loc[(label, "relu_count")]
+        relus = float(cnt["value"]) * unit_scale(cnt["unit"])
+        for metric in TABLE10_COLUMNS:
+            per_relu = float(t9[("Communication (b)", metric)])
+            cell = t10.loc[(label, metric)]
+            value = _in(cell["unit"], relus * per_relu)
+            printed = str(cell["value"])
+            got = report._round_half_up(value, report._decimals(printed) or 0)
+            agree = got == report._round_half_up(float(printed),
+                                                 report._decimals(printed) or 0)
+            note = (f"the paper's arithmetic with its own numbers: {cnt['value']} x "
+                    f"{unit_scale(cnt['unit']):g} ReLUs (printed count) x {per_relu:g} B "
+                    f"(Table 9) = {value:.4g} {cell['unit']}, ")
+            note += (f"which rounds to the printed {printed}" if agree else
+                     f"{got} at the printed precision vs {printed} "
+                     f"({100 * (value / float(printed) - 1):+.2f} %: the paper's rounding of "
+                     "this cell is not the others')")
+            bits = metric.split("_")[-1].removesuffix("bit")
+            if metric.startswith("gc_") and label == "LeNet":
+                alt = _in(cell["unit"], relus * float(quoted_kb[int(bits)]) * 1024)
+                note += (f"; §4.2's {quoted_kb[int(bits)]} KB per ReLU would give {alt:.4g} "
+                         f"{cell['unit']}, so Table 10 uses Table 9's bytes")
+            recs.append(_rec(report.paper_choice(label, TABLE10_ARITHMETIC), metric, value,
+                             "arithmetic", note + "; nothing of ours ran"))
+    return recs
 
 
 def table10(nc: pd.DataFrame, pc: dict) -> pd.DataFrame:
@@ -317,22 +433,25 @@ def table10(nc: pd.DataFrame, pc: dict) -> pd.DataFrame:
                          "bits per table (§3.3 l. 157)"))
         for g in GC_BITS:
             recs.append(_rec(label, f"gc_preproc_{g}bit",
-                             _in(unit, r["calls"] * _gc_preproc_bytes(pc["gc"][g])), "counted",
-                             "calls x our GC preprocessing bytes"))
+                             _in(unit, r["calls"] * pc["gc_offline_ledger"][g]), "counted",
+                             "calls x our GC preprocessing bytes per ReLU (Table 9: the "
+                             "offline phase of Delphi's split; its online labels are in "
+                             "Table 5, not here)"))
         recs.append(_rec(label, "tabula_preproc_8bit_ours",
                          _in(unit, r["calls"] * pc["tabula_pre_ours"][8]), "counted",
                          "calls x per-table bytes with outer-product triples"))
-    return _frame(recs)
+    return _frame(recs + table10_arithmetic())
 
 
 # -- Figures 8, 9 (per call, vs bits) ------------------------------------------------------
 def storage_vs_bits(bits=range(2, 17)) -> pd.DataFrame:
-    """Bytes stored per call: Tabula (one party's table) vs our GC at the same bit width."""
+    """Bytes stored per call: Tabula (one party's table) vs our GC at the same bit width (the
+    client's storage after Delphi's preprocessing)."""
     rows = []
     for b in bits:
         c = gcmod.gc_cost(gcmod.relu_circuit(b))
         rows.append({"bits": b, "tabula_B": costs.storage_bits_per_party(b) / 8,
-                     "gc_B": c.evaluator_storage / 8})
+                     "gc_B": c.evaluator_storage_delphi_relu / 8})
     return pd.DataFrame(rows)
 
 
@@ -349,11 +468,13 @@ def preproc_vs_bits(bits=range(2, 17)) -> pd.DataFrame:
 
 def fig8() -> pd.DataFrame:
     sv = storage_vs_bits().set_index("bits")
-    g = {b: gcmod.gc_cost(gcmod.relu_circuit(b)).evaluator_storage / 8 for b in GC_BITS}
+    g = {b: gcmod.gc_cost(gcmod.relu_circuit(b)).evaluator_storage_delphi_relu / 8
+         for b in GC_BITS}
     t8, t4 = sv.loc[8, "tabula_B"], sv.loc[4, "tabula_B"]
     comparable = sv.index[(sv["tabula_B"] <= 2 * sv["gc_B"]) & (sv["tabula_B"] >= sv["gc_B"] / 2)]
     row = "GC storage per ReLU (Sec 4.2)"
-    note = "our circuit's evaluator storage (tables + its labels + decoding)"
+    note = ("our circuit's client storage after Delphi's preprocessing (tables + its labels + "
+            "the mask's labels + decoding)")
     recs = [_rec(row, f"gc{b}_storage", _in("KB", g[b]), "counted", note) for b in GC_BITS]
     recs += [
         _rec("Tabula storage per ReLU (Sec 4.2)", "tabula_element_bits", 64, "input",
@@ -405,7 +526,7 @@ def tradeoffs(sweep: pd.DataFrame, meas: dict, network=PAPER_NETWORK) -> pd.Data
                     "tabula_online_B": tab.total_bytes("online"),
                     "gc_online_B": g.total_bytes("online"),
                     "tabula_storage_B": calls * costs.storage_bits_per_party(b) / 8,
-                    "gc_storage_B": calls * gcost.evaluator_storage / 8,
+                    "gc_storage_B": calls * gcost.evaluator_storage_delphi_relu / 8,
                     "tabula_runtime_s": project(tab, network, "online", t_lin + t_tab).total_s,
                     "gc_runtime_s": project(g, network, "online", t_lin + t_gc).total_s})
     df = pd.DataFrame(out)
@@ -415,12 +536,13 @@ def tradeoffs(sweep: pd.DataFrame, meas: dict, network=PAPER_NETWORK) -> pd.Data
     return df
 
 
-def _gc_time(meas: dict, b: int) -> float:
-    """GC seconds per call at b bits: measured at 8/16/32, linear interpolation in b (the
-    circuit has 3(b-1) ANDs) for other widths."""
+def _gc_time(meas: dict, b: int, part: str = "evaluate_s") -> float:
+    """GC seconds per call at b bits (``part``: the online evaluation by default, as Delphi
+    garbles offline): measured at 8/16/32, linear interpolation in b (the circuit has 3(b-1)
+    ANDs) for other widths."""
     known = sorted(meas["gc_s"])
     xs = np.array(known, float)
-    ys = np.array([meas["gc_s"][k]["total_s"] for k in known])
+    ys = np.array([meas["gc_s"][k][part] for k in known])
     return float(np.interp(b, xs, ys, left=ys[0] * b / xs[0], right=ys[-1] * b / xs[-1]))
 
 

@@ -74,7 +74,9 @@ def private_compare(fal: Falcon, r_bits: RSS, x, beta2: RSS, betap: RSS, m: RSS)
     Steps (comparing ``S = 2r`` with ``T = 2x + 1`` on ``ell + 1`` positions ``i``):
 
     * ``w[i] = S[i] XOR T[i] = S[i] + T[i] - 2 T[i] S[i]`` (local, ``T`` public);
-    * step 5: ``u[i] = (-1)^beta (S[i] - T[i])`` -- one multiplication by ``1 - 2 beta``;
+    * step 5: ``u[i] = (-1)^beta (S[i] - T[i])`` -- one multiplication by ``1 - 2 beta`` at
+      the ``ell`` positions ``i >= 1``; at ``i = 0`` (``S[0] = 0``, ``T[0] = 1``) ``u[0] =
+      -(1 - 2 beta)`` is local, so the product has ``ell`` elements as in the paper;
     * ``c[i] = u[i] + 1 + sum_{k > i} w[k]``. For ``beta = 0`` some ``c[i] = 0`` iff
       ``S < T`` (iff ``r <= x``); for ``beta = 1`` iff ``S > T`` (iff ``r > x``);
     * step 9: open ``d = m * prod_i c[i]`` (a product tree, then one opening);
@@ -116,10 +118,12 @@ def private_compare(fal: Falcon, r_bits: RSS, x, beta2: RSS, betap: RSS, m: RSS)
             acc += w[:, i + 1]
             suffix[:, i] = F.mod(acc.copy())
         sign = betap.mul_public(F.reduce(-2)).add_public(1)                    # 1 - 2 beta
-        s_minus_t = S.copy()
-        s_minus_t[0] = F.sub(S[0], T)
+        s_minus_t = S[:, 1:].copy()
+        s_minus_t[0] = F.sub(s_minus_t[0], T[1:])
         u = fal.mul(sign.reshape(1, n), RSS(s_minus_t, F), "pc step 5: u = (-1)^beta (S - T)")
-        c = RSS(F.add(u.components, suffix), F).add_public(1)
+        # position 0 (S[0] = 0, T[0] = 1): u[0] = -(1 - 2 beta), no product needed
+        u_all = np.concatenate([F.neg(sign.components)[:, None, :], u.components], axis=1)
+        c = RSS(F.add(u_all, suffix), F).add_public(1)
         factors = RSS(np.concatenate([c.components, m.components[:, None, :]], axis=1), F)
         d_sh = product_tree(fal, factors, "pc step 9: m * prod c",
                             verify_before_last=fal.VERIFY_BEFORE_OPEN)

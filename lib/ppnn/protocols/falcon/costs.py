@@ -9,8 +9,9 @@ Building blocks (semi-honest / malicious):
 
 * opening of ``n`` elements of ``b`` bits: 1 round, ``3 n b`` / ``6 n b``;
 * product with output size ``n``, operands of ``nx`` and ``ny`` elements: 1 round,
-  ``3 n b`` / ``b (9 n + 6 nx + 6 ny)`` (resharing, redundant openings of rho and sigma, and
-  the later opening of the check value v);
+  ``3 n b`` / ``b (6 n + 6 nx + 6 ny)`` (resharing, redundant openings of rho and sigma, and
+  the later one-way opening of the check value v: ``3 n b``, no second copy -- see
+  ``runtime.Falcon.verify``);
 * every top-level protocol that multiplied something adds one round in the malicious setting
   (the batched openings of v) -- except where nothing is pending at its end: private compare
   opens the checks of all earlier products in the round of its tree's last level and the
@@ -73,7 +74,7 @@ def _open(n, b, mal: bool) -> Cost:
 def _mult(n, b, mal: bool, nx=None, ny=None) -> Cost:
     nx = n if nx is None else nx
     ny = n if ny is None else ny
-    return Cost(1, b * (9 * n + 6 * nx + 6 * ny) if mal else 3 * n * b)
+    return Cost(1, b * (6 * n + 6 * nx + 6 * ny) if mal else 3 * n * b)
 
 
 def _check(mal: bool) -> Cost:
@@ -110,12 +111,13 @@ def select_share_cost(n, ell=32, mal=False) -> Cost:
 
 # -- comparisons ---------------------------------------------------------------------------
 def pc_cost(n, ell=32, p=37, mal=False, top=True) -> Cost:
-    """Algorithm 1 on ``ell + 1`` positions: step 5 (one product), the tree over ``ell + 2``
-    factors (``ell + 1`` products in ``ceil(log2(ell + 2))`` rounds), the opening of ``d``.
+    """Algorithm 1 on ``ell + 1`` positions: step 5 (one product over the ``ell`` positions
+    ``i >= 1``; position 0 is local), the tree over ``ell + 2`` factors (``ell + 1`` products in
+    ``ceil(log2(ell + 2))`` rounds), the opening of ``d``.
     Malicious, the checks ride in the tree's last round and beside ``d``: no extra round
     whether or not it is the top-level protocol (``top`` is accepted for symmetry)."""
     bp = _bp(p)
-    step5 = _mult(n * (ell + 1), bp, mal, n, n * (ell + 1))
+    step5 = _mult(n * ell, bp, mal, n, n * ell)
     tree = Cost(clog2(ell + 2), _mult(n * (ell + 1), bp, mal).bits)
     return step5 + tree + _open(n, bp, mal)
 

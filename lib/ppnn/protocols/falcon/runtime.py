@@ -28,7 +28,13 @@ Basic operations (paper §3.2)
   ``z = x y`` is verified with a preprocessed triple ``(a, b, c = ab)``: open ``rho = x - a``
   and ``sigma = y - b`` in the same round as the resharing, and later open
   ``v = z - c - sigma a - rho b - rho sigma`` which is 0 exactly when ``z = x y`` (an additive
-  error ``e`` in a reshared component gives ``v = e``). Checks are batched: the ``v`` openings
+  error ``e`` in a reshared component gives ``v = e``). ``v`` is opened *one way* -- each
+  party sends one component, as in a semi-honest opening, with no redundant copy (3 elements
+  per product instead of 6): ``v`` must be 0 and is used for nothing else, and the honest
+  party that gets its missing component from the other honest party reconstructs the true
+  ``v`` whatever the corrupt party sends, so a nonzero ``v`` makes it abort; a wrong
+  component sent to the other honest party only makes that one abort too (every honest party
+  tests its own reconstruction, :meth:`Falcon.verify`). Checks are batched: the ``v`` openings
   of a whole protocol (ReLU, a layer, ...) run in one extra round at its end -- unless
   something that depends on a product is opened before: a malicious run never opens a plain
   value while a product it may depend on is unverified (:meth:`Falcon.open` verifies
@@ -380,7 +386,8 @@ class Falcon:
 
         Semi-honest: ``Pi`` sends ``x_i`` to ``P_{i+1}`` (one element each, one round).
         Malicious: ``Pi`` also sends ``x_{i+1}`` to ``P_{i-1}``; each party compares the two
-        copies of its missing component and aborts on a mismatch.
+        copies of its missing component and aborts on a mismatch -- except for a ``"check"``
+        value, opened one way (see :meth:`verify`).
 
         ``kind`` (one of ``OPEN_KINDS``) is decided by the caller, per call site:
 
@@ -410,6 +417,12 @@ class Falcon:
         components plus the one it received) under this name -- after a corrupt sender's
         change they differ. The value returned is the first honest party's.
         """
+        return self._open(x, what, kind, material, held)[0]
+
+    def _open(self, x: RSS, what: str, kind: str, material: str | None = None,
+              held: str | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
+        """:meth:`open`, also returning what each party reconstructed (its two components
+        plus the one it received first)."""
         if kind not in OPEN_KINDS:
             raise ValueError(f"opening kind must be one of {OPEN_KINDS}, got {kind!r}")
         if self.malicious and kind == "plain" and self._pending and self.VERIFY_BEFORE_OPEN:
@@ -419,11 +432,15 @@ class Falcon:
             self.verify()
         alg, C = x.ring, x.components
         step = self._step(what)
-        if self.trace is not None:
-            self.trace.append(("open", step, material))
+        # malicious: a redundant second copy, except for a check value (one way, see verify)
+        redundant = self.malicious and kind != "check"
+        if self.trace is not None:  # "open1": a malicious opening without a second copy
+            self.trace.append(("open" if redundant or not self.malicious else "open1", step,
+                               material))
         first = copy2 = False
         t = self.tamper
-        if t is not None and (t.kind in ("open", "open_copy", "open_both")
+        if t is not None and (t.kind in ("open", "open_both")
+                              or (t.kind == "open_copy" and redundant)
                               or (t.kind == "dealer_local" and material is not None)):
             if t.hit("dealer_local" if t.kind == "dealer_local" else "open", step, material):
                 first, copy2 = t.sends()
@@ -431,10 +448,10 @@ class Falcon:
         with self.ledger.round():
             got = [self._transmit((i - 1) % 3, i, C[(i - 1) % 3], alg, what,
                                   first and (i - 1) % 3 == bad) for i in range(3)]
-            if self.malicious:
+            if redundant:
                 copy = [self._transmit((i + 1) % 3, i, C[(i - 1) % 3], alg, what,
                                        copy2 and (i + 1) % 3 == bad) for i in range(3)]
-        if self.malicious:
+        if redundant:
             for i in self._checking():
                 if not np.array_equal(got[i], copy[i]):
                     j, a, b = (i - 1) % 3, PARTIES[(i - 1) % 3], PARTIES[(i + 1) % 3]
@@ -450,13 +467,16 @@ class Falcon:
                 self.ledger.hold(PARTIES[i], held, alg.add(alg.add(C[i], C[(i + 1) % 3]),
                                                            got[i]))
         h = self._honest()
-        value = np.asarray(alg.add(alg.add(C[h], C[(h + 1) % 3]), got[h]), dtype=np.uint64)
+        # what each party reconstructed (all three only for a check value: see verify)
+        views = [np.asarray(alg.add(alg.add(C[i], C[(i + 1) % 3]), got[i]), dtype=np.uint64)
+                 if i == h or kind == "check" else None for i in range(3)]
+        value = views[h]
         if self.openings is not None:
             tainted = self._tampered_pending()
             exposed = (kind == "plain" and tainted) or (
                 kind == "blinded" and self._tampered_pending(skip_last=True))
             self.openings.append(Opened(step, kind, material, tainted, exposed, value))
-        return value
+        return value, views
 
     def open_components(self, x: RSS, what: str = "open", kind: str = "plain",
                         material: str | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -507,12 +527,16 @@ class Falcon:
         results = []
         with self.ledger.round():
             for v, what, _ in pending:
-                results.append((self.open(v, f"mult-check v: {what}", "check", "triple c"),
+                results.append((self._open(v, f"mult-check v: {what}", "check", "triple c")[1],
                                 what))
         self._pending = []
-        for val, what in results:
-            if np.any(val != 0):
-                honest = PARTIES[self._honest()]
+        bad = self.deviation.party if self.deviation is not None else None
+        for views, what in results:
+            # every honest party tests the v it reconstructed (one-way opening)
+            nonzero = [i for i in range(3) if PARTIES[i] != bad and np.any(views[i] != 0)]
+            if nonzero:
+                honest = PARTIES[nonzero[0]]
+                val = views[nonzero[0]]
                 self.ledger.hold(honest, f"mult-check v: {what} (opened)", val)
                 self.ledger.hold(honest, "check: v != 0 -> abort", (val != 0).astype(np.uint8))
                 raise MaliciousAbort("multiplication check", honest,

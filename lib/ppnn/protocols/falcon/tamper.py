@@ -141,6 +141,13 @@ def _clean_run(protocol: Protocol, seed: int) -> tuple[list, list]:
 def event_types(protocol: Protocol, seed: int = 0) -> dict[str, list[tuple]]:
     """What a corrupt party can change in ``protocol``, by tamper kind:
     ``{kind: [(step, material, count), ...]}`` from an honest malicious run's trace."""
+    return _event_types(protocol, seed)[0]
+
+
+def _event_types(protocol: Protocol, seed: int = 0) -> tuple[dict[str, list[tuple]], set]:
+    """:func:`event_types` and the steps opened one way (a check value ``v``: one message per
+    party, no redundant copy -- so no ``open_copy`` there, and a wrong copy of dealer
+    material reaches it only through the component the party sends, its first)."""
     from collections import Counter
 
     from .adversary import DEALER_CORRUPT, DEALER_LOCAL
@@ -148,12 +155,15 @@ def event_types(protocol: Protocol, seed: int = 0) -> dict[str, list[tuple]]:
     trace, _ = _clean_run(protocol, seed)
     counts = Counter(trace)
     out: dict[str, list[tuple]] = {k: [] for k in TAMPER_KINDS}
+    one_way = set()
     for (kind, step, material), c in counts.items():
         if kind == "reshare":
             out["reshare"].append((step, None, c))
-        elif kind == "open":
-            for k in ("open", "open_copy", "open_both"):
+        elif kind in ("open", "open1"):
+            for k in ("open", "open_copy", "open_both") if kind == "open" else ("open",):
                 out[k].append((step, None, c))
+            if kind == "open1":
+                one_way.add(step)
             if material in DEALER_LOCAL:
                 out["dealer_local"].append((step, material, c))
         elif kind == "dealer" and material in DEALER_CORRUPT:
@@ -162,7 +172,7 @@ def event_types(protocol: Protocol, seed: int = 0) -> dict[str, list[tuple]]:
             out["key"].append((step, None, c))
     if not out["reshare"]:  # no product: a wrong PRF key is never used
         out["key"] = []
-    return out
+    return out, one_way
 
 
 def harness_scenarios(protocols: dict[str, Protocol], n: int, rng: np.random.Generator,
@@ -172,7 +182,8 @@ def harness_scenarios(protocols: dict[str, Protocol], n: int, rng: np.random.Gen
     (or every occurrence), a subset of elements (all, a fraction, one or two indices), an
     offset (random per element, 1, or a large constant) and a corrupt party."""
     kinds = tuple(kinds or TAMPER_KINDS)
-    events = {name: event_types(p, seed) for name, p in protocols.items()}
+    typed = {name: _event_types(p, seed) for name, p in protocols.items()}
+    events = {name: ev for name, (ev, _) in typed.items()}
     out = []
     for i in range(n):
         kind = kinds[i % len(kinds)]
@@ -191,8 +202,11 @@ def harness_scenarios(protocols: dict[str, Protocol], n: int, rng: np.random.Gen
         party = (step.rsplit("k_", 1)[1] if kind == "key" else PARTIES[int(rng.integers(3))])
         if kind == "key":
             party, occurrence = PARTIES[int(party)], 0
+        component = int(rng.integers(2))
+        if kind == "dealer_local" and step in typed[name][1]:
+            component = 0  # one-way opening: only the party's first component is sent
         t = Tamper(party, kind, step=step, occurrence=occurrence, elements=elements,
-                   offset=offset, material=material, component=int(rng.integers(2)),
+                   offset=offset, material=material, component=component,
                    seed=int(rng.integers(1 << 31)))
         out.append((name, t))
     return out

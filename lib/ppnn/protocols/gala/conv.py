@@ -1,6 +1,7 @@
 """GALA's kernel-grouping (first-Add-second-Perm) MIMO convolution (GALA §III-B3, Fig. 8).
 
-Client: ``c_i`` channels packed ``c_n`` per ciphertext (:class:`ConvLayout`). Server, for each of
+Client: ``c_i`` channels packed ``c_n`` per ciphertext (:class:`ConvLayout`; a channel larger
+than ``n`` slots is tiled as in GAZELLE and each tile is packed like a channel). Server, for each of
 the ``c_o / c_n`` output ciphertexts ("newly formed blocks" of ``c_n`` kernels):
 
 (a) the input rotations of every tap are computed once per input ciphertext (``c_i/c_n``
@@ -90,16 +91,20 @@ class ConvKernel(LinearKernel):
     #: both forms is ~100 KB at N = 4096); larger layers stream over input ciphertexts
     max_plaintexts = 4096
 
-    def _input_chunks(self) -> list[slice]:
-        """Consecutive slices of input ciphertexts, each encoding <= max_plaintexts."""
+    def _input_chunks(self, o: int) -> list[slice]:
+        """The input ciphertexts output ciphertext ``o`` needs (all of them unless a large
+        channel is tiled: only those of its tiles, ``layout.input_ranges``), in consecutive
+        slices each encoding <= max_plaintexts."""
         L = self.layout
+        lo, hi = (int(v) for v in L.input_ranges[o])
         per = max(1, self.max_plaintexts // (L.c_n * L.k * L.k))
-        return [slice(s, min(L.ct_in, s + per)) for s in range(0, L.ct_in, per)]
+        return [slice(s, min(hi, s + per)) for s in range(lo, hi, per)]
 
     def __repr__(self) -> str:
         L = self.layout
+        tiles = f", {L.tiles} tiles" if L.split else ""
         return (f"{type(self).__name__}({L.H}x{L.W}@{L.c_i} -> {L.k}x{L.k}@{L.c_o}, "
-                f"n={L.n}, c_n={L.c_n})")
+                f"n={L.n}, c_n={L.c_n}{tiles})")
 
 
 class GalaConv(ConvKernel):
@@ -116,7 +121,7 @@ class GalaConv(ConvKernel):
         outs = []
         for o in self._out_groups():                                      # output ciphertexts
             z = None
-            for a in self._input_chunks():  # streamed over input ciphertexts (memory only)
+            for a in self._input_chunks(o):  # streamed over input ciphertexts (memory only)
                 w = self._encode_group(he, K, o, a)                       # (a, c_n, taps)
                 # (b) SISO-like products, first Add over input ciphertexts and taps ...
                 part = he.mul_plain_sum(rot[a], w, axis=(0, 2))           # (c_n,)

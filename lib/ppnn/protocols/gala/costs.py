@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -119,10 +120,20 @@ def matvec_counts(method: str, layout: MatVecLayout) -> dict[str, int]:
 
 
 def conv_counts(method: str, layout: ConvLayout) -> dict[str, int]:
+    """Our closed form for a concrete layout. A tiled layout (a channel larger than ``n``
+    slots, :class:`ConvLayout`) multiplies only the ``pairs`` of (output, input) ciphertexts
+    that share a tile: ``c_i c_o / c_n^2`` becomes ``pairs`` in every term (unsplit,
+    ``pairs = (c_i / c_n)(c_o / c_n)`` and this is :func:`conv_formula`)."""
     taps = layout.k * layout.k
-    sub = {c_i: layout.ci_pad, c_o: layout.co_pad, c_n: layout.c_n, k_w: layout.k,
-           k_h: layout.k}
-    out = {k: int(sp.nsimplify(v.subs(sub))) for k, v in conv_formula(method).items()}
+    if layout.split and method in ("GAZELLE", "GALA"):
+        P, cn, ct_in, ct_out = layout.pairs, layout.c_n, layout.ct_in, layout.ct_out
+        out = {"Perm": (P if method == "GAZELLE" else ct_out) * (cn - 1), "DecPerm": ct_in,
+               "HstPerm": ct_in * (taps - 1), "ScMult": P * cn * taps,
+               "Add": P * cn * taps - ct_out}
+    else:
+        sub = {c_i: layout.ci_pad, c_o: layout.co_pad, c_n: layout.c_n, k_w: layout.k,
+               k_h: layout.k}
+        out = {k: int(sp.nsimplify(v.subs(sub))) for k, v in conv_formula(method).items()}
     if taps == 1:
         out["DecPerm"] = 0
     return out
@@ -161,7 +172,9 @@ def network_counts(net, n_slots: int = 2048, methods=("GAZELLE", "GALA"),
     """HE operation counts of every linear layer of a zoo network, per method.
 
     ``run=True`` counts by running the kernels on the counting backend; ``False`` evaluates
-    the closed forms (the tests check both agree). Batch-norm is folded into the preceding
+    the closed forms (the tests check both agree); each distinct layer shape is counted once
+    (a network repeats a few shapes many times). A channel larger than ``n`` slots is tiled
+    (:class:`ConvLayout`; ``tiles`` column). Batch-norm is folded into the preceding
     linear layer, pooling/ReLU/residual additions are local or GC work (no HE operations).
     """
     from ppnn.nn.layers import Conv2d, Dense
@@ -170,6 +183,14 @@ def network_counts(net, n_slots: int = 2048, methods=("GAZELLE", "GALA"),
     from ppnn.protocols.gazelle import GazelleConv, GazelleMatVec
 
     kernels = {"GAZELLE": (GazelleMatVec, GazelleConv), "GALA": (GalaMatVec, GalaConv)}
+
+    @functools.cache  # every distinct layer shape is counted once (ResNet-152: 24 shapes)
+    def count(meth, kind, *dims):
+        K = kernels[meth][kind](*dims)
+        if run:
+            return K.layout, count_kernel(K)
+        return K.layout, (conv_counts if kind else matvec_counts)(meth, K.layout)
+
     rows = []
     for node in net.leaves():
         layer = node.layer
@@ -178,17 +199,16 @@ def network_counts(net, n_slots: int = 2048, methods=("GAZELLE", "GALA"),
                 raise ValueError(f"{node.name}: grouped convolutions are not supported")
             c, h, w = node.in_shape
             for meth in methods:
-                K = kernels[meth][1](c, layer.out_channels, h, w, layer.kernel, n_slots,
-                                     layer.padding, layer.stride)
-                cnt = count_kernel(K) if run else conv_counts(meth, K.layout)
+                L, cnt = count(meth, 1, c, layer.out_channels, h, w, layer.kernel, n_slots,
+                               layer.padding, layer.stride)
                 rows.append({"layer": node.name, "kind": "conv", "method": meth,
-                             "c_n": K.layout.c_n, **cnt})
+                             "c_n": L.c_n, "tiles": L.tiles, **cnt})
         elif isinstance(layer, Dense):
             for meth in methods:
-                K = kernels[meth][0](layer.out_features, node.in_shape[0], n_slots)
-                cnt = count_kernel(K) if run else matvec_counts(meth, K.layout)
-                rows.append({"layer": node.name, "kind": "fc", "method": meth, "c_n": 0, **cnt})
-    return pd.DataFrame(rows, columns=["layer", "kind", "method", "c_n", *HE_OPS])
+                _, cnt = count(meth, 0, layer.out_features, node.in_shape[0], n_slots)
+                rows.append({"layer": node.name, "kind": "fc", "method": meth, "c_n": 0,
+                             "tiles": 1, **cnt})
+    return pd.DataFrame(rows, columns=["layer", "kind", "method", "c_n", "tiles", *HE_OPS])
 
 
 def log2i(x: int) -> int:

@@ -36,12 +36,33 @@ computed and the layer's stride/padding applied to the shares afterwards (a line
 The diagonal kernel encoding of a ``c_n x c_n`` block puts, in channel block ``b`` of diagonal
 ``d``, the filter connecting input channel ``b`` to output channel ``(b - d) mod c_n``; after
 rotating by ``d u'`` every block holds its own output channel.
+
+Large channels: GAZELLE's tiling (GAZELLE §5.4; GALA §III-B assumes ``H W <= n``)
+------------------------------------------------------------------------------------
+When one channel needs more than ``n`` slots, the image is cut into a grid of ``T_y x T_x``
+tiles of ``t_h x t_w`` output pixels. Tile ``(ty, tx)`` is the ``(t_h + k - 1) x (t_w + k - 1)``
+window of the zero-padded image starting at row ``ty t_h - P``, column ``tx t_w - P``: its
+outputs plus the halo of ``P`` rows/columns before and ``k - 1 - P`` after that the kernel taps
+read. Each tile is then one *packed unit* laid out exactly like a small channel (raster scan
+of the window, ``u' = next_pow2((t_h + k - 1)(t_w + k - 1))`` slots, the same tap rotations
+and masks), so the layer becomes a convolution of ``c_i T`` input units to ``c_o T`` output
+units whose kernel is ``K[o, i]`` between units of the same tile and zero between tiles. Units
+are ordered tile-major (unit ``t c_i + i``), so a ciphertext holds consecutive units and the
+kernels skip every (output ciphertext, input ciphertext) pair that shares no tile
+(:attr:`ConvLayout.input_ranges`): with ``c_n`` dividing ``c_i`` and ``c_o`` the counts are
+exactly ``T`` times those of one tile. The centre ``t_h x t_w`` of every output unit is read
+out and the tiles are stitched back. The tile shape minimises the slots a channel needs
+(``T u'``), then the number of tiles; row strips are the case ``t_w = W``.
+Nothing is split when a channel fits (``next_pow2(H W) <= n``): the layout is then the one
+above, unchanged. A kernel whose ``k x k`` window alone needs more than ``n`` slots cannot be
+tiled and raises.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -222,20 +243,64 @@ class ConvLayout:
                              f"with k={self.k}")
         if self.k > min(self.H, self.W) + 2 * P:
             raise ValueError(f"kernel {self.k} larger than the padded {self.H}x{self.W} input")
-        if next_pow2(self.H * self.W) > self.n:
+        if next_pow2(self.k * self.k) > self.n:
             raise ValueError(
-                f"one channel of {self.H}x{self.W} = {self.H * self.W} pixels needs "
-                f"{next_pow2(self.H * self.W)} slots > n = {self.n}; spatial splitting of a "
-                "channel over several ciphertexts is not implemented -- use a larger n")
+                f"a {self.k}x{self.k} kernel window needs {next_pow2(self.k * self.k)} slots "
+                f"> n = {self.n}: no tile of a {self.H}x{self.W} channel fits one ciphertext "
+                "(n must be >= next_pow2(k^2)); use a larger n")
 
     @property
     def padding(self) -> int:
         return (self.k - 1) // 2 if self.pad is None else int(self.pad)
 
     @property
+    def split(self) -> bool:
+        """Whether a channel is tiled over several packed units (``next_pow2(H W) > n``)."""
+        return next_pow2(self.H * self.W) > self.n
+
+    @cached_property
+    def tiling(self) -> tuple[int, int, int, int]:
+        """``(t_h, t_w, T_y, T_x)``: output pixels per tile and the tile grid (``(H, W, 1, 1)``
+        when a channel fits). Chosen to minimise ``T u'`` then ``T`` (module docstring)."""
+        if not self.split:
+            return self.H, self.W, 1, 1
+        k, H, W = self.k, self.H, self.W
+        best = None
+        u = next_pow2(k * k)
+        while u <= self.n:
+            TW = np.arange(k, min(W + k - 1, u // k) + 1)           # window widths
+            TH = np.minimum(u // TW, H + k - 1)                      # tallest window in u
+            Ty, Tx = -(-H // (TH - k + 1)), -(-W // (TW - k + 1))
+            th, tw = -(-H // Ty), -(-W // Tx)                        # balanced tiles
+            ub = 1 << np.ceil(np.log2((th + k - 1) * (tw + k - 1))).astype(np.int64)
+            i = np.lexsort((-tw, Ty * Tx, Ty * Tx * ub))[0]
+            cand = (int(Ty[i] * Tx[i] * ub[i]), int(Ty[i] * Tx[i]), -int(tw[i]),
+                    (int(th[i]), int(tw[i]), int(Ty[i]), int(Tx[i])))
+            best = cand if best is None or cand[:3] < best[:3] else best
+            u *= 2
+        return best[3]
+
+    @property
+    def tiles(self) -> int:
+        """Packed units per channel: ``T = T_y T_x`` (1 when a channel fits)."""
+        return self.tiling[2] * self.tiling[3]
+
+    @property
+    def unit_hw(self) -> tuple[int, int]:
+        """Rows and columns of one packed unit: the channel, or a tile with its halo."""
+        th, tw = self.tiling[:2]
+        return (th + self.k - 1, tw + self.k - 1) if self.split else (self.H, self.W)
+
+    @property
+    def origin(self) -> int:
+        """Row/column of a unit's first output pixel (the halo before it when split)."""
+        return self.padding if self.split else 0
+
+    @property
     def u(self) -> int:
-        """Slots per channel block: next power of two >= H W."""
-        return next_pow2(self.H * self.W)
+        """Slots per packed unit: next power of two >= the unit's pixels (``H W`` unsplit)."""
+        uh, uw = self.unit_hw
+        return next_pow2(uh * uw)
 
     @property
     def c_n(self) -> int:
@@ -243,12 +308,22 @@ class ConvLayout:
         return self.n // self.u
 
     @property
+    def units_in(self) -> int:
+        """Input units ``c_i T`` (tile-major: unit ``t c_i + i``)."""
+        return self.c_i * self.tiles
+
+    @property
+    def units_out(self) -> int:
+        return self.c_o * self.tiles
+
+    @property
     def ci_pad(self) -> int:
-        return -(-self.c_i // self.c_n) * self.c_n
+        """Input units padded to a multiple of ``c_n`` (``c_i`` padded when unsplit)."""
+        return -(-self.units_in // self.c_n) * self.c_n
 
     @property
     def co_pad(self) -> int:
-        return -(-self.c_o // self.c_n) * self.c_n
+        return -(-self.units_out // self.c_n) * self.c_n
 
     @property
     def ct_in(self) -> int:
@@ -266,43 +341,70 @@ class ConvLayout:
 
     @property
     def offsets(self) -> list[int]:
-        """Input rotation of each kernel tap (raster scan), in tap order."""
-        P = self.padding
-        return [(ky - P) * self.W + (kx - P) for ky, kx in self.taps]
+        """Input rotation of each kernel tap (raster scan of a unit), in tap order."""
+        P, uw = self.padding, self.unit_hw[1]
+        return [(ky - P) * uw + (kx - P) for ky, kx in self.taps]
+
+    @cached_property
+    def input_ranges(self) -> np.ndarray:
+        """``(ct_out, 2)``: for each output ciphertext, the range ``[lo, hi)`` of input
+        ciphertexts holding a unit of one of its tiles (all of them when unsplit); the
+        kernels multiply only these pairs."""
+        cn = self.c_n
+        o = np.arange(self.ct_out)
+        first = np.minimum(o * cn, self.units_out - 1) // self.c_o
+        last = (np.minimum((o + 1) * cn, self.units_out) - 1) // self.c_o
+        lo = first * self.c_i // cn
+        hi = -(-(last + 1) * self.c_i // cn)
+        return np.stack([lo, hi], axis=1)
+
+    @property
+    def pairs(self) -> int:
+        """(output, input) ciphertext pairs the kernels multiply."""
+        r = self.input_ranges
+        return int((r[:, 1] - r[:, 0]).sum())
 
     @property
     def out_hw(self) -> tuple[int, int]:
         P, s = self.padding, self.stride
         return ((self.H + 2 * P - self.k) // s + 1, (self.W + 2 * P - self.k) // s + 1)
 
+    def _units(self, x: np.ndarray) -> np.ndarray:
+        """``(c, H, W)`` image -> ``(T c, uh uw)`` packed units (tile-major)."""
+        c = x.shape[0]
+        if not self.split:
+            return x.reshape(c, -1)
+        th, tw, Ty, Tx = self.tiling
+        uh, uw = self.unit_hw
+        P = self.padding
+        xp = np.zeros((c, Ty * th + self.k - 1, Tx * tw + self.k - 1), dtype=np.int64)
+        xp[:, P: P + self.H, P: P + self.W] = x
+        win = np.lib.stride_tricks.sliding_window_view(xp, (uh, uw), axis=(1, 2))
+        win = win[:, ::th, ::tw][:, :Ty, :Tx]                       # (c, Ty, Tx, uh, uw)
+        return win.transpose(1, 2, 0, 3, 4).reshape(Ty * Tx * c, uh * uw)
+
     def pack_input(self, x: np.ndarray) -> np.ndarray:
-        """Client: ``(ct_in, n)`` slot vectors; channel ``a c_n + b`` is block ``b`` of ct ``a``."""
+        """Client: ``(ct_in, n)`` slot vectors; unit ``a c_n + b`` is block ``b`` of ct ``a``
+        (unit = channel when unsplit, ``tile * c_i + channel`` when tiled)."""
         x = np.asarray(x)
         if x.shape != (self.c_i, self.H, self.W):
             raise ValueError(f"input must have shape (c_i, H, W) = ({self.c_i}, {self.H}, "
                              f"{self.W}), got {x.shape}")
+        units = self._units(x.astype(np.int64))
         blocks = np.zeros((self.ci_pad, self.u), dtype=np.int64)
-        blocks[: self.c_i, : self.H * self.W] = x.reshape(self.c_i, -1)
+        blocks[: units.shape[0], : units.shape[1]] = units
         return blocks.reshape(self.ct_in, self.n)
 
     def tap_masks(self) -> np.ndarray:
-        """``(k*k, u)``: 1 where a tap reads inside the image for that output pixel."""
+        """``(k*k, u)``: 1 where a tap reads inside the unit for that output pixel."""
         P = self.padding
-        y, x = np.divmod(np.arange(self.u), self.W)
-        inside = np.arange(self.u) < self.H * self.W
+        uh, uw = self.unit_hw
+        y, x = np.divmod(np.arange(self.u), uw)
+        inside = np.arange(self.u) < uh * uw
         ky, kx = np.array(self.taps).T
         yy = y[None, :] + ky[:, None] - P
         xx = x[None, :] + kx[:, None] - P
-        return ((yy >= 0) & (yy < self.H) & (xx >= 0) & (xx < self.W) & inside).astype(np.int64)
-
-    def pad_kernels(self, K: np.ndarray) -> np.ndarray:
-        K = np.asarray(K)
-        if K.shape != (self.c_o, self.c_i, self.k, self.k):
-            raise ValueError(f"kernels must have shape (c_o, c_i, k, k) = ({self.c_o}, "
-                             f"{self.c_i}, {self.k}, {self.k}), got {K.shape}")
-        out = np.zeros((self.co_pad, self.ci_pad, self.k * self.k), dtype=np.int64)
-        out[: self.c_o, : self.c_i] = K.reshape(self.c_o, self.c_i, -1)
-        return out
+        return ((yy >= 0) & (yy < uh) & (xx >= 0) & (xx < uw) & inside).astype(np.int64)
 
     def diagonal_plaintexts(self, K: np.ndarray, o: int, a: slice = slice(None)) -> np.ndarray:
         """Diagonally encoded kernels of output group ``o`` for the input ciphertexts ``a``:
@@ -310,21 +412,35 @@ class ConvLayout:
 
         Entry ``[a, d, tap]`` holds, in channel block ``b``, the tap of the filter from input
         channel ``a c_n + b`` to output channel ``o c_n + (b - d) mod c_n``, masked."""
-        Kp = self.pad_kernels(K)
+        K = np.asarray(K)
+        if K.shape != (self.c_o, self.c_i, self.k, self.k):
+            raise ValueError(f"kernels must have shape (c_o, c_i, k, k) = ({self.c_o}, "
+                             f"{self.c_i}, {self.k}, {self.k}), got {K.shape}")
+        Kf = np.zeros((self.c_o + 1, self.c_i + 1, self.k * self.k), dtype=np.int64)
+        Kf[: self.c_o, : self.c_i] = K.reshape(self.c_o, self.c_i, -1)   # index -1: zero
         cn = self.c_n
         b = np.arange(cn)
         d = np.arange(cn)[:, None]
-        out_ch = o * cn + (b[None, :] - d) % cn                  # (d, b)
+        out_u = o * cn + (b[None, :] - d) % cn                   # (d, b) output units
         ins = np.arange(self.ct_in)[a]
-        in_ch = ins[:, None, None] * cn + b                       # (a, 1, b)
-        w = Kp[out_ch[None, :, :], in_ch, :]                      # (a, d, b, taps)
+        in_u = ins[:, None, None] * cn + b                       # (a, 1, b) input units
+        t_o, ch_o = np.divmod(out_u, self.c_o)
+        t_i, ch_i = np.divmod(in_u, self.c_i)
+        ch_o = np.where(out_u < self.units_out, ch_o, -1)
+        ch_i = np.where((in_u < self.units_in) & (t_i == t_o[None]), ch_i, -1)
+        w = Kf[ch_o[None, :, :], ch_i, :]                        # (a, d, b, taps)
         vals = w.transpose(0, 1, 3, 2)[..., None] * self.tap_masks()[None, None, :, None, :]
         return vals.reshape(len(ins), cn, self.k * self.k, self.n)
 
     def read_out(self, slots: np.ndarray) -> np.ndarray:
-        """``(ct_out, n)`` output slots -> ``(c_o, H_out, W_out)`` (crop, stride, padding)."""
-        v = np.asarray(slots).reshape(self.co_pad, self.u)[: self.c_o, : self.H * self.W]
-        v = v.reshape(self.c_o, self.H, self.W)
+        """``(ct_out, n)`` output slots -> ``(c_o, H_out, W_out)`` (stitch tiles, crop, stride,
+        padding)."""
+        uh, uw = self.unit_hw
+        th, tw, Ty, Tx = self.tiling
+        r = self.origin
+        v = np.asarray(slots).reshape(self.co_pad, self.u)[: self.units_out, : uh * uw]
+        v = v.reshape(Ty, Tx, self.c_o, uh, uw)[..., r: r + th, r: r + tw]
+        v = v.transpose(2, 0, 3, 1, 4).reshape(self.c_o, Ty * th, Tx * tw)[:, : self.H, : self.W]
         ho, wo = self.out_hw
         s = self.stride
         return v[:, : s * (ho - 1) + 1: s, : s * (wo - 1) + 1: s]
