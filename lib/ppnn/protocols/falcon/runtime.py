@@ -533,7 +533,8 @@ class Falcon:
         bad = self.deviation.party if self.deviation is not None else None
         for views, what in results:
             # every honest party tests the v it reconstructed (one-way opening)
-            nonzero = [i for i in range(3) if PARTIES[i] != bad and np.any(views[i] != 0)]
+            nonzero = [i for i in self._checking()
+                       if PARTIES[i] != bad and np.any(views[i] != 0)]
             if nonzero:
                 honest = PARTIES[nonzero[0]]
                 val = views[nonzero[0]]
