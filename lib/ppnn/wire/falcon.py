@@ -21,7 +21,10 @@ object of ``ppnn.protocols.falcon`` with its three-component arrays -- as
   the component its party does not hold.
 * **Checks and outputs are the party's own.** An opening returns the value the process's
   party reconstructed (its two components and the one it received); a malicious party
-  compares only the two copies *it* received.
+  compares only the two copies *it* received, and tests only the multiplication check
+  value ``v`` *it* reconstructed (``v`` is opened one way: ``Pi`` receives component
+  ``i - 1`` from ``P_{i-1}`` and nothing else; ``Falcon.verify`` tests the parties of
+  :meth:`WireFalcon._checking`, the process's own).
 
 So if every party's outputs equal the in-process run's, no party's computation read a
 value it does not hold: it would have read garbage. :func:`relu_reading_all_components` is
