@@ -65,8 +65,8 @@ from .transport import CLASSES, Wire, WireError
 __all__ = ["WireFalcon", "WireDealer", "WIRE_FAMILIES", "run_plan", "run_program",
            "relu_program", "relu_reading_all_components", "wire_summary", "summary_frame"]
 
-#: the families that run with ``transport="tcp"``
-WIRE_FAMILIES = ("falcon_sh", "falcon_mal")
+#: the families that run with ``transport="tcp"`` (Delphi + Tabula: :mod:`.delphi`)
+WIRE_FAMILIES = ("falcon_sh", "falcon_mal", "delphi_tabula")
 
 
 def _garbage(alg, shape, g: np.random.Generator) -> np.ndarray:
@@ -251,6 +251,9 @@ def falcon_job(wire: Wire, task: dict) -> dict:
 
 
 # -- the two ways to run -------------------------------------------------------------------
+#: traffic classes the ledger does not book (inputs; the dealer's stand-in for counted HE)
+_UNBOOKED = ("inputs", "offline ideal")
+
 def wire_summary(ledger, launched) -> dict:
     """Ledger vs wire: bytes per class (the ledger's booked bits / 8, the frames' payload
     and wire bytes, and ``sum(ceil(bits / 8) + header)`` over the ledger's messages, which
@@ -262,6 +265,7 @@ def wire_summary(ledger, launched) -> dict:
         "offline dealer": [m for m in msgs if m.sender == ledger.DEALER],
         "offline setup": [m for m in msgs if m.phase == "offline" and m.sender != ledger.DEALER],
         "inputs": [],
+        "offline ideal": [],
     }
     out: dict = {"classes": {}}
     for c in CLASSES:
@@ -273,10 +277,10 @@ def wire_summary(ledger, launched) -> dict:
             raise WireError(f"{c}: the processes sent {sent} but received {recv}")
         ms = classes[c]
         out["classes"][c] = {
-            "ledger messages": len(ms) if c != "inputs" else None,
-            "ledger bytes": sum(m.bits for m in ms) / 8 if c != "inputs" else None,
-            "expected wire bytes": sum(frame_bytes(m.bits) for m in ms) if c != "inputs"
-            else None,
+            "ledger messages": len(ms) if c not in _UNBOOKED else None,
+            "ledger bytes": sum(m.bits for m in ms) / 8 if c not in _UNBOOKED else None,
+            "expected wire bytes": sum(frame_bytes(m.bits) for m in ms)
+            if c not in _UNBOOKED else None,
             "frames": sent["frames"], "bits": sent["bits"], "payload bytes": sent["payload"],
             "wire bytes": sent["wire"]}
     out["ledger rounds"] = ledger.rounds("online")
@@ -326,6 +330,11 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
     if plan.family not in WIRE_FAMILIES:
         raise ValueError(f"transport='tcp' is implemented for {', '.join(WIRE_FAMILIES)}; "
                          f"got a plan of {plan.family!r}")
+    from .delphi import DELPHI_FAMILIES
+    from .delphi import run_plan as delphi_run_plan
+
+    if plan.family in DELPHI_FAMILIES:
+        return delphi_run_plan(plan, x, seed, timeout=timeout, deadline=deadline)
     x = _check_images(plan, x)
     skeleton = [{k: np.shape(v) for k, v in p.items()} for p in plan.impl["params"]]
     public = dataclasses.replace(plan, impl={**plan.impl, "params": None})

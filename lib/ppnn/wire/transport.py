@@ -16,7 +16,9 @@ other process (a full mesh of six connections over loopback, ports chosen by the
 Each frame belongs to a *class*: ``online`` (a booked online message), ``offline dealer``
 and ``offline setup`` (booked offline: the dealer's material, the PRF keys) and ``inputs``
 (the data holder's and model owner's shares, which the simulation does not book: inputs
-arrive from outside). Per class and direction the wire counts frames, booked bits, payload
+arrive from outside) and ``offline ideal`` (not booked either: the dealer's stand-in for an
+offline computation the simulation counts but does not run -- the result of Delphi's HE,
+:mod:`ppnn.wire.delphi`). Per class and direction the wire counts frames, booked bits, payload
 bytes and wire bytes (payload and headers).
 
 **Measured rounds.** An online frame carries its causal depth: one more than the depth its
@@ -46,7 +48,7 @@ from .framing import HEADER, frame_bytes, pack, payload_bytes, unpack
 __all__ = ["Wire", "WireError", "WireTimeout", "ROLES", "CLASSES", "Traffic", "connect_mesh"]
 
 ROLES = ("P0", "P1", "P2", "dealer")
-CLASSES = ("online", "offline dealer", "offline setup", "inputs")
+CLASSES = ("online", "offline dealer", "offline setup", "inputs", "offline ideal")
 _HELLO = 17  # 16 bytes of the run's token and the connecting role's index
 
 
