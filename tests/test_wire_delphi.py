@@ -95,3 +95,12 @@ def test_a_step_reading_the_client_share_fails_the_garbage_test(tiny, runs):
 def test_wire_ledger_checks_its_party():
     with pytest.raises(ValueError, match="me must be one of"):
         WireLedger(("client", "server"), None, "P0")
+
+
+def test_cli_runs_delphi_tabula_on_the_wire(capsys):
+    from ppnn.__main__ import main
+
+    assert main(["wire", "delphi_tabula", "minionn_mnist", "--timeout", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "the client, the server and the dealer as processes" in out
+    assert "logits and ledger equal the in-process run: yes" in out

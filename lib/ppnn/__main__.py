@@ -5,8 +5,10 @@
     python -m ppnn compare MODEL.onnx --families falcon_sh she --images 500 --dataset fashion
     python -m ppnn wire falcon_sh minionn_mnist    # the parties as processes over loopback TCP
 
-``wire`` runs a zoo network (or an ONNX file) in wire mode -- P0, P1, P2 and the dealer as
-four processes over loopback TCP (:mod:`ppnn.wire`) -- and in process with the same seed, and
+``wire`` runs a zoo network (or an ONNX file) in wire mode -- Falcon (``falcon_sh``,
+``falcon_mal``): P0, P1, P2 and the dealer as four processes; Delphi + Tabula
+(``delphi_tabula``): the client, the server and the dealer -- over loopback TCP
+(:mod:`ppnn.wire`), and in process with the same seed, and
 prints ledger bytes vs wire bytes, ledger rounds vs measured rounds and both wall times
 (``--csv PATH`` also writes the table).
 
@@ -167,9 +169,10 @@ def _wire(args) -> int:
     df = summary_frame(w)
     df.loc[len(df)] = ["seconds (ledger: in process; wire: go to last result)",
                        round(t_in, 4), None, round(w["seconds"], 4), None, None]
-    print(f"{plan.spec.name} on {net.name}, {len(imgs)} image(s), seed {args.seed}: P0, P1, P2 "
-          "and the dealer as 4 processes over loopback TCP (not shaped); framing: 12-byte "
-          "header per message")
+    who = ("the client, the server and the dealer as processes" if args.family == "delphi_tabula"
+           else "P0, P1, P2 and the dealer as 4 processes")
+    print(f"{plan.spec.name} on {net.name}, {len(imgs)} image(s), seed {args.seed}: {who} over "
+          "loopback TCP (not shaped); framing: 12-byte header per message")
     print(df.to_string(index=False))
     print(f"logits and ledger equal the in-process run: {'yes' if same else 'NO'}; "
           f"predictions {res.predictions.tolist()}; whole wire run with process start-up "
@@ -205,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="run the families on a running Dask cluster")
     wp = sub.add_parser("wire", help="a network in wire mode: the parties as processes "
                         "over loopback TCP")
-    wp.add_argument("family", help="falcon_sh or falcon_mal")
+    wp.add_argument("family", help="falcon_sh, falcon_mal or delphi_tabula")
     wp.add_argument("model", help="a zoo network name or a path to an .onnx file")
     wp.add_argument("--images", type=int, default=1, help="test images (default 1)")
     wp.add_argument("--seed", type=int, default=0)

@@ -1,15 +1,20 @@
 """Wire mode: the parties as separate OS processes exchanging real bytes over loopback TCP.
 
-``ppnn.run(plan, x, seed, transport="tcp")`` runs a Falcon plan (``falcon_sh``,
-``falcon_mal``) as four processes -- P0, P1, P2 and the dealer (which also plays the data
-holder and the model owner) -- connected by TCP on 127.0.0.1, each holding only what its
-party holds (:mod:`.falcon`: SPMD with garbage, the honesty proof). Logits, predictions and
-the ledger equal the in-process run with the same seed; ``result.extra["wire"]`` gives the
+``ppnn.run(plan, x, seed, transport="tcp")`` runs a plan of one of :data:`WIRE_FAMILIES`
+with its parties as processes connected by TCP on 127.0.0.1, each holding only what its
+party holds (SPMD with garbage, the honesty proof): a Falcon plan (``falcon_sh``,
+``falcon_mal``) as P0, P1, P2 and the dealer (which also plays the data holder and the model
+owner, :mod:`.falcon`); a Delphi + Tabula plan (``delphi_tabula``) as the client (holding the
+image), the server (holding the model) and the dealer of the tables and Delphi's masks
+(:mod:`.delphi`; the launcher's fourth process runs no job). Logits, predictions and the
+ledger equal the in-process run with the same seed; ``result.extra["wire"]`` gives the
 ledger's bytes and rounds beside the bytes, frames and causal depth measured on the wire.
+Every other family refuses ``transport="tcp"`` with a ValueError.
 
 Modules: :mod:`.framing` (the bytes of one message and their stated framing),
 :mod:`.transport` (one process's sockets, timeouts, counters), :mod:`.launch` (starting,
-joining and cleaning up the processes), :mod:`.falcon` (Falcon's parties on the wire).
+joining and cleaning up the processes), :mod:`.falcon` (Falcon's parties on the wire, and
+the ledger-vs-wire summary), :mod:`.delphi` (Delphi + Tabula's parties on the wire).
 
 Real here: processes, sockets, bytes, rounds, wall time on loopback. Not yet: shaped links
 (namespaces, tc), other families.
