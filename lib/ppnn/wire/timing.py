@@ -37,9 +37,7 @@ bandwidth is the kernel's ``tbf``. What the rows say comes from ``result.extra["
 
 from __future__ import annotations
 
-import os
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
@@ -178,19 +176,12 @@ def table(measured: list[dict], k: float):
 
 
 def write_csv(df, path) -> Path:
-    """Write ``df`` to ``path`` atomically (a temporary name in the same folder, then
-    rename), so a reader never sees half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", newline="") as f:
-            df.to_csv(f, index=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    """Write ``df`` to ``path`` atomically (:func:`ppnn.paths.atomic_write`: a temporary
+    name in the same folder, then rename), so a reader never sees half a file."""
+    from ppnn.paths import atomic_write
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return atomic_write(path, df.to_csv(index=False))
 
 
 def links_of(value) -> Link:  # pragma: no cover - convenience for notebooks
