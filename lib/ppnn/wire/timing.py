@@ -31,6 +31,10 @@ Calibrated model (a separate model; ``netmodel.project`` is not changed)::
   header per message, plus the dealer's offline material (sent during the run on its uplink),
   which the online-only projection leaves out.
 
+A second variant replaces ``alpha * compute`` by the measured wall time of the same run on
+plain loopback (compute, framing and per-message cost as they are in the deployment; only
+the network terms are modelled).
+
 Latency is emulated (netem where present, else the receiving transport holds each frame);
 bandwidth is the kernel's ``tbf``. What the rows say comes from ``result.extra["link"]``.
 """
@@ -152,6 +156,8 @@ def table(measured: list[dict], k: float):
             model_s = (alpha * m["compute_s"] + k * w["ledger rounds"] * lat
                        + ((s_online + dealer) / lk.bandwidth_Bps if lk else 0.0))
             wall = run["wall_s"]
+            # second variant: the same run's measured loopback time replaces alpha * compute
+            loop_model = model_s - alpha * m["compute_s"] + loop
             rows.append({
                 "family": m["family"], "model": m["model"], "network": key,
                 "link": run["shaping"]["link"], "shaping": run["shaping"]["how"],
@@ -170,6 +176,8 @@ def table(measured: list[dict], k: float):
                 "projection error %": round(100 * (proj - wall) / wall, 1) if lk else None,
                 "calibrated s": round(model_s, 4),
                 "calibrated error %": round(100 * (model_s - wall) / wall, 1),
+                "calibrated on loopback s": round(loop_model, 4),
+                "calibrated on loopback error %": round(100 * (loop_model - wall) / wall, 1),
                 "alpha": round(alpha, 3), "k": round(k, 3),
             })
     return pd.DataFrame(rows, dtype=object)
