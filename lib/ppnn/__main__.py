@@ -161,7 +161,8 @@ def _wire(args) -> int:
     ref = ppnn.run(plan, imgs, args.seed)
     t_in = time.perf_counter() - t0
     t0 = time.perf_counter()
-    res = wire.run(plan, imgs, args.seed, timeout=args.timeout)
+    res = wire.run(plan, imgs, args.seed, timeout=args.timeout, link=args.link)
+    net_how = res.extra["link"]  # shaped links (ppnn.wire.links)
     t_all = time.perf_counter() - t0
     w = res.extra["wire"]
     same = (np.array_equal(ref.logits, res.logits)
@@ -171,14 +172,25 @@ def _wire(args) -> int:
                        round(t_in, 4), None, round(w["seconds"], 4), None, None]
     who = ("the client, the server and the dealer as processes" if args.family == "delphi_tabula"
            else "P0, P1, P2 and the dealer as 4 processes")
-    print(f"{plan.spec.name} on {net.name}, {len(imgs)} image(s), seed {args.seed}: {who} over "
-          "loopback TCP (not shaped); framing: 12-byte header per message")
+    where = ("over loopback TCP (not shaped)" if not args.link else
+             f"on {net_how['link']}; {net_how['how']}; latency: {net_how['latency']}")
+    print(f"{plan.spec.name} on {net.name}, {len(imgs)} image(s), seed {args.seed}: {who} "
+          f"{where}; framing: 12-byte header per message")
     print(df.to_string(index=False))
     print(f"logits and ledger equal the in-process run: {'yes' if same else 'NO'}; "
           f"predictions {res.predictions.tolist()}; whole wire run with process start-up "
           f"{t_all:.2f} s")
+    if args.link:
+        from ppnn.core.netmodel import project
+        from ppnn.wire.links import parse_link
+
+        proj = project(res.ledger, parse_link(args.link).network).total_s
+        print(f"projected online time (core.netmodel) {proj:.4f} s; measured {w['seconds']:.4f} s"
+              f" (ratio {w['seconds'] / proj:.2f}; one run, the machine may be busy)")
     if args.csv:
-        df.to_csv(args.csv, index=False)
+        from ppnn.wire.timing import write_csv
+
+        write_csv(df, args.csv)  # atomic: a temporary name, then rename
         print(f"written to {args.csv}")
     return 0 if same else 1
 
@@ -215,6 +227,9 @@ def main(argv: list[str] | None = None) -> int:
     wp.add_argument("--timeout", type=float, default=30.0,
                     help="seconds a process waits for a message (default 30)")
     wp.add_argument("--csv", help="also write the table to this CSV file")
+    wp.add_argument("--link", help="shaped links: lan, wan or LATENCY_MS,MBPS (one-way ms, "
+                    "megabytes/s per process uplink); needs root (namespaces, tc), else "
+                    "plain loopback, said in the output")
     args = ap.parse_args(argv)
     if args.command == "families":
         return _families(args)
@@ -223,6 +238,13 @@ def main(argv: list[str] | None = None) -> int:
             ap.error("--images must be >= 1")
         if not args.timeout > 0:
             ap.error("--timeout must be > 0")
+        if args.link is not None:
+            from ppnn.wire.links import parse_link
+
+            try:
+                parse_link(args.link)
+            except ValueError as e:
+                ap.error(f"--{e}")
         return _wire(args)
     for name in ("images", "runs", "calib"):
         if getattr(args, name) < 1:

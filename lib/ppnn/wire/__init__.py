@@ -16,8 +16,9 @@ Modules: :mod:`.framing` (the bytes of one message and their stated framing),
 joining and cleaning up the processes), :mod:`.falcon` (Falcon's parties on the wire, and
 the ledger-vs-wire summary), :mod:`.delphi` (Delphi + Tabula's parties on the wire).
 
-Real here: processes, sockets, bytes, rounds, wall time on loopback. Not yet: shaped links
-(namespaces, tc), other families.
+Real here: processes, sockets, bytes, rounds, wall time on loopback; shaped links
+(:mod:`.links`: namespaces, veth, tbf; latency by netem or held by the receiving
+transport). :mod:`.timing`: measured vs projected time. Not yet: other families.
 """
 
 from .falcon import WIRE_FAMILIES
@@ -29,8 +30,15 @@ __all__ = ["HEADER_BYTES", "frame_bytes", "pack", "payload_bytes", "unpack", "Wi
 
 
 
-def run(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None = 600.0):
-    """A plan run in wire mode (see :func:`ppnn.wire.falcon.run_plan`)."""
+def run(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None = 600.0,
+        link=None):
+    """A plan run in wire mode (see :func:`ppnn.wire.falcon.run_plan`). ``link``: None
+    (loopback), ``'lan'``, ``'wan'`` or ``'LATENCY_MS,MBPS'`` -- shaped links
+    (:mod:`.links`; plain loopback without root, said in ``result.extra["link"]``)."""
     from .falcon import run_plan
+    from .links import shaped
 
-    return run_plan(plan, x, seed, timeout=timeout, deadline=deadline)
+    with shaped(link) as shaping:
+        res = run_plan(plan, x, seed, timeout=timeout, deadline=deadline)
+    res.extra["link"] = shaping.describe()
+    return res

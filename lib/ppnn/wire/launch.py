@@ -72,18 +72,25 @@ def _child(cfg: dict) -> None:
     """Entry point of one process (see the module docstring)."""
     role, timeout = cfg["role"], float(cfg["timeout"])
     token = bytes.fromhex(cfg["token"])
-    ctl = socket.create_connection(("127.0.0.1", cfg["port"]), timeout=timeout)
-    ctl.sendall(token + bytes([ROLES.index(role)]))
+    if "fd" in cfg:  # shaped links (.links): a socket pair from the launcher, no hello
+        ctl = socket.socket(fileno=int(cfg["fd"]))
+    else:
+        ctl = socket.create_connection(("127.0.0.1", cfg["port"]), timeout=timeout)
+        ctl.sendall(token + bytes([ROLES.index(role)]))
     ctl.settimeout(None)
     conn = Connection(ctl.detach())
     wire = None
     try:
-        listener = socket.create_server(("127.0.0.1", 0))
+        listener = socket.create_server((cfg.get("host", "127.0.0.1"), 0))
         conn.send(("port", listener.getsockname()[1]))
         if not conn.poll(timeout):
             raise WireTimeout(f"{role}: no task from the launcher within {timeout:g} s")
         job, task, ports = pickle.loads(conn.recv_bytes())
-        socks = connect_mesh(role, listener, ports, token, timeout)
+        socks = connect_mesh(role, listener, ports, token, timeout, cfg.get("hosts"))
+        if cfg.get("hold"):  # shaped links without netem: the receiver holds each frame
+            from .links import HeldSocket
+
+            socks = {p: HeldSocket(s, cfg["hold"]) for p, s in socks.items()}
         conn.send(("ready", None))
         if not conn.poll(timeout):
             raise WireTimeout(f"{role}: no go from the launcher within {timeout:g} s")
@@ -215,20 +222,37 @@ def launch(job: Callable, tasks: dict[str, object], *, timeout: float = 30.0,
         t = time.monotonic() + seconds
         return t if end is None else min(t, end)
 
+    from .links import current
+
+    shaping = current()  # shaped links (.links): one network namespace per process
+    ns = shaping is not None and shaping.shaped
     server = socket.create_server(("127.0.0.1", 0))
     try:
         cfg = {"path": [p for p in sys.path if p], "token": token.hex(),
                "port": server.getsockname()[1], "timeout": float(timeout)}
+        pairs: dict[str, socket.socket] = {}
         for role in ROLES:
-            p = subprocess.Popen([sys.executable, "-c", _BOOT], stdin=subprocess.PIPE,
-                                 stdout=subprocess.DEVNULL)
+            extra, fds, prefix = {}, (), []
+            if ns:
+                pairs[role], theirs = socket.socketpair()
+                extra = {"fd": theirs.fileno(), "host": shaping.hosts[role],
+                         "hosts": shaping.hosts, "hold": shaping.hold_s}
+                fds, prefix = (theirs.fileno(),), shaping.prefix(role)
+            p = subprocess.Popen([*prefix, sys.executable, "-c", _BOOT], stdin=subprocess.PIPE,
+                                 stdout=subprocess.DEVNULL, pass_fds=fds)
             procs[role] = p
-            p.stdin.write((json.dumps({**cfg, "role": role}) + "\n").encode())
+            if ns:
+                theirs.close()
+            p.stdin.write((json.dumps({**cfg, **extra, "role": role}) + "\n").encode())
             p.stdin.close()
         # start-up: a fresh interpreter imports numpy and ppnn first
-        conns = _accept(server, token, step(max(timeout, 60.0)))
+        if ns:
+            conns = {r: Connection(s.detach()) for r, s in pairs.items()}
+        else:
+            conns = _accept(server, token, step(max(timeout, 60.0)))
         server.close()
-        ports = _gather("port", conns, procs, step(timeout), "start-up")
+        ports = _gather("port", conns, procs, step(max(timeout, 60.0) if ns else timeout),
+                        "start-up")
         for role, c in conns.items():
             c.send_bytes(pickle.dumps((job, tasks[role], ports)))
         _gather("ready", conns, procs, step(timeout), "connection set-up")

@@ -77,15 +77,18 @@ class Traffic:
 
 
 def connect_mesh(role: str, listener: socket.socket, ports: dict[str, int], token: bytes,
-                 timeout: float) -> dict[str, socket.socket]:
+                 timeout: float, hosts: dict[str, str] | None = None
+                 ) -> dict[str, socket.socket]:
     """Open the connections of ``role`` to every other role: connect to the roles before it
     in :data:`ROLES` (sending the run's ``token`` and its index), accept the roles after it
-    on ``listener`` (checking the token), then close ``listener``."""
+    on ``listener`` (checking the token), then close ``listener``. ``hosts``: each role's
+    address (default 127.0.0.1; shaped links give each process its own, :mod:`.links`)."""
     me = ROLES.index(role)
     socks: dict[str, socket.socket] = {}
     try:
         for peer in ROLES[:me]:
-            s = socket.create_connection(("127.0.0.1", ports[peer]), timeout=timeout)
+            host = (hosts or {}).get(peer, "127.0.0.1")
+            s = socket.create_connection((host, ports[peer]), timeout=timeout)
             s.sendall(token + bytes([me]))
             socks[peer] = s
         listener.settimeout(timeout)
