@@ -18,7 +18,8 @@ the ledger-vs-wire summary), :mod:`.delphi` (Delphi + Tabula's parties on the wi
 
 Real here: processes, sockets, bytes, rounds, wall time on loopback; shaped links
 (:mod:`.links`: namespaces, veth, tbf; latency by netem or held by the receiving
-transport). :mod:`.timing`: measured vs projected time. Not yet: other families.
+transport). :mod:`.timing`: measured vs projected time. Not yet: families other than
+Falcon and Delphi + Tabula; the table in 00_overview and REPORT.md.
 """
 
 from .falcon import WIRE_FAMILIES
