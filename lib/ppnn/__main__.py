@@ -3,6 +3,14 @@
     python -m ppnn families                        # the protocol families and what runs for real
     python -m ppnn compare MODEL.onnx              # your network through every family
     python -m ppnn compare MODEL.onnx --families falcon_sh she --images 500 --dataset fashion
+    python -m ppnn wire falcon_sh minionn_mnist    # the parties as processes over loopback TCP
+
+``wire`` runs a zoo network (or an ONNX file) in wire mode -- Falcon (``falcon_sh``,
+``falcon_mal``): P0, P1, P2 and the dealer as four processes; Delphi + Tabula
+(``delphi_tabula``): the client, the server and the dealer -- over loopback TCP
+(:mod:`ppnn.wire`), and in process with the same seed, and
+prints ledger bytes vs wire bytes, ledger rounds vs measured rounds and both wall times
+(``--csv PATH`` also writes the table).
 
 ``compare`` loads an ONNX model (:func:`ppnn.nn.from_onnx`: Conv, Gemm / MatMul + Add, Relu,
 MaxPool, AveragePool, BatchNormalization, Flatten / Reshape), runs it through the chosen
@@ -124,6 +132,69 @@ def _compare(args) -> int:
     return 0
 
 
+def _wire(args) -> int:
+    import numpy as np
+
+    import ppnn
+    from ppnn import data, nn, wire
+    from ppnn.wire.falcon import summary_frame
+
+    if args.family not in wire.WIRE_FAMILIES:
+        print(f"error: transport='tcp' is implemented for {', '.join(wire.WIRE_FAMILIES)}; "
+              f"got {args.family!r}", file=sys.stderr)
+        return 2
+    if args.model.endswith(".onnx"):
+        if not Path(args.model).is_file():
+            print(f"error: no ONNX file {args.model}", file=sys.stderr)
+            return 2
+        net, params = nn.from_onnx(Path(args.model))
+    else:
+        if args.model not in nn.zoo.names():
+            print(f"error: {args.model!r} is neither an .onnx file nor a zoo network "
+                  f"({', '.join(nn.zoo.names())})", file=sys.stderr)
+            return 2
+        net, params = nn.zoo.get(args.model), nn.pretrained(args.model, quick=True, seed=0)
+    x, _, xt, _ = data.load_mnist()
+    plan = ppnn.compile(args.family, net, params, calib=np.asarray(x[:256]))
+    imgs = np.asarray(xt[:args.images])
+    t0 = time.perf_counter()
+    ref = ppnn.run(plan, imgs, args.seed)
+    t_in = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    res = wire.run(plan, imgs, args.seed, timeout=args.timeout, link=args.link)
+    net_how = res.extra["link"]  # shaped links (ppnn.wire.links)
+    t_all = time.perf_counter() - t0
+    w = res.extra["wire"]
+    same = (np.array_equal(ref.logits, res.logits)
+            and ref.ledger.messages == res.ledger.messages)
+    df = summary_frame(w)
+    df.loc[len(df)] = ["seconds (ledger: in process; wire: go to last result)",
+                       round(t_in, 4), None, round(w["seconds"], 4), None, None]
+    who = ("the client, the server and the dealer as processes" if args.family == "delphi_tabula"
+           else "P0, P1, P2 and the dealer as 4 processes")
+    where = ("over loopback TCP (not shaped)" if not args.link else
+             f"on {net_how['link']}; {net_how['how']}; latency: {net_how['latency']}")
+    print(f"{plan.spec.name} on {net.name}, {len(imgs)} image(s), seed {args.seed}: {who} "
+          f"{where}; framing: 12-byte header per message")
+    print(df.to_string(index=False))
+    print(f"logits and ledger equal the in-process run: {'yes' if same else 'NO'}; "
+          f"predictions {res.predictions.tolist()}; whole wire run with process start-up "
+          f"{t_all:.2f} s")
+    if args.link:
+        from ppnn.core.netmodel import project
+        from ppnn.wire.links import parse_link
+
+        proj = project(res.ledger, parse_link(args.link).network).total_s
+        print(f"projected online time (core.netmodel) {proj:.4f} s; measured {w['seconds']:.4f} s"
+              f" (ratio {w['seconds'] / proj:.2f}; one run, the machine may be busy)")
+    if args.csv:
+        from ppnn.wire.timing import write_csv
+
+        write_csv(df, args.csv)  # atomic: a temporary name, then rename
+        print(f"written to {args.csv}")
+    return 0 if same else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m ppnn", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -147,9 +218,34 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--workers", type=int, help="run the families on a local Dask cluster")
     c.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="run the families on a running Dask cluster")
+    wp = sub.add_parser("wire", help="a network in wire mode: the parties as processes "
+                        "over loopback TCP")
+    wp.add_argument("family", help="falcon_sh, falcon_mal or delphi_tabula")
+    wp.add_argument("model", help="a zoo network name or a path to an .onnx file")
+    wp.add_argument("--images", type=int, default=1, help="test images (default 1)")
+    wp.add_argument("--seed", type=int, default=0)
+    wp.add_argument("--timeout", type=float, default=30.0,
+                    help="seconds a process waits for a message (default 30)")
+    wp.add_argument("--csv", help="also write the table to this CSV file")
+    wp.add_argument("--link", help="shaped links: lan, wan or LATENCY_MS,MBPS (one-way ms, "
+                    "megabytes/s per process uplink); needs root (namespaces, tc), else "
+                    "plain loopback, said in the output")
     args = ap.parse_args(argv)
     if args.command == "families":
         return _families(args)
+    if args.command == "wire":
+        if args.images < 1:
+            ap.error("--images must be >= 1")
+        if not args.timeout > 0:
+            ap.error("--timeout must be > 0")
+        if args.link is not None:
+            from ppnn.wire.links import parse_link
+
+            try:
+                parse_link(args.link)
+            except ValueError as e:
+                ap.error(f"--{e}")
+        return _wire(args)
     for name in ("images", "runs", "calib"):
         if getattr(args, name) < 1:
             ap.error(f"--{name} must be >= 1")

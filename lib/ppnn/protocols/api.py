@@ -329,7 +329,7 @@ def compile(family_key, net: Network, params, calib=None, **options) -> Plan:  #
 
 def run(plan: Plan, x, seed=0, backend: str = "sim", client=None,
         chunks: int | None = None, progress: bool = False,
-        record_values=False) -> Result:
+        record_values=False, transport: str = "inproc") -> Result:
     """Run the family's protocol on images ``x`` (N, *input_shape) or one image.
 
     ``seed``: an int or a ``numpy.random.Generator`` (the simulation's randomness);
@@ -343,9 +343,26 @@ def run(plan: Plan, x, seed=0, backend: str = "sim", client=None,
     when ``backend="real"`` and no ``chunks`` are given.
     ``record_values``: True or a :class:`~ppnn.core.transcript.ValueBudget` keeps the values
     that crossed and that parties held in the result's ledger (for ``ppnn.views`` and the
-    protocol player; in-process runs only)."""
+    protocol player; in-process runs only).
+    ``transport``: "inproc" (the parties in this process) or "tcp" (wire mode: one OS
+    process per party and the dealer over loopback TCP, see :mod:`ppnn.wire`; its result's
+    ``extra["wire"]`` compares ledger and wire)."""
     if not isinstance(plan, Plan):
         raise TypeError(f"plan must be a Plan from ppnn.compile, got {type(plan).__name__}")
+    if transport not in ("inproc", "tcp"):
+        raise ValueError(f"transport must be 'inproc' or 'tcp', got {transport!r}")
+    if transport == "tcp":
+        from ppnn import wire
+
+        if plan.family not in wire.WIRE_FAMILIES:
+            raise ValueError(f"transport='tcp' is implemented for "
+                             f"{', '.join(wire.WIRE_FAMILIES)}; {plan.family} runs in process "
+                             "only (transport='inproc')")
+        if client is not None or chunks is not None or record_values is not False or (
+                backend != "sim"):
+            raise ValueError("transport='tcp' runs one block on the simulated backend: pass "
+                             "backend='sim', client=None, chunks=None, record_values=False")
+        return wire.run(plan, x, seed)
     fam = family(plan.family)
     if record_values is not False:
         if client is not None or chunks is not None:

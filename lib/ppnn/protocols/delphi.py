@@ -135,7 +135,7 @@ def delphi_online(x: AdditiveShares, layer, W: np.ndarray, bias: np.ndarray | No
     n = int(np.prod(x.shape))
     masked = ring.add(x.shares[0], masks.r_client)  # client -> server
     ledger.hold(client, "R_c (its mask)", masks.r_client)
-    ledger.send(client, server, n * ring.bits, "[x]_c + R_c", value=masked)
+    masked = ledger.transmit(client, server, n * ring.bits, "[x]_c + R_c", masked)
     y_s = ring.add(linear_ring(layer, W, ring.add(masked, x.shares[1]), ring), masks.r_server)
     if bias is not None:
         y_s = ring.add(y_s, np.asarray(bias, dtype=np.uint64))

@@ -63,9 +63,10 @@ class _Falcon(Family):
         return {"params": scaled, "scale": scale, "frac_bits": int(frac_bits)}, {
             "output_scale": scale}
 
-    def _run(self, plan: Plan, x, rng, backend):
+    def _run(self, plan: Plan, x, rng, backend, runtime=Falcon):
+        """``runtime``: the class of the parties (wire mode passes one process's party)."""
         imp = plan.impl
-        fal = Falcon(rng, malicious=self.malicious, frac_bits=imp["frac_bits"])
+        fal = runtime(rng, malicious=self.malicious, frac_bits=imp["frac_bits"])
         model = share_model(fal, plan.net, imp["params"])
         t0 = time.perf_counter()
         xs = fal.share_fixed(np.asarray(x, np.float64))

@@ -370,6 +370,11 @@ class Falcon:
             flat[:] = alg.add(flat, delta)
         return out
 
+    def _checking(self) -> tuple[int, ...]:
+        """The parties whose checks run here: all three in the simulation; in wire mode
+        (:mod:`ppnn.wire`, one process per party) only the process's own party."""
+        return (0, 1, 2)
+
     def _tampered_pending(self, skip_last: bool = False) -> bool:
         """Is a product whose resharing was tampered still unverified?"""
         items = self._pending[:-1] if skip_last else self._pending
@@ -447,7 +452,7 @@ class Falcon:
                 copy = [self._transmit((i + 1) % 3, i, C[(i - 1) % 3], alg, what,
                                        copy2 and (i + 1) % 3 == bad) for i in range(3)]
         if redundant:
-            for i in range(3):
+            for i in self._checking():
                 if not np.array_equal(got[i], copy[i]):
                     j, a, b = (i - 1) % 3, PARTIES[(i - 1) % 3], PARTIES[(i + 1) % 3]
                     # what the honest party compared, and the check that fired (recording)
@@ -528,7 +533,8 @@ class Falcon:
         bad = self.deviation.party if self.deviation is not None else None
         for views, what in results:
             # every honest party tests the v it reconstructed (one-way opening)
-            nonzero = [i for i in range(3) if PARTIES[i] != bad and np.any(views[i] != 0)]
+            nonzero = [i for i in self._checking()
+                       if PARTIES[i] != bad and np.any(views[i] != 0)]
             if nonzero:
                 honest = PARTIES[nonzero[0]]
                 val = views[nonzero[0]]

@@ -253,6 +253,8 @@ def _make_tables(F_table, n, rng, ring, ledger, mode):
         return dealer_tables(F_table, n, rng, ring, ledger)
     if mode == "protocol":
         return preprocess_fast(F_table, n, rng, ledger, ring=ring)
+    if callable(mode):  # another source of tables (wire mode: received from the dealer)
+        return mode(F_table, n, rng, ring, ledger)
     raise ValueError(f"tables must be 'lazy', 'dealer' or 'protocol', got {mode!r}")
 
 
@@ -277,17 +279,22 @@ def _maxpool(X: AdditiveShares, st: Step, rng, ledger, mode, check) -> AdditiveS
 
 def secure_inference(plan: Plan, x: np.ndarray, rng: np.random.Generator,
                      ledger: Ledger | None = None, linear: str = "delphi",
-                     tables: str = "lazy", check_scale: bool = False,
-                     timings: dict | None = None) -> np.ndarray:
+                     tables: str | Callable = "lazy", check_scale: bool = False,
+                     timings: dict | None = None, preprocess: Callable | None = None
+                     ) -> np.ndarray:
     """Run the client/server protocol on a batch ``x`` (N, *input_shape); returns logits.
 
     ``linear``: "delphi" (masks, the server computes on ``x + R_c`` in Z_2^64) or "ideal"
     (same output distribution and bookings, exact float64 BLAS -- for accuracy sweeps).
     ``tables``: "lazy" (ideal on-demand), "dealer" (materialised ideal) or "protocol"
-    (Fig. 3 preprocessing, ours). ``timings`` (dict) receives measured seconds per step kind.
+    (Fig. 3 preprocessing, ours), or a callable ``(F_table, n, rng, ring, ledger) -> tables``.
+    ``preprocess``: Delphi's preprocessing of one layer (default
+    :func:`~ppnn.protocols.delphi.delphi_preprocess`; wire mode receives the masks instead).
+    ``timings`` (dict) receives measured seconds per step kind.
     """
     cfg, ring = plan.cfg, plan.cfg.ring
     ledger = ledger or Ledger(PARTIES)
+    preprocess = preprocess or delphi.delphi_preprocess
     x = np.asarray(x, np.float64)
     if x.shape[1:] != plan.input_shape:
         raise ValueError(f"x must have shape (N, {plan.input_shape}), got {x.shape}")
@@ -300,8 +307,8 @@ def secure_inference(plan: Plan, x: np.ndarray, rng: np.random.Generator,
             if st.kind == "linear":
                 if linear == "delphi":
                     out_shape = (x.shape[0],) + st.layer.out_shape(X.shape[1:])
-                    masks = delphi.delphi_preprocess(st.layer, ring.reduce(st.W_int), X.shape,
-                                                     out_shape, ring, rng, ledger, PARTIES)
+                    masks = preprocess(st.layer, ring.reduce(st.W_int), X.shape, out_shape,
+                                       ring, rng, ledger, PARTIES)
                     X = delphi.delphi_online(X, st.layer, ring.reduce(st.W_int), st.bias, masks,
                                              ledger, PARTIES)
                 elif linear == "ideal":
@@ -322,10 +329,11 @@ def secure_inference(plan: Plan, x: np.ndarray, rng: np.random.Generator,
                 "nonlinear" if st.kind in ("table", "maxpool") else "local")
             timings[key] = timings.get(key, 0.0) + time.perf_counter() - t0
     with ledger.label("output"):
-        ledger.send(PARTIES[1], PARTIES[0], int(np.prod(X.shape)) * ring.bits,
-                    "server's share of the logits", value=X.shares[1])
-    ledger.hold(PARTIES[0], "logits (fixed point)", X.reveal())
-    return ring.to_signed(X.reveal()).astype(np.float64) * plan.steps[-1].step_out
+        theirs = ledger.transmit(PARTIES[1], PARTIES[0], int(np.prod(X.shape)) * ring.bits,
+                                 "server's share of the logits", X.shares[1])
+    logits = ring.add(X.shares[0], theirs)  # the client's share and the one it received
+    ledger.hold(PARTIES[0], "logits (fixed point)", logits)
+    return ring.to_signed(logits).astype(np.float64) * plan.steps[-1].step_out
 
 
 def plain_inference(plan: Plan, x: np.ndarray) -> np.ndarray:

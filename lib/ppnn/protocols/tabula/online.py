@@ -102,8 +102,8 @@ def tabula_online(x: AdditiveShares, tables: TabulaTables, d: int, ledger: Ledge
     ledger.hold(client, "x_trunc_0 mod 2^b", xt0)
     ledger.hold(server, "x_trunc_1 mod 2^b", xt1)
     with ledger.round():
-        ledger.send(client, server, n * b, "x_trunc_0 + s_0 mod 2^b", value=y0)
-        ledger.send(server, client, n * b, "x_trunc_1 + s_1 mod 2^b", value=y1)
+        y0 = ledger.transmit(client, server, n * b, "x_trunc_0 + s_0 mod 2^b", y0)
+        y1 = ledger.transmit(server, client, n * b, "x_trunc_1 + s_1 mod 2^b", y1)
     y = (y0 + y1) & mask  # both parties now hold y = x_trunc + s
     ledger.hold(client, "y = x_trunc + s", y)
     ledger.hold(server, "y = x_trunc + s", y)

@@ -1,0 +1,109 @@
+"""Wire-mode benchmark: Falcon's parties as four processes, on loopback and on a shaped LAN.
+
+Cases (semi-honest ``falcon_sh``; ``--malicious`` switches to ``falcon_mal`` once its wire
+mode works -- it is being repaired on another branch):
+
+* ``relu`` -- Falcon ReLU (Algorithm 3) on 2^20 ring elements (``--quick``: 2^14), shared by
+  the dealer, opened at the end;
+* ``lenet`` -- private inference of one MNIST image through LeNet (``falcon_lenet``).
+
+Each case runs on plain loopback and on a shaped LAN (``--link``, default ``lan``: Falcon
+§5.1 as ``core.netmodel.LAN``: 0.2 ms one-way, 625 MB/s per process uplink; namespaces, veth,
+tbf, see ``ppnn.wire.links``; without root the "shaped" rows say they ran on loopback). For
+each it gives the online bytes on the wire (ledger bytes + the 12-byte frame header per
+message), the bytes of every class (dealer material, setup, inputs), the ledger's online
+rounds and the measured causal depth, and the wall time from "go" to the last result, the
+median of ``--repeats`` runs (the machine is shared: read medians). Writes
+``figures/falcon/bench_wire.csv`` (atomically) and prints it.
+
+Run::
+
+    .venv/bin/python benchmarks/bench_wire.py [--quick] [--repeats 3] [--link lan]
+
+The comparison with the C++ reference (falcon-public) is described in ``benchmarks/README.md``
+("Wire mode vs falcon-public"); it is not run here.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from ppnn import paths, wire  # noqa: E402
+from ppnn.wire.falcon import relu_program, run_program  # noqa: E402
+from ppnn.wire.links import shaped  # noqa: E402
+from ppnn.wire.timing import _plan  # noqa: E402
+
+
+def _row(case: str, family: str, network: str, how: str, summaries: list[dict]) -> dict:
+    w = summaries[-1]
+    c = w["classes"]
+    return {"case": case, "family": family, "network": network, "shaping": how,
+            "online wire MB": c["online"]["wire bytes"] / 1e6,
+            "online ledger MB": c["online"]["ledger bytes"] / 1e6,
+            "all classes wire MB": sum(v["wire bytes"] for v in c.values()) / 1e6,
+            "online frames": c["online"]["frames"],
+            "ledger rounds": w["ledger rounds"], "measured depth": w["measured rounds"],
+            "seconds (median)": statistics.median(s["seconds"] for s in summaries),
+            "runs": len(summaries)}
+
+
+def relu_case(n: int, malicious: bool, link, repeats: int) -> dict:
+    x = {"a": np.random.default_rng(0).integers(0, 1 << 32, n, dtype=np.uint64)}
+    runs = []
+    with shaped(link) as sh:
+        for _ in range(repeats):
+            runs.append(run_program(relu_program, x, 0, malicious=malicious, timeout=120,
+                                    deadline=1200)["wire"])
+    how = sh.describe()
+    return _row(f"relu 2^{int(np.log2(n))}", "falcon_mal" if malicious else "falcon_sh",
+                how["link"], f"{how['how']}; latency: {how['latency']}", runs)
+
+
+def lenet_case(malicious: bool, link, repeats: int) -> dict:
+    family = "falcon_mal" if malicious else "falcon_sh"
+    plan, x = _plan(family, "falcon_lenet", 1)
+    runs, res = [], None
+    for _ in range(repeats):
+        res = wire.run(plan, x, 0, timeout=120, deadline=1200, link=link)
+        runs.append(res.extra["wire"])
+    how = res.extra["link"]
+    return _row("lenet 1 image", family, how["link"], f"{how['how']}; latency: "
+                f"{how['latency']}", runs)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="ReLU on 2^14, one run each")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--link", default="lan", help="the shaped link (lan, wan, MS,MBPS)")
+    ap.add_argument("--malicious", action="store_true",
+                    help="falcon_mal (once its wire mode is repaired)")
+    args = ap.parse_args()
+    if args.repeats < 1:
+        ap.error("--repeats must be >= 1")
+    n, reps = (1 << 14, 1) if args.quick else (1 << 20, args.repeats)
+    rows = []
+    for link in (None, args.link):
+        rows.append(relu_case(n, args.malicious, link, reps))
+        print(rows[-1], flush=True)
+        rows.append(lenet_case(args.malicious, link, reps))
+        print(rows[-1], flush=True)
+    df = pd.DataFrame(rows)
+    out = paths.figures_dir("falcon") / "bench_wire.csv"
+    paths.atomic_write(out, df.to_csv(index=False, float_format="%.6g"))
+    with pd.option_context("display.width", 200, "display.max_columns", 20):
+        print(df.to_string(index=False))
+    print(f"written to {out}")
+
+
+if __name__ == "__main__":
+    main()

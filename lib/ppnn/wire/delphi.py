@@ -1,0 +1,338 @@
+"""Delphi + Tabula in wire mode: the client, the server and the dealer as processes, SPMD
+with garbage.
+
+The client and the server each run the *same* protocol code as the in-process simulation
+(:func:`ppnn.protocols.tabula.network.secure_inference`, two-row share arrays) with a
+:class:`WireLedger`, which changes only where values come from:
+
+* **What a process holds is real; everything else is garbage.** The client holds the image
+  and its share of every value; the server holds the model (integer weights and biases) and
+  its share. Before the protocol starts each process fills what it lacks with random
+  garbage from its own generator (fresh OS entropy): the client gets garbage weights and
+  biases of the public shapes, the server a garbage image; the other party's share is
+  garbage wherever it would have come from the other party, and every random draw of the
+  simulation (Delphi's masks, the tables' secrets) is garbage until the dealer's material
+  overwrites the process's own part.
+* **Received messages are the only way real values of other parties arrive.** Every booked
+  message goes through ``Ledger.transmit`` (Delphi's ``[x]_c + R_c``, Tabula's blinded
+  ``x_trunc_i + s_i``, the server's share of the logits) or ``Ledger.send`` (the counted
+  HE ciphertexts of Delphi's preprocessing): the sender's process sends the real bytes at
+  the booked width, the receiver's process uses what arrived.
+* **The offline material comes from the dealer process**, each party only its part: per
+  table layer its secret shares ``s_i`` (b bits each) and its table shares ``[T]_i`` (2^b
+  ring elements per activation) -- exactly the booked ``n (2^b 64 + b)`` bits; per linear
+  layer Delphi's masks (client: ``R_c`` and ``-(W R_c + R_s)``, server: ``R_s``).
+
+So if the client's logits equal the in-process run's, neither party's computation read a
+value it does not hold. :func:`delphi_online_reading_client_share` is a deliberately broken
+step (the server computes on the client's local share and mask instead of the message it
+received) that the simulation cannot tell from the real one and the garbage test catches.
+
+**The dealer process** is the simulation's ideal dealer, and the simulator: it runs the
+in-process protocol with the run's seed (so its random draws are the simulation's), records
+each party's material, then sends it. The simulation draws tables lazily
+(:class:`~ppnn.protocols.tabula.tables.LazyTables`: a fresh sharing ``(r, F(y - s) - r)`` of
+the entry read at the public ``y``); the dealer materialises each table as a uniformly
+random sharing of ``T[y'] = F(y' - s)`` whose client share at the ``y`` the run will read is
+that same ``r`` (every other entry from the dealer's own fresh generator) -- the distribution
+of fresh dealer tables, and the lookups of the simulation. Delphi's masks are dealt the
+same way; the HE that computes ``W R_c + R_s`` between the parties is *counted*, not run
+(:mod:`ppnn.protocols.delphi`): its two booked ciphertext messages cross between client and
+server as frames of their booked size filled with zeros (no ciphertext is built), and the
+dealer delivers the HE's result in the unbooked traffic class ``offline ideal``.
+
+Processes: the launcher's roles ``P0`` (the client), ``P1`` (the server) and ``dealer``;
+``P2`` runs no job (the launcher starts four processes; it sends and receives nothing).
+
+What is real: the processes, the sockets, the bytes of every booked message at its booked
+width, the rounds (causal depth) and the wall time. What is simulated: the dealer (trusted:
+Tabula's Fig. 3 preprocessing and Delphi's HE are not run), and Delphi's ciphertexts (filler
+of their booked size).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+
+import numpy as np
+
+from ppnn.core import Ledger
+from ppnn.protocols import delphi as dl
+from ppnn.protocols.tabula import network as tn
+from ppnn.protocols.tabula.tables import LazyTables, TabulaTables, _book_dealer
+
+from .launch import launch
+from .transport import Wire, WireError
+
+__all__ = ["WireLedger", "DELPHI_FAMILIES", "ROLE_OF", "run_plan",
+           "delphi_online_reading_client_share", "reading_client_share"]
+
+#: the Delphi-based families that run with ``transport="tcp"``
+DELPHI_FAMILIES = ("delphi_tabula",)
+#: the launcher's role of each party (``P2`` runs no job)
+ROLE_OF = {"client": "P0", "server": "P1", Ledger.DEALER: "dealer"}
+_PARTY_OF = {r: p for p, r in ROLE_OF.items()}
+
+
+def _layout(value: np.ndarray | None, bits: int) -> list[tuple[tuple, np.dtype, int]]:
+    """The frame parts of a message: the value at ``bits / size`` bits per element, or (no
+    value: a counted ciphertext) ``bits`` bits of zero filler."""
+    if value is None:
+        return [((bits // 8,), np.dtype(np.uint8), 8), ((bits % 8,), np.dtype(np.uint8), 1)]
+    per, rest = divmod(bits, max(value.size, 1))
+    if rest or not 1 <= per <= 64:
+        raise WireError(f"a message of {bits} bits cannot carry {value.size} elements at one "
+                        "width")
+    return [(value.shape, value.dtype, per)]
+
+
+class WireLedger(Ledger):
+    """The ledger of one party's process: books every message as the simulation does and
+    carries it over ``wire`` (module docstring). ``me``: ``"client"`` or ``"server"``."""
+
+    def __init__(self, parties, wire: Wire, me: str):
+        super().__init__(parties)
+        if me not in parties:
+            raise ValueError(f"me must be one of {parties}, got {me!r}")
+        self.wire, self.me = wire, me
+
+    def __getstate__(self):  # pickled back to the launcher without the process's sockets
+        return {**self.__dict__, "wire": None}
+
+    def send(self, sender, receiver, bits, what="", value=None):
+        msg = super().send(sender, receiver, bits, what, value)
+        if sender != self.DEALER:  # dealer material arrives through _receive_material
+            self._cross(msg, None)
+        return msg
+
+    def transmit(self, sender, receiver, bits, what, value):
+        msg = Ledger.send(self, sender, receiver, bits, what)
+        return self._cross(msg, np.asarray(value))
+
+    def _cross(self, msg, value):
+        w = self.wire
+        online = msg.phase == "online"
+        cls = "online" if online else "offline setup"
+        if online:
+            w.enter_round(msg.round)
+        step = f"{msg.label}::{msg.what}"
+        layout = _layout(value, msg.bits)
+        if self.me == msg.sender:
+            parts = [(np.zeros(s, t) if value is None else value, b) for s, t, b in layout]
+            w.send(ROLE_OF[msg.receiver], parts, step, cls, round=msg.round if online else None)
+            return value
+        if self.me == msg.receiver:
+            got = w.recv(ROLE_OF[msg.sender], layout, step, cls)
+            return None if value is None else got[0]
+        raise WireError(f"{self.me} is neither sender nor receiver of '{step}'")
+
+
+# -- the parties' material ----------------------------------------------------------------
+class _PartyMaterial:
+    """In a party's process: Delphi's masks and Tabula's tables, booked as the simulation
+    books them, received from the dealer (the other party's part: garbage)."""
+
+    def __init__(self, wire: Wire, me: str):
+        self.wire, self.me = wire, me
+
+    def masks(self, layer, W, in_shape, out_shape, ring, rng, ledger, parties):
+        # the simulation's own code on the garbage generator: books the counted HE
+        m = dl.delphi_preprocess(layer, W, in_shape, out_shape, ring, rng, ledger, parties)
+        if self.me == "client":
+            m.r_client[...], m.client_share[...] = self.wire.recv(
+                "dealer", [(m.r_client.shape, np.uint64, ring.bits),
+                           (m.client_share.shape, np.uint64, ring.bits)],
+                f"{ledger.current_label}::Delphi masks (client)", "offline ideal")
+        else:
+            (m.r_server[...],) = self.wire.recv(
+                "dealer", [(m.r_server.shape, np.uint64, ring.bits)],
+                f"{ledger.current_label}::Delphi masks (server)", "offline ideal")
+        return m
+
+    def tables(self, F_table, n, rng, ring, ledger):
+        b = int(F_table.size).bit_length() - 1
+        p, g = 1 << b, self.wire.garbage
+        _book_dealer(ledger, tn.PARTIES, n, b, ring)
+        s, T = self.wire.recv("dealer", [((n,), np.uint64, b), ((n, p), np.uint64, ring.bits)],
+                              f"{ledger.current_label}::Tabula table ({self.me})",
+                              "offline dealer")
+        other_s = g.integers(0, p, n, dtype=np.uint64)
+        other_T = ring.random(g, (n, p))
+        if self.me == "client":
+            return TabulaTables(b, ring, T, other_T, s, other_s)
+        return TabulaTables(b, ring, other_T, T, other_s, s)
+
+
+class _RecordingTables(LazyTables):
+    """The simulation's lazy tables, recording the public ``y`` and the client's share
+    ``r`` of each lookup (the dealer process builds the real tables from them)."""
+
+    def lookup(self, y):
+        r, rest = super().lookup(y)
+        self.y, self.r = np.asarray(y, dtype=np.uint64).copy(), r
+        return r, rest
+
+
+def _dealer_run(plan, x, seed):
+    """The in-process run (the simulation's draws) and each party's material in the order
+    the parties consume it: ``[("masks", LinearMasks) | ("tables", _RecordingTables)]``."""
+    events: list = []
+
+    def masks(*args):
+        m = dl.delphi_preprocess(*args)
+        events.append(("masks", m))
+        return m
+
+    def tables(F_table, n, rng, ring, ledger):
+        t = _RecordingTables(F_table, n, rng, ring, ledger)
+        events.append(("tables", t))
+        return t
+
+    led = Ledger(tn.PARTIES)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    logits = tn.secure_inference(plan.impl, x, rng, led, linear="delphi", tables=tables,
+                                 preprocess=masks)
+    return logits, led, events
+
+
+def _materialise(t: _RecordingTables, g: np.random.Generator):
+    """Tables ``T[y'] = F(y' - s)`` shared uniformly, the client's share at the looked-up
+    ``y`` being the simulation's ``r`` (see the module docstring)."""
+    ring, p, n = t.ring, t.p, t.n
+    idx = (np.arange(p, dtype=np.uint64)[None, :] - t.secret()[:, None]) & np.uint64(p - 1)
+    full = t.F_table[idx.astype(np.int64)]
+    client = ring.random(g, (n, p))
+    client[np.arange(n), t.y.astype(np.int64)] = t.r
+    return client, ring.sub(full, client)
+
+
+def _send_material(wire: Wire, events, g: np.random.Generator) -> None:
+    for kind, m in events:
+        if kind == "masks":
+            bits = 64
+            wire.send("P0", [(m.r_client, bits), (m.client_share, bits)],
+                      "Delphi masks (client)", "offline ideal")
+            wire.send("P1", [(m.r_server, bits)], "Delphi masks (server)", "offline ideal")
+        else:
+            if not hasattr(m, "y"):
+                raise WireError("a table layer was built but never looked up")
+            client, server = _materialise(m, g)
+            wire.send("P0", [(m.s_client, m.b), (client, m.ring.bits)], "Tabula table (client)",
+                      "offline dealer")
+            wire.send("P1", [(m.s_server, m.b), (server, m.ring.bits)], "Tabula table (server)",
+                      "offline dealer")
+
+
+# -- jobs run in each process ---------------------------------------------------------------
+def _garbage_plan(impl: tn.Plan, g: np.random.Generator) -> tn.Plan:
+    """The client's copy of the plan: the server's weights and biases replaced by garbage
+    of their (public) shapes; everything else (layers, shifts, tables of F) is public."""
+    ring = impl.cfg.ring
+    steps = [dataclasses.replace(
+        st, W_int=None if st.W_int is None else g.integers(-(1 << 12), 1 << 12, st.W_int.shape),
+        bias=None if st.bias is None else ring.random(g, np.shape(st.bias)))
+        for st in impl.steps]
+    return dataclasses.replace(impl, steps=steps)
+
+
+def delphi_job(wire: Wire, task: dict) -> dict:
+    """What each process of a Delphi + Tabula wire run does (module-level for pickling)."""
+    if wire.role == "P2":
+        return {"output": None, "ledger": None}
+    if wire.role == "dealer":
+        _, led, events = _dealer_run(task["plan"], task["x"], task["seed"])
+        _send_material(wire, events, np.random.default_rng(np.random.SeedSequence()))
+        return {"output": None, "ledger": led}
+    me = _PARTY_OF[wire.role]
+    g = wire.garbage
+    impl, x = task["plan"], task.get("x")
+    if me == "server":
+        x = g.uniform(0.0, 1.0, task["x_shape"])
+    mat = _PartyMaterial(wire, me)
+    led = WireLedger(tn.PARTIES, wire, me)
+    with _broken(task.get("broken", False)):
+        out = tn.secure_inference(impl, x, _fresh(g), led, linear="delphi",
+                                  tables=mat.tables, preprocess=mat.masks)
+    return {"output": out if me == "client" else None, "ledger": led}
+
+
+def _fresh(g: np.random.Generator) -> np.random.Generator:
+    return np.random.Generator(np.random.SFC64(int(g.integers(1 << 62))))
+
+
+# -- the deliberately broken step ---------------------------------------------------------
+def delphi_online_reading_client_share(x, layer, W, bias, masks, ledger, parties=tn.PARTIES):
+    """A broken Delphi online step: it sends and books what the real one does, but the server
+    computes on ``[x]_c + R_c`` from the client's *local* share and mask -- reading what it
+    should have received."""
+    ring = x.ring
+    masks.consume()
+    local = ring.add(x.shares[0], masks.r_client)
+    ledger.transmit(parties[0], parties[1], int(np.prod(x.shape)) * ring.bits, "[x]_c + R_c",
+                    local)
+    y_s = ring.add(dl.linear_ring(layer, W, ring.add(local, x.shares[1]), ring),
+                   masks.r_server)
+    if bias is not None:
+        y_s = ring.add(y_s, np.asarray(bias, dtype=np.uint64))
+    from ppnn.core import AdditiveShares
+
+    return AdditiveShares(np.stack([masks.client_share, y_s]), ring)
+
+
+@contextlib.contextmanager
+def reading_client_share(on: bool = True):
+    """Within the block, Delphi's online step is :func:`delphi_online_reading_client_share`
+    (in process: the same logits; in wire mode: the garbage test fails)."""
+    original = dl.delphi_online
+    if on:
+        dl.delphi_online = delphi_online_reading_client_share
+    try:
+        yield
+    finally:
+        dl.delphi_online = original
+
+
+_broken = reading_client_share
+
+
+# -- the run ------------------------------------------------------------------------------
+def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None = 600.0,
+             broken: bool = False):
+    """``ppnn.run(plan, x, seed, transport="tcp")`` for Delphi + Tabula: a
+    :class:`~ppnn.protocols.api.Result` whose ``extra["wire"]`` is
+    :func:`~ppnn.wire.falcon.wire_summary`. ``broken``: the parties run
+    :func:`delphi_online_reading_client_share` (the garbage test's negative control)."""
+    import pandas as pd
+
+    from ppnn.protocols.api import Plan, Result, _check_images
+
+    from .falcon import wire_summary
+
+    if not isinstance(plan, Plan):
+        raise TypeError(f"plan must be a Plan from ppnn.compile, got {type(plan).__name__}")
+    if plan.family not in DELPHI_FAMILIES:
+        raise ValueError(f"plan must be of {DELPHI_FAMILIES}, got {plan.family!r}")
+    x = _check_images(plan, x)
+    g = np.random.default_rng(np.random.SeedSequence())
+    tasks = {"P0": {"plan": _garbage_plan(plan.impl, g), "x": x, "broken": bool(broken)},
+             "P1": {"plan": plan.impl, "x_shape": x.shape, "broken": bool(broken)},
+             "P2": {}, "dealer": {"plan": plan, "x": x, "seed": seed}}
+    launched = launch(delphi_job, tasks, timeout=timeout, deadline=deadline)
+    led = launched["dealer"][0]["ledger"]
+    for role in ("P0", "P1"):
+        if launched[role][0]["ledger"].messages != led.messages:
+            raise WireError(f"{_PARTY_OF[role]}'s process booked a different ledger than the "
+                            "dealer's in-process run")
+    summary = wire_summary(led, launched)
+    seconds = max(summary["party seconds"][r] for r in ("P0", "P1"))
+    timings = pd.DataFrame([("online", "input, all layers, output", seconds)],
+                           columns=["phase", "layer", "seconds"])
+    prov = {"communication": "measured on a wire: client, server and dealer as processes "
+            "over loopback TCP (P2 idle); ledger booked by both parties' processes and the "
+            "dealer's in-process run (equal); Delphi's HE ciphertexts: zero filler of their "
+            "booked size",
+            "compute": "measured: the slower party's process (SPMD with garbage: each computes "
+            "both parties' shares, like the simulator)"}
+    return Result(plan.family, "sim", np.asarray(launched["P0"][0]["output"]), led, timings,
+                  prov, {"wall_s": launched.seconds, "wire": summary, "transport": "tcp"})

@@ -1,0 +1,410 @@
+"""Falcon in wire mode: P0, P1, P2 and the dealer as four processes, SPMD with garbage.
+
+Every process runs the *same* protocol code as the in-process simulation -- the Falcon
+object of ``ppnn.protocols.falcon`` with its three-component arrays -- as
+:class:`WireFalcon`, which changes only where values come from:
+
+* **What a process holds is real; everything else is garbage.** ``Pi`` holds components
+  ``i`` and ``i+1`` of every replicated sharing, PRF keys ``k_i`` and ``k_{i+1}``, and
+  nothing of the dealer's streams, the input owner's randomness, the image or the model.
+  Before the protocol starts every other component and value is filled with random garbage
+  from the process's own generator (fresh OS entropy, different in every process): the
+  third PRF key, the dealer's and the input sharing's generators, the model parameters and
+  the image (garbage of the same shapes; only shapes, the network and the public scales
+  reach the parties).
+* **Received messages are the only way real values of other parties arrive.**
+  ``Falcon._transmit(sender, receiver, value, ...)`` is the transport: the sender's process
+  sends the real bytes, the receiver's process returns what it received, and every other
+  process returns garbage. The dealer's material (:meth:`WireDealer.book`), the input
+  shares (:meth:`WireFalcon.share`) and the PRF keys of the setup round cross the wire the
+  same way; a public constant shared trivially (:meth:`WireFalcon.public`) has garbage in
+  the component its party does not hold.
+* **Checks and outputs are the party's own.** An opening returns the value the process's
+  party reconstructed (its two components and the one it received); a malicious party
+  compares only the two copies *it* received, and tests only the multiplication check
+  value ``v`` *it* reconstructed (``v`` is opened one way: ``Pi`` receives component
+  ``i - 1`` from ``P_{i-1}`` and nothing else; ``Falcon.verify`` tests the parties of
+  :meth:`WireFalcon._checking`, the process's own).
+
+So if every party's outputs equal the in-process run's, no party's computation read a
+value it does not hold: it would have read garbage. :func:`relu_reading_all_components` is
+a deliberately broken step (an opening that reconstructs from all three local components
+instead of the one received) which the in-process simulation cannot tell from the real
+one, and which the garbage test catches.
+
+The dealer process is the trusted dealer of the simulation (it draws the offline material
+from the seeded dealer streams and sends each party its two components) and also plays the
+data holder and the model owner (it shares the image and the model; the simulation does
+not book these: inputs arrive from outside, and the wire counts them as ``inputs``). It
+runs the same program on garbage to know which material comes next; it receives nothing,
+so material may depend only on shapes and public constants -- true of inference, not of
+Falcon's pow / division / inverse square root (batch norm in training), whose truncation
+amounts depend on opened values.
+
+What is real: the processes, the sockets, the bytes and their sizes, the rounds (causal
+depth of the messages) and the wall time. What is simulated: the PRF (a seeded SFC64 per
+key, seeds derived from the run seed), the dealer (trusted, not Falcon's Fig. 6), and the
+compute -- each process computes all three components (one of them garbage) like the
+simulator, so its local work is that of the simulator, not of one lean party.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from functools import partial
+
+import numpy as np
+
+from ppnn.protocols.falcon.runtime import PARTIES, RSS, Falcon, FalconDealer, key_bytes
+
+from .framing import frame_bytes
+from .launch import launch
+from .transport import CLASSES, Wire, WireError
+
+__all__ = ["WireFalcon", "WireDealer", "WIRE_FAMILIES", "run_plan", "run_program",
+           "relu_program", "relu_reading_all_components", "wire_summary", "summary_frame"]
+
+#: the families that run with ``transport="tcp"`` (Delphi + Tabula: :mod:`.delphi`)
+WIRE_FAMILIES = ("falcon_sh", "falcon_mal", "delphi_tabula")
+
+
+def _garbage(alg, shape, g: np.random.Generator) -> np.ndarray:
+    return np.asarray(alg.random(g, shape), dtype=alg.dtype)
+
+
+def _fresh(g: np.random.Generator) -> np.random.Generator:
+    """A generator seeded from this process's garbage: stands in for a stream it lacks."""
+    return np.random.Generator(np.random.SFC64(int(g.integers(1 << 62))))
+
+
+class WireDealer(FalconDealer):
+    """Falcon's dealer whose material crosses the wire: in the dealer process :meth:`book`
+    sends each party its two components of every sharing; in ``Pi``'s process it receives
+    them into the sharings (computed on garbage there) and fills the third with garbage."""
+
+    def __init__(self, rngs, ledger, wire: Wire):
+        super().__init__(rngs, ledger, PARTIES)
+        self.wire = wire
+
+    def book(self, bits_per_party: int, what: str, *material: RSS) -> None:
+        if not material:
+            raise WireError(f"dealer material '{what}' was booked without its sharings: "
+                            "wire mode cannot send it")
+        w = self.wire
+        for i in range(3):
+            parts = [(m.components[j], m.ring.bits) for m in material for j in (i, (i + 1) % 3)]
+            bits = sum(a.size * b for a, b in parts)
+            if bits != bits_per_party:
+                raise WireError(f"dealer material '{what}': the ledger books {bits_per_party} "
+                                f"bits per party, its sharings are {bits} bits")
+            if w.party is None:
+                w.send(PARTIES[i], parts, what, "offline dealer")
+            elif w.party == i:
+                got = w.recv("dealer", [(a.shape, a.dtype, b) for a, b in parts], what,
+                             "offline dealer")
+                for (a, _), real in zip(parts, got):
+                    a[...] = real
+        if w.party is not None:
+            for m in material:
+                m.components[(w.party - 1) % 3] = _garbage(m.ring, m.shape, w.garbage)
+        super().book(bits_per_party, what, *material)
+
+
+class WireFalcon(Falcon):
+    """One process's Falcon: the party ``wire.party`` (or, for ``None``, the dealer and
+    input owner), holding real values only where that party holds them (module docstring).
+
+    Takes :class:`~ppnn.protocols.falcon.Falcon`'s arguments (``deviation`` and
+    ``record_openings`` are for the in-process harness) and ``wire``, the process's
+    :class:`~ppnn.wire.transport.Wire`."""
+
+    def __init__(self, rng: np.random.Generator, *, wire: Wire, **kwargs):
+        if kwargs.get("deviation") is not None or kwargs.get("record_openings"):
+            raise ValueError("wire mode runs honest parties: deviation and record_openings "
+                             "are for the in-process harness")
+        super().__init__(rng, **kwargs)
+        if self.ledger.records_values:
+            raise ValueError("record_values works for in-process runs only")
+        self.wire = wire
+        me, g = wire.party, wire.garbage
+        seeds = [int(k.bit_generator.seed_seq.entropy) for k in self._keys]
+        rngs = self.dealer.rngs
+        if me is None:  # the dealer: no PRF key
+            self._keys = [_fresh(g) for _ in range(3)]
+        else:  # the setup round on the wire: Pi sends k_i to P_{i-1}
+            nxt, prv = (me + 1) % 3, (me - 1) % 3
+            wire.send(PARTIES[prv], [(key_bytes(seeds[me]), 8)], f"setup::PRF key k_{me}",
+                      "offline setup")
+            (kb,) = wire.recv(PARTIES[nxt], [((16,), np.uint8, 8)], f"setup::PRF key k_{nxt}",
+                              "offline setup")
+            keys = [None, None, None]
+            keys[me] = np.random.Generator(np.random.SFC64(seeds[me]))
+            keys[nxt] = np.random.Generator(np.random.SFC64(int.from_bytes(kb.tobytes(),
+                                                                           "little")))
+            keys[prv] = _fresh(g)
+            self._keys = keys
+            self._input_rng = _fresh(g)
+            rngs = {name: _fresh(g) for name in rngs}
+        self.dealer = WireDealer(rngs, self.ledger, wire)
+
+    # -- what the process's party holds ---------------------------------------------------
+    def _honest(self) -> int:
+        return 0 if self.wire.party is None else self.wire.party
+
+    def _checking(self) -> tuple[int, ...]:
+        return () if self.wire.party is None else (self.wire.party,)
+
+    def _missing(self, x: RSS) -> None:
+        """Fill the component this process's party does not hold with garbage."""
+        if self.wire.party is not None:
+            x.components[(self.wire.party - 1) % 3] = _garbage(x.ring, x.shape,
+                                                               self.wire.garbage)
+
+    def share(self, x, alg=None) -> RSS:
+        """The input owner (dealer process) shares ``x`` and sends ``Pi`` its two components;
+        a party's process (whose ``x`` is garbage) receives them."""
+        sh = super().share(x, alg)
+        w, C, bits = self.wire, sh.components, sh.ring.bits
+        if w.party is None:
+            for i in range(3):
+                w.send(PARTIES[i], [(C[i], bits), (C[(i + 1) % 3], bits)], "input share",
+                       "inputs")
+        else:
+            i = w.party
+            C[i], C[(i + 1) % 3] = w.recv("dealer", [(C.shape[1:], C.dtype, bits)] * 2,
+                                          "input share", "inputs")
+            self._missing(sh)
+        return sh
+
+    def public(self, x, alg=None) -> RSS:
+        out = super().public(x, alg)
+        self._missing(out)
+        return out
+
+    def open(self, x: RSS, *args, **kwargs) -> np.ndarray:
+        value = super().open(x, *args, **kwargs)
+        return value if self.wire.party is not None else np.zeros_like(value)
+
+    def open_components(self, x: RSS, what: str = "open", kind: str = "plain",
+                        material: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Like :meth:`open`, with all three components *as this party has them*: its two
+        and the one the opening delivered (the simulation returns the three local ones)."""
+        value = self.open(x, what, kind, material)
+        comps = x.components.copy()
+        if self.wire.party is not None:  # the last message it received: the missing one
+            comps[(self.wire.party - 1) % 3] = self._received
+        return value, comps
+
+    # -- the choke point ----------------------------------------------------------------
+    def _transmit(self, sender: int, receiver: int, value: np.ndarray, alg, what: str,
+                  change: bool = False) -> np.ndarray:
+        """Book the message (as the simulation does), then: the sender's process sends it,
+        the receiver's process returns what arrived, any other process returns garbage."""
+        out = super()._transmit(sender, receiver, value, alg, what, change)
+        w = self.wire
+        w.enter_round(self.ledger.messages[-1].round)
+        if w.party == sender:
+            w.send(PARTIES[receiver], [(out, alg.bits)], self._step(what),
+                   round=self.ledger.messages[-1].round)
+            return out
+        if w.party == receiver:
+            self._received = w.recv(PARTIES[sender], [(out.shape, out.dtype, alg.bits)],
+                                    self._step(what))[0]
+            return self._received
+        return _garbage(alg, out.shape, w.garbage)
+
+
+# -- jobs run in each process ---------------------------------------------------------------
+def _rng(seed) -> np.random.Generator:
+    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+
+def _plan_job(wire: Wire, task: dict) -> dict:
+    from ppnn.protocols.api import family
+
+    plan, x = task["plan"], task.get("x")
+    g = wire.garbage
+    if wire.party is not None:  # garbage of the public shapes for the model and the image
+        params = [{k: g.uniform(0.25, 1.0, s) for k, s in p.items()} for p in task["params"]]
+        plan = dataclasses.replace(plan, impl={**plan.impl, "params": params})
+        x = g.uniform(0.0, 1.0, task["x_shape"])
+    logits, ledger, times, prov = family(plan.family)._run(
+        plan, x, _rng(task["seed"]), "sim", runtime=partial(WireFalcon, wire=wire))
+    return {"output": logits if wire.party is not None else None, "ledger": ledger,
+            "times": times, "prov": prov}
+
+
+def _program_job(wire: Wire, task: dict) -> dict:
+    inputs = task["inputs"]
+    if wire.party is not None:  # garbage ring elements of the public shapes
+        inputs = {k: wire.garbage.integers(0, 1 << 32, s, dtype=np.uint64)
+                  for k, s in inputs.items()}
+    fal = WireFalcon(_rng(task["seed"]), wire=wire, malicious=task["malicious"])
+    out = task["program"](fal, inputs)
+    return {"output": out if wire.party is not None else None, "ledger": fal.ledger}
+
+
+def falcon_job(wire: Wire, task: dict) -> dict:
+    """What each process of a Falcon wire run does (a module-level function for ``spawn``)."""
+    return (_plan_job if task["kind"] == "plan" else _program_job)(wire, task)
+
+
+# -- the two ways to run -------------------------------------------------------------------
+#: traffic classes the ledger does not book (inputs; the dealer's stand-in for counted HE)
+_UNBOOKED = ("inputs", "offline ideal")
+
+def wire_summary(ledger, launched) -> dict:
+    """Ledger vs wire: bytes per class (the ledger's booked bits / 8, the frames' payload
+    and wire bytes, and ``sum(ceil(bits / 8) + header)`` over the ledger's messages, which
+    the wire bytes must equal), rounds (ledger) vs measured causal depth, and seconds."""
+    stats = {r: s for r, (_, s) in launched.items()}
+    msgs = ledger.messages
+    classes = {
+        "online": [m for m in msgs if m.phase == "online"],
+        "offline dealer": [m for m in msgs if m.sender == ledger.DEALER],
+        "offline setup": [m for m in msgs if m.phase == "offline" and m.sender != ledger.DEALER],
+        "inputs": [],
+        "offline ideal": [],
+    }
+    out: dict = {"classes": {}}
+    for c in CLASSES:
+        sent = {k: sum(s["sent"][c][k] for s in stats.values())
+                for k in ("frames", "bits", "payload", "wire")}
+        recv = {k: sum(s["received"][c][k] for s in stats.values())
+                for k in ("frames", "bits", "payload", "wire")}
+        if sent != recv:
+            raise WireError(f"{c}: the processes sent {sent} but received {recv}")
+        ms = classes[c]
+        out["classes"][c] = {
+            "ledger messages": len(ms) if c not in _UNBOOKED else None,
+            "ledger bytes": sum(m.bits for m in ms) / 8 if c not in _UNBOOKED else None,
+            "expected wire bytes": sum(frame_bytes(m.bits) for m in ms)
+            if c not in _UNBOOKED else None,
+            "frames": sent["frames"], "bits": sent["bits"], "payload bytes": sent["payload"],
+            "wire bytes": sent["wire"]}
+    out["ledger rounds"] = ledger.rounds("online")
+    out["measured rounds"] = max(s["depth"] for s in stats.values())
+    out["seconds"] = launched.seconds
+    out["party seconds"] = {r: s["seconds"] for r, s in stats.items()}
+    out["ports"] = dict(launched.ports)
+    return out
+
+
+def summary_frame(summary: dict):
+    """:func:`wire_summary` as a table: one row per traffic class (ledger bytes, expected and
+    measured wire bytes), then rounds and seconds."""
+    import pandas as pd
+
+    rows = [{"quantity": f"{c} bytes", "ledger": v["ledger bytes"],
+             "ledger + framing": v["expected wire bytes"], "wire": v["wire bytes"],
+             "frames": v["frames"], "payload bytes": v["payload bytes"]}
+            for c, v in summary["classes"].items()]
+    rows.append({"quantity": "online rounds", "ledger": summary["ledger rounds"],
+                 "ledger + framing": None, "wire": summary["measured rounds"],
+                 "frames": None, "payload bytes": None})
+    return pd.DataFrame(rows, dtype=object)
+
+
+def _check_same(launched, what: str) -> None:
+    """Every party's process booked the same ledger and (``what``) the same output."""
+    res = [launched[p][0] for p in PARTIES]
+    led = res[0]["ledger"]
+    for p, r in zip(PARTIES[1:], res[1:]):
+        if r["ledger"].messages != led.messages:
+            raise WireError(f"{p}'s process booked a different ledger than P0's")
+        if what and not np.array_equal(r["output"], res[0]["output"]):
+            raise WireError(f"P0 and {p} reconstructed different {what}: some party read a "
+                            "value it does not hold")
+
+
+def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None = 600.0):
+    """``ppnn.run(plan, x, seed, transport="tcp")`` for Falcon: returns a
+    :class:`~ppnn.protocols.api.Result` whose ``extra["wire"]`` is :func:`wire_summary`."""
+    import pandas as pd
+
+    from ppnn.protocols.api import Plan, Result, _check_images
+
+    if not isinstance(plan, Plan):
+        raise TypeError(f"plan must be a Plan from ppnn.compile, got {type(plan).__name__}")
+    if plan.family not in WIRE_FAMILIES:
+        raise ValueError(f"transport='tcp' is implemented for {', '.join(WIRE_FAMILIES)}; "
+                         f"got a plan of {plan.family!r}")
+    from .delphi import DELPHI_FAMILIES
+    from .delphi import run_plan as delphi_run_plan
+
+    if plan.family in DELPHI_FAMILIES:
+        return delphi_run_plan(plan, x, seed, timeout=timeout, deadline=deadline)
+    x = _check_images(plan, x)
+    skeleton = [{k: np.shape(v) for k, v in p.items()} for p in plan.impl["params"]]
+    public = dataclasses.replace(plan, impl={**plan.impl, "params": None})
+    party = {"kind": "plan", "plan": public, "params": skeleton, "x_shape": x.shape,
+             "seed": seed}
+    tasks = {p: party for p in PARTIES}
+    tasks["dealer"] = {"kind": "plan", "plan": plan, "x": x, "seed": seed}
+    launched = launch(falcon_job, tasks, timeout=timeout, deadline=deadline)
+    _check_same(launched, "logits")
+    first = launched["P0"][0]
+    summary = wire_summary(first["ledger"], launched)
+    seconds = max(summary["party seconds"][p] for p in PARTIES)
+    timings = pd.DataFrame([("online", "input, all layers, output", seconds)],
+                           columns=["phase", "layer", "seconds"])
+    prov = {"communication": "measured on a wire: 4 processes (P0, P1, P2, dealer) over "
+            "loopback TCP; ledger booked by every party's process (equal)",
+            "compute": "measured: the slowest party's process (SPMD with garbage: each "
+            "computes all three components, like the simulator)"}
+    return Result(plan.family, "sim", np.asarray(first["output"]), first["ledger"], timings,
+                  prov, {"wall_s": launched.seconds, "wire": summary, "transport": "tcp"})
+
+
+def run_program(program: Callable, inputs: dict[str, np.ndarray], seed=0, *,
+                malicious: bool = False, timeout: float = 30.0,
+                deadline: float | None = 600.0) -> dict:
+    """Run ``program(fal, inputs) -> opened array`` in wire mode (``program`` a module-level
+    function; ``inputs`` ring elements held by the input owner). Returns ``{"outputs":
+    {party: array}, "ledger": P0's ledger, "wire": wire_summary}``; the outputs are not
+    compared (the garbage test compares them with the in-process run)."""
+    if not isinstance(inputs, dict) or not all(isinstance(k, str) for k in inputs):
+        raise ValueError("inputs must be a dict of name -> array of ring elements")
+    inputs = {k: np.asarray(v, dtype=np.uint64) for k, v in inputs.items()}
+    party = {"kind": "program", "program": program, "malicious": bool(malicious),
+             "inputs": {k: v.shape for k, v in inputs.items()}, "seed": seed}
+    tasks = {p: party for p in PARTIES}
+    tasks["dealer"] = {**party, "inputs": inputs}
+    launched = launch(falcon_job, tasks, timeout=timeout, deadline=deadline)
+    _check_same(launched, "")
+    led = launched["P0"][0]["ledger"]
+    return {"outputs": {p: launched[p][0]["output"] for p in PARTIES}, "ledger": led,
+            "wire": wire_summary(led, launched)}
+
+
+# -- programs for the garbage test ------------------------------------------------------
+def relu_program(fal: Falcon, inputs: dict) -> np.ndarray:
+    """Falcon's ReLU (Algorithm 3) on the shared ring elements ``inputs["a"]``, opened."""
+    from ppnn.protocols.falcon.comparison import relu
+
+    a = fal.share(inputs["a"])
+    r, _ = relu(fal, a)
+    with fal.protocol("output"):
+        return fal.open(r, "relu output", "plain")
+
+
+def _open_reading_all_components(fal: Falcon, x: RSS, what: str = "open", kind: str = "plain",
+                                 material=None, held=None) -> np.ndarray:
+    """A broken opening: it sends and books what the real one does, but reconstructs from
+    all three *local* components -- reading the one it should have received."""
+    with fal.ledger.round():
+        for i in range(3):
+            fal._transmit((i - 1) % 3, i, x.components[(i - 1) % 3], x.ring, what)
+    return np.asarray(x.ring.sum(x.components, axis=0), dtype=np.uint64)
+
+
+def relu_reading_all_components(fal: Falcon, inputs: dict) -> np.ndarray:
+    """:func:`relu_program` with the broken opening (semi-honest): the simulation gives the
+    right output, the garbage test does not."""
+    original = Falcon.open
+    Falcon.open = _open_reading_all_components
+    try:
+        return relu_program(fal, inputs)
+    finally:
+        Falcon.open = original

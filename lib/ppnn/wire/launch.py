@@ -1,0 +1,273 @@
+"""The launcher: one OS process per role (P0, P1, P2, dealer), started, joined and cleaned
+up by the run itself.
+
+:func:`launch` starts four fresh interpreters (``subprocess``, ``sys.executable -c``: they
+import what they need and inherit nothing of the caller's memory, and the caller's script
+needs no ``if __name__ == "__main__"`` guard). Each gets the caller's ``sys.path``, the
+launcher's control port and a random 16-byte token of the run on its stdin, then
+
+1. connects to the launcher's control socket (127.0.0.1, token checked) and opens a
+   listening socket of its own on 127.0.0.1 (port chosen by the OS);
+2. receives its task (only its own: a party's task holds no input, key or dealer stream it
+   does not hold) and the port table; the four connect to each other
+   (:func:`~ppnn.wire.transport.connect_mesh`) and close their listening sockets;
+3. when all four are connected the launcher says go, and each runs ``job(wire, task)``,
+   closes its connections and sends back its result and its traffic counters.
+
+Failures are reported, never waited out: a process that raises reports the error and the
+launcher stops the run (after a grace period of :data:`GRACE` seconds in which the others
+may report theirs, e.g. the peer that timed out waiting for it); a process that dies closes
+its control connection, which the launcher sees at once; a process that hangs is named by
+the peer whose receive times out (``timeout`` seconds without a byte). The whole run is
+bounded by ``deadline``. In every case the four processes are terminated (then killed) and
+waited for before :func:`launch` returns or raises; a process whose launcher dies exits by
+itself (it watches its control connection), so no process and no port outlives the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import secrets
+import socket
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from multiprocessing.connection import Connection, wait
+
+import numpy as np
+
+from .transport import ROLES, Wire, WireError, WireTimeout, connect_mesh
+
+__all__ = ["launch", "Launched", "GRACE"]
+
+#: seconds the other processes may take to report their errors after the first one
+GRACE = 1.0
+_BOOT = ("import json, sys; c = json.loads(sys.stdin.readline()); sys.path[:0] = c['path']; "
+         "from ppnn.wire.launch import _child; _child(c)")
+
+
+class Launched(dict):
+    """role -> ``(result, traffic stats)``, with ``ports`` (the listening ports the run
+    used, all closed again) and ``seconds`` (from "go" to the last result)."""
+
+    ports: dict[str, int]
+    seconds: float
+
+
+def _watch(conn: Connection) -> None:
+    """Exit this process when the launcher goes away (its control connection closes)."""
+    try:
+        conn.recv()
+    except (EOFError, OSError):
+        pass
+    os._exit(3)
+
+
+def _child(cfg: dict) -> None:
+    """Entry point of one process (see the module docstring)."""
+    role, timeout = cfg["role"], float(cfg["timeout"])
+    token = bytes.fromhex(cfg["token"])
+    if "fd" in cfg:  # shaped links (.links): a socket pair from the launcher, no hello
+        ctl = socket.socket(fileno=int(cfg["fd"]))
+    else:
+        ctl = socket.create_connection(("127.0.0.1", cfg["port"]), timeout=timeout)
+        ctl.sendall(token + bytes([ROLES.index(role)]))
+    ctl.settimeout(None)
+    conn = Connection(ctl.detach())
+    wire = None
+    try:
+        listener = socket.create_server((cfg.get("host", "127.0.0.1"), 0))
+        conn.send(("port", listener.getsockname()[1]))
+        if not conn.poll(timeout):
+            raise WireTimeout(f"{role}: no task from the launcher within {timeout:g} s")
+        job, task, ports = pickle.loads(conn.recv_bytes())
+        socks = connect_mesh(role, listener, ports, token, timeout, cfg.get("hosts"))
+        if cfg.get("hold"):  # shaped links without netem: the receiver holds each frame
+            from .links import HeldSocket
+
+            socks = {p: HeldSocket(s, cfg["hold"]) for p, s in socks.items()}
+        conn.send(("ready", None))
+        if not conn.poll(timeout):
+            raise WireTimeout(f"{role}: no go from the launcher within {timeout:g} s")
+        conn.recv()
+        threading.Thread(target=_watch, args=(conn,), daemon=True).start()
+        garbage = np.random.default_rng(np.random.SeedSequence())  # fresh OS entropy
+        wire = Wire(role, socks, timeout, garbage)
+        result = job(wire, task)
+        wire.close()
+        conn.send(("done", (result, wire.stats())))
+    except BaseException as e:  # report, then exit: the launcher stops the others
+        if wire is not None:
+            for s in wire.socks.values():
+                s.close()
+        try:
+            conn.send(("error", f"{type(e).__name__}: {e}",
+                       "".join(traceback.format_exception(e))))
+        except OSError:
+            pass
+        sys.exit(1)
+    finally:
+        conn.close()
+
+
+def _stop(procs: dict[str, subprocess.Popen]) -> None:
+    for p in procs.values():
+        if p.poll() is None:
+            p.terminate()
+    for p in procs.values():
+        try:
+            p.wait(2.0)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def _gather(kind: str, conns: dict[str, Connection], procs: dict[str, subprocess.Popen],
+            deadline: float | None, phase: str) -> dict[str, object]:
+    """Wait until every process sent ``(kind, payload)``; raise a :class:`WireError` naming
+    the processes that failed, died or stayed silent."""
+    got: dict[str, object] = {}
+    errors: dict[str, str] = {}
+    stop_at = deadline
+    while len(got) + len(errors) < len(conns):
+        pending = [r for r in conns if r not in got and r not in errors]
+        left = None if stop_at is None else stop_at - time.monotonic()
+        if left is not None and left <= 0:
+            break
+        ready = wait([conns[r] for r in pending], timeout=left)
+        if not ready:
+            break
+        for r in pending:
+            if conns[r] not in ready:
+                continue
+            try:
+                msg = conns[r].recv()
+            except (EOFError, OSError):
+                try:
+                    code = procs[r].wait(1.0)
+                except subprocess.TimeoutExpired:
+                    code = None
+                msg = ("died", f"died (exit code {code}) during {phase}")
+            if msg[0] == kind:
+                got[r] = msg[1]
+                continue
+            errors[r] = msg[1]
+            grace = time.monotonic() + GRACE  # let the others report theirs, then stop
+            stop_at = grace if stop_at is None else min(stop_at, grace)
+    if errors or len(got) < len(conns):
+        silent = [r for r in conns if r not in got and r not in errors]
+        lines = [f"{r}: {m}" for r, m in errors.items()]
+        if silent:
+            lines.append(f"{', '.join(silent)}: no answer during {phase} "
+                         + ("(stopped after the errors above)" if errors else
+                            "within the deadline (hung?)"))
+        cls = WireError if errors else WireTimeout
+        raise cls("wire-mode run failed:\n  " + "\n  ".join(lines))
+    return got
+
+
+def _accept(server: socket.socket, token: bytes, until: float) -> dict[str, Connection]:
+    """The four control connections (each checked against the run's token)."""
+    conns: dict[str, Connection] = {}
+    while len(conns) < len(ROLES):
+        server.settimeout(max(0.01, until - time.monotonic()))
+        try:
+            s, _ = server.accept()
+        except TimeoutError:
+            missing = [r for r in ROLES if r not in conns]
+            raise WireTimeout(f"wire-mode run failed: {', '.join(missing)} did not start "
+                              "within the start-up timeout") from None
+        s.settimeout(5.0)
+        try:
+            hello = s.recv(17, socket.MSG_WAITALL)
+        except OSError:
+            hello = b""
+        if len(hello) != 17 or hello[:16] != token or hello[16] >= len(ROLES):
+            s.close()
+            continue
+        s.settimeout(None)
+        conns[ROLES[hello[16]]] = Connection(s.detach())
+    return conns
+
+
+def launch(job: Callable, tasks: dict[str, object], *, timeout: float = 30.0,
+           deadline: float | None = 600.0) -> Launched:
+    """Run ``job(wire, tasks[role])`` in one process per role of
+    :data:`~ppnn.wire.transport.ROLES`, connected over loopback TCP.
+
+    ``job`` must be importable by name (a module-level function); each task is pickled to
+    its own process only. ``timeout``: seconds a receive (and each start-up step) waits;
+    ``deadline``: seconds the whole run may take (None: no limit beyond the receive
+    timeouts). Returns a :class:`Launched`; raises :class:`WireError` (or
+    :class:`WireTimeout`) naming every process that failed."""
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    if deadline is not None and (isinstance(deadline, bool) or not isinstance(
+            deadline, int | float) or not deadline > 0):
+        raise ValueError(f"deadline must be a positive number of seconds or None, got "
+                         f"{deadline!r}")
+    if set(tasks) != set(ROLES):
+        raise ValueError(f"tasks must give one task per role {ROLES}, got {sorted(tasks)}")
+    token = secrets.token_bytes(16)
+    procs: dict[str, subprocess.Popen] = {}
+    conns: dict[str, Connection] = {}
+    end = None if deadline is None else time.monotonic() + deadline
+
+    def step(seconds: float) -> float:
+        t = time.monotonic() + seconds
+        return t if end is None else min(t, end)
+
+    from .links import current
+
+    shaping = current()  # shaped links (.links): one network namespace per process
+    ns = shaping is not None and shaping.shaped
+    server = socket.create_server(("127.0.0.1", 0))
+    try:
+        cfg = {"path": [p for p in sys.path if p], "token": token.hex(),
+               "port": server.getsockname()[1], "timeout": float(timeout)}
+        pairs: dict[str, socket.socket] = {}
+        for role in ROLES:
+            extra, fds, prefix = {}, (), []
+            if ns:
+                pairs[role], theirs = socket.socketpair()
+                extra = {"fd": theirs.fileno(), "host": shaping.hosts[role],
+                         "hosts": shaping.hosts, "hold": shaping.hold_s}
+                fds, prefix = (theirs.fileno(),), shaping.prefix(role)
+            p = subprocess.Popen([*prefix, sys.executable, "-c", _BOOT], stdin=subprocess.PIPE,
+                                 stdout=subprocess.DEVNULL, pass_fds=fds)
+            procs[role] = p
+            if ns:
+                theirs.close()
+            p.stdin.write((json.dumps({**cfg, **extra, "role": role}) + "\n").encode())
+            p.stdin.close()
+        # start-up: a fresh interpreter imports numpy and ppnn first
+        if ns:
+            conns = {r: Connection(s.detach()) for r, s in pairs.items()}
+        else:
+            conns = _accept(server, token, step(max(timeout, 60.0)))
+        server.close()
+        ports = _gather("port", conns, procs, step(max(timeout, 60.0) if ns else timeout),
+                        "start-up")
+        for role, c in conns.items():
+            c.send_bytes(pickle.dumps((job, tasks[role], ports)))
+        _gather("ready", conns, procs, step(timeout), "connection set-up")
+        t0 = time.perf_counter()
+        for c in conns.values():
+            c.send(("go", None))
+        done = _gather("done", conns, procs, end, "the protocol")
+        seconds = time.perf_counter() - t0
+        for p in procs.values():
+            p.wait(timeout)
+    finally:
+        server.close()
+        _stop(procs)
+        for c in conns.values():
+            c.close()
+    out = Launched(done)
+    out.ports, out.seconds = dict(ports), seconds
+    return out

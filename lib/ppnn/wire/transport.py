@@ -1,0 +1,276 @@
+"""The TCP transport of one process of a wire-mode run (real sockets on 127.0.0.1).
+
+Every process (``P0``, ``P1``, ``P2`` and the ``dealer``) holds one TCP connection to every
+other process (a full mesh of six connections over loopback, ports chosen by the OS,
+``TCP_NODELAY`` set). :class:`Wire` sends and receives the frames of
+:mod:`ppnn.wire.framing` on them:
+
+* **send** packs the payload and hands the frame to the connection's sender thread (sends
+  never block the protocol, so a party can send its message of a round and then wait for
+  the one it receives, as the parties of a real deployment do);
+* **receive** blocks until the whole frame has arrived, with a timeout: if no byte arrives
+  for ``timeout`` seconds a :class:`WireTimeout` names the receiving process, the sender,
+  the frame number and the protocol step it was waiting for; a closed connection (the
+  sender died) is a :class:`WireError` naming the same.
+
+Each frame belongs to a *class*: ``online`` (a booked online message), ``offline dealer``
+and ``offline setup`` (booked offline: the dealer's material, the PRF keys) and ``inputs``
+(the data holder's and model owner's shares, which the simulation does not book: inputs
+arrive from outside) and ``offline ideal`` (not booked either: the dealer's stand-in for an
+offline computation the simulation counts but does not run -- the result of Delphi's HE,
+:mod:`ppnn.wire.delphi`). Per class and direction the wire counts frames, booked bits, payload
+bytes and wire bytes (payload and headers).
+
+**Measured rounds.** An online frame carries its causal depth: one more than the depth its
+sender had reached when the frame's round began, where a process's depth is the largest
+depth of every online frame it has received (a Lamport clock of messages, taken at round
+boundaries: a party sends its messages of a round before it waits for that round's, as a
+real party does, although the SPMD program may book a receive of the round first). The
+largest depth of a run is the length of its longest chain of messages each of which may
+depend on the one before -- the number of one-way latencies on its critical path, measured
+on the wire and compared with the ledger's rounds (it is smaller where consecutive rounds
+do not depend on each other).
+"""
+
+from __future__ import annotations
+
+import queue
+import socket
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from .framing import HEADER, frame_bytes, pack, payload_bytes, unpack
+
+__all__ = ["Wire", "WireError", "WireTimeout", "ROLES", "CLASSES", "Traffic", "connect_mesh"]
+
+ROLES = ("P0", "P1", "P2", "dealer")
+CLASSES = ("online", "offline dealer", "offline setup", "inputs", "offline ideal")
+_HELLO = 17  # 16 bytes of the run's token and the connecting role's index
+
+
+class WireError(RuntimeError):
+    """A wire-mode run failed: a process died, sent something unexpected, or hung."""
+
+
+class WireTimeout(WireError):
+    """A process waited longer than the timeout for a message."""
+
+
+@dataclass
+class Traffic:
+    """Frames of one class in one direction: count, booked bits, payload and wire bytes."""
+
+    frames: int = 0
+    bits: int = 0
+    payload: int = 0
+    wire: int = 0
+
+    def add(self, bits: int, payload: int) -> None:
+        self.frames += 1
+        self.bits += bits
+        self.payload += payload
+        self.wire += payload + HEADER.size
+
+
+def connect_mesh(role: str, listener: socket.socket, ports: dict[str, int], token: bytes,
+                 timeout: float, hosts: dict[str, str] | None = None
+                 ) -> dict[str, socket.socket]:
+    """Open the connections of ``role`` to every other role: connect to the roles before it
+    in :data:`ROLES` (sending the run's ``token`` and its index), accept the roles after it
+    on ``listener`` (checking the token), then close ``listener``. ``hosts``: each role's
+    address (default 127.0.0.1; shaped links give each process its own, :mod:`.links`)."""
+    me = ROLES.index(role)
+    socks: dict[str, socket.socket] = {}
+    try:
+        for peer in ROLES[:me]:
+            host = (hosts or {}).get(peer, "127.0.0.1")
+            s = socket.create_connection((host, ports[peer]), timeout=timeout)
+            s.sendall(token + bytes([me]))
+            socks[peer] = s
+        listener.settimeout(timeout)
+        for _ in ROLES[me + 1:]:
+            try:
+                s, _addr = listener.accept()
+            except TimeoutError:
+                missing = [r for r in ROLES[me + 1:] if r not in socks]
+                raise WireTimeout(f"{role}: no connection from {missing} within "
+                                  f"{timeout:g} s") from None
+            s.settimeout(timeout)
+            hello = _recv_exact(s, _HELLO, role, "a peer", "connection hello")
+            if hello[:16] != token or not me < hello[16] < len(ROLES):
+                s.close()
+                raise WireError(f"{role}: a connection on its port did not belong to this run")
+            socks[ROLES[hello[16]]] = s
+    except BaseException:
+        for s in socks.values():
+            s.close()
+        raise
+    finally:
+        listener.close()
+    for s in socks.values():
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        s.settimeout(timeout)
+    return socks
+
+
+def _recv_exact(sock: socket.socket, n: int, role: str, peer: str, what: str) -> bytes:
+    buf = bytearray(n)
+    view, got = memoryview(buf), 0
+    while got < n:
+        try:
+            k = sock.recv_into(view[got:])
+        except TimeoutError:
+            raise WireTimeout(f"{role} waited more than {sock.gettimeout():g} s for {what} "
+                              f"from {peer} (is {peer} alive?)") from None
+        except OSError as e:
+            raise WireError(f"{role}: the connection from {peer} failed while receiving "
+                            f"{what}: {e}") from None
+        if k == 0:
+            raise WireError(f"{role}: {peer} closed the connection before {what} "
+                            f"(did {peer} die?)")
+        got += k
+    return bytes(buf)
+
+
+class Wire:
+    """One process's end of the mesh: framed sends and receives, traffic counters, and the
+    process's garbage generator (what it uses for every value it does not hold).
+
+    Parameters
+    ----------
+    role : one of :data:`ROLES`.
+    socks : the connected sockets, peer role -> socket (from :func:`connect_mesh`).
+    timeout : seconds without a byte after which a receive fails.
+    garbage : this process's own generator of garbage (a different one per process).
+    """
+
+    def __init__(self, role: str, socks: dict[str, socket.socket], timeout: float,
+                 garbage: np.random.Generator):
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {ROLES}, got {role!r}")
+        self.role, self.socks, self.timeout = role, socks, float(timeout)
+        self.party: int | None = ROLES.index(role) if role != "dealer" else None
+        self.garbage = garbage
+        self.depth = 0
+        self.max_depth = 0
+        self._round: int | None = None  # the ledger round of the last online message
+        self._round_base = 0  # the depth when that round began
+        self.sent = {c: Traffic() for c in CLASSES}
+        self.received = {c: Traffic() for c in CLASSES}
+        self._seq_out = dict.fromkeys(socks, 0)
+        self._seq_in = dict.fromkeys(socks, 0)
+        self._queues: dict[str, queue.SimpleQueue] = {}
+        self._threads: dict[str, threading.Thread] = {}
+        self._errors: dict[str, BaseException] = {}
+        for peer, s in socks.items():
+            q: queue.SimpleQueue = queue.SimpleQueue()
+            t = threading.Thread(target=self._pump, args=(peer, s, q), daemon=True,
+                                 name=f"wire {role}->{peer}")
+            self._queues[peer], self._threads[peer] = q, t
+            t.start()
+        self.t_start = time.perf_counter()
+
+    def _pump(self, peer: str, sock: socket.socket, q: queue.SimpleQueue) -> None:
+        while True:
+            item = q.get()
+            if item is None:
+                return
+            try:
+                sock.sendall(item)
+            except OSError as e:  # reported by the next send or by close()
+                self._errors[peer] = e
+                return
+
+    def _check_peer(self, peer: str) -> None:
+        if peer not in self.socks:
+            raise ValueError(f"{self.role} has no connection to {peer!r}; peers: "
+                             f"{sorted(self.socks)}")
+        if peer in self._errors:
+            raise WireError(f"{self.role}: sending to {peer} failed: {self._errors[peer]}")
+
+    def send(self, peer: str, parts: Sequence[tuple[np.ndarray, int]], what: str,
+             cls: str = "online", round: int | None = None) -> None:
+        """Send one message to ``peer``: ``parts`` as ``(array, bits per element)``;
+        ``round``: the ledger round of an online message (its depth is taken from the
+        depth at that round's first message here; None: the current depth)."""
+        self._check_peer(peer)
+        payload = pack(parts)
+        bits = sum(int(np.size(a)) * int(b) for a, b in parts)
+        if len(payload) != payload_bytes(bits):  # pragma: no cover - pack guarantees it
+            raise WireError(f"{self.role}: frame '{what}' packs {bits} bits into "
+                            f"{len(payload)} bytes")
+        depth = 0
+        if cls == "online":
+            self.enter_round(round)
+            depth = self._round_base + 1
+            self.max_depth = max(self.max_depth, depth)
+        seq = self._seq_out[peer]
+        self._seq_out[peer] = seq + 1
+        self._queues[peer].put(HEADER.pack(seq, depth, len(payload)) + payload)
+        self.sent[cls].add(bits, len(payload))
+
+    def enter_round(self, round: int | None) -> None:
+        """The program reached a message of ledger round ``round`` (sent, received or
+        neither): the first time, the round's base depth is the current depth."""
+        if round is None or round != self._round:
+            self._round, self._round_base = round, self.depth
+
+    def recv(self, peer: str, layout: Sequence[tuple[tuple[int, ...], np.dtype, int]],
+             what: str, cls: str = "online") -> list[np.ndarray]:
+        """Receive the next message from ``peer``; ``layout`` is what this process's copy
+        of the protocol expects: each part's ``(shape, dtype, bits per element)``."""
+        self._check_peer(peer)
+        sock, seq = self.socks[peer], self._seq_in[peer]
+        label = f"message #{seq} '{what}'"
+        got_seq, depth, length = HEADER.unpack(
+            _recv_exact(sock, HEADER.size, self.role, peer, label))
+        bits = sum(int(np.prod(s, dtype=np.int64)) * int(b) for s, _, b in layout)
+        if got_seq != seq or length != payload_bytes(bits):
+            raise WireError(f"{self.role} expected {label} from {peer} ({payload_bytes(bits)} "
+                            f"bytes), got frame #{got_seq} of {length} bytes: the parties "
+                            "disagree on the protocol")
+        payload = _recv_exact(sock, length, self.role, peer, label) if length else b""
+        self._seq_in[peer] = seq + 1
+        if cls == "online":
+            self.depth = max(self.depth, depth)
+            self.max_depth = max(self.max_depth, depth)
+        self.received[cls].add(bits, length)
+        return unpack(payload, layout)
+
+    def close(self) -> None:
+        """Flush every sender thread, then close the connections (no port stays open)."""
+        try:
+            for q in self._queues.values():
+                q.put(None)
+            deadline = time.monotonic() + self.timeout
+            for peer, t in self._threads.items():
+                t.join(max(0.0, deadline - time.monotonic()))
+                if t.is_alive():
+                    raise WireTimeout(f"{self.role} could not finish sending to {peer} within "
+                                      f"{self.timeout:g} s")
+            if self._errors:
+                peer, e = next(iter(self._errors.items()))
+                raise WireError(f"{self.role}: sending to {peer} failed: {e}")
+            for s in self.socks.values():
+                try:
+                    s.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
+        finally:
+            for s in self.socks.values():
+                s.close()
+
+    def stats(self) -> dict:
+        """Traffic per direction and class, measured depth and seconds since the start."""
+        return {"role": self.role, "depth": self.max_depth,
+                "seconds": time.perf_counter() - self.t_start,
+                "sent": {c: asdict(t) for c, t in self.sent.items()},
+                "received": {c: asdict(t) for c, t in self.received.items()}}
+
+    def frame_bytes(self, bits: int) -> int:
+        """Wire bytes of one message of ``bits`` booked bits (see :mod:`.framing`)."""
+        return frame_bytes(bits)

@@ -1,0 +1,244 @@
+"""Wire mode (issue 29, step 1): Falcon's parties and the dealer as four processes over
+loopback TCP. Every message crosses as its booked bits plus the stated header; the outputs
+and the ledger equal the in-process run; the garbage test passes for the honest protocol
+and fails for a step that reads a component its party does not hold; a party that dies or
+hangs is named within the timeout, and no process or port outlives a run."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ppnn
+from ppnn.nn import Conv2d, Dense, Flatten, MaxPool, Network, ReLU, init_params
+from ppnn.protocols.falcon import Falcon
+from ppnn.wire import (
+    HEADER_BYTES,
+    WireError,
+    WireTimeout,
+    frame_bytes,
+    pack,
+    payload_bytes,
+    unpack,
+)
+from ppnn.wire.falcon import (
+    relu_program,
+    relu_reading_all_components,
+    run_program,
+    summary_frame,
+)
+from ppnn.wire.launch import launch
+
+SEED = 5
+
+
+def _relu_input(n: int = 300) -> dict:
+    a = np.random.default_rng(1).integers(-(1 << 20), 1 << 20, n) % (1 << 32)
+    return {"a": a.astype(np.uint64)}
+
+
+def _children() -> set[int]:
+    """Live child processes of this process (Linux /proc)."""
+    me, out = os.getpid(), set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == me and fields[0] != "Z":
+            out.add(int(stat.parent.name))
+    return out
+
+
+def _closed(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1.0).close()
+    except OSError:
+        return True
+    return False
+
+
+# -- framing -------------------------------------------------------------------------------
+@pytest.mark.parametrize("bits", [1, 6, 8, 13, 32, 64])
+def test_pack_round_trips_at_the_booked_width(bits):
+    g = np.random.default_rng(bits)
+    a = g.integers(0, 1 << bits, size=(7, 5), dtype=np.uint64) if bits < 64 else \
+        g.integers(0, np.iinfo(np.uint64).max, size=(7, 5), dtype=np.uint64)
+    payload = pack([(a, bits)])
+    assert len(payload) == payload_bytes(a.size * bits) == -(-a.size * bits // 8)
+    (back,) = unpack(payload, [(a.shape, a.dtype, bits)])
+    assert np.array_equal(back, a)
+
+
+def test_a_mixed_message_packs_to_the_ceiling_of_its_total_bits():
+    g = np.random.default_rng(0)
+    ring = g.integers(0, 1 << 32, 10, dtype=np.uint64)
+    zp = g.integers(0, 37, (10, 32)).astype(np.uint8)
+    bit = g.integers(0, 2, 10).astype(np.uint8)
+    parts = [(ring, 32), (zp, 6), (bit, 1), (ring, 32)]
+    bits = 10 * 32 + 320 * 6 + 10 + 10 * 32
+    payload = pack(parts)
+    assert len(payload) == -(-bits // 8)
+    assert frame_bytes(bits) == len(payload) + HEADER_BYTES == len(payload) + 12
+    back = unpack(payload, [(p.shape, p.dtype, b) for p, b in parts])
+    assert all(np.array_equal(x, y) for x, y in zip(back, [p for p, _ in parts]))
+
+
+def test_pack_refuses_values_wider_than_their_booked_width():
+    with pytest.raises(ValueError, match="does not fit in 6 bits"):
+        pack([(np.array([64], np.uint8), 6)])
+    with pytest.raises(ValueError, match="bits per element"):
+        pack([(np.array([1], np.uint8), 0)])
+    with pytest.raises(ValueError, match="payload of 3 bytes"):
+        unpack(b"abc", [((2,), np.uint64, 32)])
+
+
+# -- the garbage test on Falcon's ReLU -----------------------------------------------------
+@pytest.fixture(scope="module", params=[False, True], ids=["semi-honest", "malicious"])
+def relu_run(request):
+    mal = request.param
+    inputs = _relu_input()
+    fal = Falcon(np.random.default_rng(SEED), malicious=mal)
+    ref = relu_program(fal, inputs)
+    before = _children()
+    out = run_program(relu_program, inputs, SEED, malicious=mal, timeout=20)
+    return mal, ref, fal.ledger, out, before
+
+
+def test_garbage_test_every_party_outputs_the_in_process_relu(relu_run):
+    mal, ref, _, out, _ = relu_run
+    assert np.array_equal(ref, np.maximum(ppnn.core.Ring(32).to_signed(_relu_input()["a"]),
+                                          0) % (1 << 32))
+    for party, value in out["outputs"].items():
+        assert np.array_equal(value, ref), party
+
+
+def test_wire_ledger_equals_in_process_ledger(relu_run):
+    _, _, led, out, _ = relu_run
+    assert out["ledger"].messages == led.messages
+
+
+def test_every_message_is_its_booked_bits_plus_the_header(relu_run):
+    _, _, led, out, _ = relu_run
+    w = out["wire"]["classes"]
+    online = [m for m in led.messages if m.phase == "online"]
+    dealer = [m for m in led.messages if m.sender == "dealer"]
+    setup = [m for m in led.messages if m.phase == "offline" and m.sender != "dealer"]
+    for name, msgs in (("online", online), ("offline dealer", dealer),
+                       ("offline setup", setup)):
+        assert w[name]["frames"] == len(msgs)
+        assert w[name]["bits"] == sum(m.bits for m in msgs)
+        assert w[name]["wire bytes"] == sum(-(-m.bits // 8) + HEADER_BYTES for m in msgs)
+    # the inputs (not booked): two 32-bit components of 300 elements to each party
+    assert w["inputs"]["payload bytes"] == 3 * 2 * 300 * 4
+
+
+def test_measured_rounds_equal_ledger_rounds(relu_run):
+    _, _, led, out, _ = relu_run
+    assert out["wire"]["measured rounds"] == led.rounds("online") > 5
+
+
+def test_no_process_or_port_outlives_the_run(relu_run):
+    *_, out, before = relu_run
+    assert _children() <= before
+    assert all(_closed(p) for p in out["wire"]["ports"].values())
+
+
+def test_a_step_reading_a_component_it_does_not_hold_fails_the_garbage_test():
+    inputs = _relu_input(64)
+    ref = relu_program(Falcon(np.random.default_rng(SEED)), inputs)
+    # the simulation cannot tell the broken opening from the real one ...
+    assert np.array_equal(relu_reading_all_components(Falcon(np.random.default_rng(SEED)),
+                                                      inputs), ref)
+    # ... the garbage test can
+    out = run_program(relu_reading_all_components, inputs, SEED, timeout=20)
+    assert not any(np.array_equal(v, ref) for v in out["outputs"].values())
+
+
+# -- ppnn.run(..., transport="tcp") --------------------------------------------------------
+@pytest.fixture(scope="module")
+def tiny():
+    net = Network("tiny_wire", (1, 6, 6), [Conv2d(2, 3, 1, 0), ReLU(), MaxPool(2), Flatten(),
+                                           Dense(4)])
+    g = np.random.default_rng(1)
+    return net, init_params(net, np.random.default_rng(0)), g.uniform(0, 1, (16, 1, 6, 6)), \
+        g.uniform(0, 1, (2, 1, 6, 6))
+
+
+@pytest.mark.parametrize("key", ["falcon_sh", "falcon_mal"])
+def test_run_over_tcp_equals_the_in_process_run(tiny, key):
+    net, params, calib, x = tiny
+    plan = ppnn.compile(key, net, params, calib=calib)
+    ref = ppnn.run(plan, x, 3)
+    res = ppnn.run(plan, x, 3, transport="tcp")
+    assert np.array_equal(res.logits, ref.logits)
+    assert np.array_equal(res.predictions, ref.predictions)
+    assert res.ledger.messages == ref.ledger.messages
+    w = res.extra["wire"]
+    assert w["measured rounds"] == ref.ledger.rounds("online")
+    online = [m for m in ref.ledger.messages if m.phase == "online"]
+    assert w["classes"]["online"]["wire bytes"] == sum(frame_bytes(m.bits) for m in online)
+    table = summary_frame(w)
+    assert list(table["quantity"])[-1] == "online rounds"
+
+
+def test_other_families_say_where_tcp_is_implemented(tiny):
+    net, params, calib, x = tiny
+    plan = ppnn.compile("falcon_sh", net, params, calib=calib)
+    with pytest.raises(ValueError, match="transport must be"):
+        ppnn.run(plan, x, transport="udp")
+    plan.family = "delphi_gc"  # any family outside the wire's
+    with pytest.raises(ValueError, match="transport='tcp' is implemented for falcon_sh"):
+        ppnn.run(plan, x, transport="tcp")
+
+
+# -- failures ------------------------------------------------------------------------------
+def dies(fal, inputs):
+    """P1's process dies before its first message."""
+    if fal.wire.party == 1:
+        os._exit(7)
+    return relu_program(fal, inputs)
+
+
+def hangs(fal, inputs):
+    """P1's process hangs before its first message."""
+    if fal.wire.party == 1:
+        time.sleep(120)
+    return relu_program(fal, inputs)
+
+
+@pytest.mark.parametrize("program, pattern", [
+    (dies, r"P1 closed the connection|P1: died"),
+    (hangs, r"waited more than 2 s for message #\d+ '.*' from P1"),
+])
+def test_a_party_that_dies_or_hangs_is_named_within_the_timeout(program, pattern):
+    before = _children()
+    t0 = time.perf_counter()
+    with pytest.raises(WireError, match=pattern):
+        run_program(program, _relu_input(16), SEED, timeout=2)
+    assert time.perf_counter() - t0 < 30
+    assert _children() <= before
+
+
+def test_launch_checks_its_arguments():
+    with pytest.raises(ValueError, match="timeout must be"):
+        launch(print, {}, timeout=0)
+    with pytest.raises(ValueError, match="one task per role"):
+        launch(print, {"P0": None})
+    assert issubclass(WireTimeout, WireError)
+
+
+def test_cli_wire_refuses_other_families_and_unknown_models(capsys):
+    from ppnn.__main__ import main
+
+    assert main(["wire", "delphi_gc", "minionn_mnist"]) == 2
+    assert "implemented for falcon_sh, falcon_mal" in capsys.readouterr().err
+    assert main(["wire", "falcon_sh", "no_such_net"]) == 2
+    assert "neither an .onnx file nor a zoo network" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["wire", "falcon_sh", "minionn_mnist", "--images", "0"])

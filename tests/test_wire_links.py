@@ -1,0 +1,103 @@
+"""Shaped links (ppnn.wire.links): parsing, the latency hold, the non-root fallback, and --
+as root -- namespace runs that leave nothing behind, hold latency and carry the same bytes."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ppnn.wire import links
+from ppnn.wire.falcon import relu_program, run_program
+from ppnn.wire.framing import HEADER
+from ppnn.wire.timing import write_csv
+
+root = pytest.mark.skipif(os.geteuid() != 0 or not links.can_shape()[0],
+                          reason="shaped links need root, ip and tc")
+X = {"a": np.random.default_rng(1).integers(0, 1 << 32, 200, dtype=np.uint64)}
+
+
+def _ours() -> tuple[list[str], str]:
+    out = subprocess.run(["ip", "-br", "link"], capture_output=True, text=True).stdout
+    return links.our_namespaces(), out
+
+
+def test_parse_link_forms_and_errors():
+    assert links.parse_link("lan").latency_s == pytest.approx(0.2e-3)
+    assert links.parse_link("WAN").bandwidth_Bps == pytest.approx(40e6)
+    lk = links.parse_link("10,100")
+    assert (lk.latency_s, lk.bandwidth_Bps) == (pytest.approx(0.01), pytest.approx(1e8))
+    for bad in ("lann", "10", "10,0", "-1,5", "a,b", 3, None):
+        with pytest.raises(ValueError, match="link"):
+            links.parse_link(bad)
+
+
+def test_held_socket_releases_frames_after_the_hold():
+    a, b = socket.socketpair()
+    a.settimeout(5.0)
+    held = links.HeldSocket(a, 0.15)
+    try:
+        frame = HEADER.pack(0, 1, 3) + b"xyz"
+        t0 = time.monotonic()
+        b.sendall(frame)
+        buf = bytearray(len(frame))
+        view, got = memoryview(buf), 0
+        while got < len(buf):
+            got += held.recv_into(view[got:])
+        assert time.monotonic() - t0 >= 0.15
+        assert bytes(buf) == frame
+        b.close()
+        assert held.recv_into(memoryview(bytearray(1))) == 0  # end of stream
+    finally:
+        held.close()
+
+
+def test_without_root_runs_on_plain_loopback(monkeypatch):
+    monkeypatch.setattr(links.os, "geteuid", lambda: 1000)
+    before = links.our_namespaces()
+    with links.shaped("wan") as sh:
+        r = run_program(relu_program, X, 0, timeout=30, deadline=60)
+    assert not sh.shaped and "NOT shaped" in sh.how and "not root" in sh.how
+    assert sh.describe()["latency"].startswith("none")
+    assert r["wire"]["seconds"] < 12 * 0.07  # no WAN latency was added
+    assert links.our_namespaces() == before
+
+
+def test_write_csv_is_atomic(tmp_path):
+    p = write_csv(pd.DataFrame({"a": [1, 2]}), tmp_path / "t.csv")
+    assert p.read_text().splitlines() == ["a", "1", "2"]
+    assert [q.name for q in tmp_path.iterdir()] == ["t.csv"]
+
+
+@root
+def test_shaped_run_holds_latency_same_bytes_and_cleans_up():
+    ns0, link0 = _ours()
+    loop = run_program(relu_program, X, 0, timeout=30, deadline=60)["wire"]
+    with links.shaped("50,100") as sh:
+        assert sh.shaped and sh.latency in ("netem", "transport hold (no netem)")
+        assert len(links.our_namespaces()) == len(ns0) + 5
+        shaped = run_program(relu_program, X, 0, timeout=30, deadline=60)["wire"]
+    assert _ours() == (ns0, link0)  # no namespace, veth or bridge left
+    for c, v in loop["classes"].items():
+        assert shaped["classes"][c]["wire bytes"] == v["wire bytes"], c
+    assert shaped["ledger rounds"] == loop["ledger rounds"]
+    assert shaped["seconds"] >= loop["seconds"] + shaped["ledger rounds"] * 0.05
+
+
+@root
+def test_failed_run_and_stale_namespaces_are_cleaned_up():
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = f"{links.PREFIX}{dead.pid}-p0"
+    subprocess.run(["ip", "netns", "add", stale], check=True)
+    ns0, link0 = _ours()
+    assert stale in ns0
+    with pytest.raises(Exception, match="KeyError"), links.shaped("lan"):
+        assert stale not in links.our_namespaces()  # removed before the run
+        run_program(relu_program, {"not a": X["a"]}, 0, timeout=10, deadline=30)
+    ns, lk = _ours()
+    assert stale not in ns and set(ns) == set(ns0) - {stale} and lk == link0
