@@ -30,7 +30,7 @@ def test_every_step_sends_at_most_the_cpp_protocols_bits_or_is_explained(table):
         ("semi-honest", T.RELU_STEPS[1]), ("malicious", T.RELU_STEPS[1]),
         ("malicious", T.RELU_STEPS[0]), ("malicious", T.RELU_STEPS[3]),
         ("malicious", T.RELU_STEPS[8])}
-    assert set(T._relu_reasons(_cpp_detail())) == set(zip(over["step"], over["mode"]))
+    assert set(T._relu_reasons(T.relu_bits_cpp())) == set(zip(over["step"], over["mode"]))
 
 
 def _cpp_detail():

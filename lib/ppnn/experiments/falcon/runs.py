@@ -149,8 +149,9 @@ def inference_accuracy(names, labels: dict, n_test: dict, x_train, x_test, y_tes
                                 x_cal=x_train[:512])
         y = y_test[:n]
         running = 100 * float(info["history"]["train_acc"][-1])
-        n_train = 0 if y_train is None else len(y_train) if not quick else min(
-            QUICK_TRAIN_IMAGES, len(y_train))
+        n_train = 0
+        if y_train is not None:
+            n_train = min(QUICK_TRAIN_IMAGES, len(y_train)) if quick else len(y_train)
         train_acc = running if not n_train else 100 * float(
             (predict(net, params, x_train[:n_train]) == np.asarray(y_train[:n_train])).mean())
         rows.append({

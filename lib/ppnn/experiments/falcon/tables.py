@@ -324,14 +324,12 @@ def relu_bits_cpp(path=None) -> pd.DataFrame:
     return out.rename("C++").reset_index()
 
 
-def _relu_reasons(cpp_detail: pd.DataFrame) -> dict[tuple[str, str], str]:
-    """Why we send more than the C++ code at a step, where we do (bits from the model)."""
-    def per(step, mode):
-        r = cpp_detail[(cpp_detail["step"] == step) & (cpp_detail["mode"] == mode)]
-        return int((3 * r["elements"] * r["element_bits"]).sum())
-
+def _relu_reasons(cpp: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """Why we send more than the C++ code at a step, where we do (``cpp``: the model's bits
+    per step and mode, :func:`relu_bits_cpp`)."""
+    sent5 = cpp[(cpp["step"] == RELU_STEPS[1]) & (cpp["mode"] == "semi-honest")]["C++"]
     k, bp = 32, F.Zp(37).bits
-    full5 = k * per(RELU_STEPS[1], "semi-honest")  # the k-fold send it should make
+    full5 = k * int(sent5.sum())  # the k-fold send it should make
     step5 = (f"the C++ code's PARALLEL branch (src/globals.h: PARALLEL true) sends `size` of "
              f"the size*BIT_SIZE products it computed, so 31 of the 32 positions of every "
              f"comparison get a zero share (its private compare is wrong); its non-parallel "
@@ -365,12 +363,10 @@ def relu_bits_table(n: int = 256, seed: int = 0, path=None) -> pd.DataFrame:
     ``excess`` = ours - C++; every step with an excess has its ``reason`` (``explained``);
     the local/offline parts of both close the account with 0 bits. Falcon §3.3-3.5,
     Algorithms 1-3; rows per mode, then a total per mode."""
-    from ppnn import paths
 
     ours = relu_bits_ours(n, seed)
     cpp = relu_bits_cpp(path)
-    detail = pd.read_csv(path or paths.root() / CPP_RELU_CSV)
-    reasons = _relu_reasons(detail)
+    reasons = _relu_reasons(cpp)
     rows = []
     for mode in ("semi-honest", "malicious"):
         for step in RELU_STEPS:

@@ -304,8 +304,7 @@ def longer_training_note(row: str) -> str:
 def accuracy_gap_note(row: str, m) -> str:
     """Where the points between the paper's accuracy and our integer model go: the float
     model, the quantized weights (float activations) and the 5-bit inputs and activations."""
-    paper = float(report.load_paper("she", "table4").set_index(["row", "metric"]).loc[
-        (row, "accuracy"), "value"])
+    paper = _paper_cell("table4", row, "accuracy")
     fl, wq, it = (100 * m.float_accuracy, 100 * m.weights_only_accuracy, 100 * m.accuracy)
     if any(math.isnan(v) for v in (fl, wq, it)):
         return ""
