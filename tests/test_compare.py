@@ -89,14 +89,15 @@ def test_online_booking_equals_gc_relu_ledger(b):
     assert counted.round_loads() == real.round_loads()
 
 
-def test_delphi_split_moves_everything_but_server_labels_offline():
+def test_delphi_split_moves_everything_but_server_share_labels_offline():
     spec = gc_act.ActSpec(32, 8, 4)
     c = gc_act.act_circuit(spec)
     cost = gcmod.gc_cost(c)
     online, delphi = Ledger(["client", "server"]), Ledger(["client", "server"])
     gc_act.book_gc(online, 10, c, "online")
     gc_act.book_gc(delphi, 10, c, "delphi")
-    assert delphi.total_bits("online") == 10 * cost.garbler_labels == 10 * 128 * 5 * 32
+    # online: the labels of the server's 4 shares of the window; those of r go offline
+    assert delphi.total_bits("online") == 10 * cost.share_labels == 10 * 128 * 4 * 32
     assert delphi.rounds("online") == 1
     assert delphi.total_bits() == online.total_bits()
     assert delphi.op_count("garble", phase="offline") == 10 * c.n_and

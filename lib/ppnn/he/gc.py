@@ -47,8 +47,9 @@ Two ways to book it (:func:`gc_relu`'s ``split``, :data:`SPLITS`):
 * ``"online"`` -- everything online, two rounds (OT request; then OT answers, tables, garbler
   labels and decoding bits together): a protocol without preprocessing (GAZELLE-style).
 
-The network families (:mod:`ppnn.protocols.gc_act`) book their own split from the same
-:class:`GCCost`; theirs (:attr:`GCCost.online_delphi`) also sends the mask's labels online.
+:func:`book_delphi_split` is the one booking of Delphi's split: :func:`gc_relu`, the
+``delphi_gc`` family's activation layers (:func:`ppnn.protocols.gc_act.book_gc`) and Tabula's
+counter (:func:`ppnn.protocols.tabula.network.count_network`) all call it.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from ppnn.core import AdditiveShares, Ledger, Ring
 from ppnn.core import bits as core_bits
 from ppnn.core.randomness import mask_source
+from ppnn.core.transcript import SIZE_ONLY
 
 from .gc_circuits import (
     AND,
@@ -80,7 +82,7 @@ __all__ = [
     "KAPPA", "Circuit", "CircuitBuilder", "GarbledCircuit", "garble", "evaluate",
     "input_labels", "decode", "relu_circuit", "relu_and_gates", "gc_cost", "GCCost",
     "gc_relu", "plain_eval", "bits_of", "from_bits", "garble_and_evaluate", "AND", "XOR",
-    "NOT", "SPLITS",
+    "NOT", "SPLITS", "GCWire", "book_delphi_split",
 ]
 
 KAPPA = 128
@@ -270,8 +272,10 @@ def garble_and_evaluate(c: Circuit, garbler_bits: np.ndarray, evaluator_bits: np
     decodes. ``garbler_bits`` / ``evaluator_bits``: ``(inputs, n)`` 0/1. Returns the output
     bits ``(outputs, n)`` and measured seconds and AES calls per side; ``keep=True`` (a
     recorded transcript) also keeps, under ``info["sent"]``, the bytes the garbler sent, as a
-    list with one ``bytes`` per chunk, in order: ``"tables"``, ``"garbler_labels"`` (the
-    active labels of its inputs) and ``"decoding"`` (packed bits)."""
+    list with one ``bytes`` per chunk, in order: ``"tables"``, ``"share_labels"`` (the active
+    labels of its inputs other than the mask), ``"mask_labels"`` (those of its last
+    ``outputs`` inputs, the output mask ``r`` of the toolkit's circuits) and ``"decoding"``
+    (packed bits)."""
     n = garbler_bits.shape[1]
     if evaluator_bits.shape[1] != n:
         raise ValueError(f"garbler and evaluator bits must cover the same {n} instances, got "
@@ -280,7 +284,9 @@ def garble_and_evaluate(c: Circuit, garbler_bits: np.ndarray, evaluator_bits: np
         raise ValueError(f"chunk must be >= 1, got {chunk}")
     out = np.empty((c.outputs.size, n), dtype=np.uint8)
     info = {"garble_s": 0.0, "evaluate_s": 0.0, "garble_aes": 0, "evaluate_aes": 0}
-    sent: dict[str, list[bytes]] = {"tables": [], "garbler_labels": [], "decoding": []}
+    sent: dict[str, list[bytes]] = {"tables": [], "share_labels": [], "mask_labels": [],
+                                    "decoding": []}
+    n_share = c.garbler_inputs.size - c.outputs.size  # the mask r: the last garbler inputs
     nonce, tweak = _session_nonce(label_rng), 0  # tweaks unique across the whole session
     for j0 in range(0, n, chunk):
         sl = slice(j0, min(n, j0 + chunk))
@@ -299,7 +305,8 @@ def garble_and_evaluate(c: Circuit, garbler_bits: np.ndarray, evaluator_bits: np
         info["evaluate_aes"] += calls
         if keep:
             sent["tables"].append(np.ascontiguousarray(gc.tables).tobytes())
-            sent["garbler_labels"].append(np.ascontiguousarray(gb_labels).tobytes())
+            sent["share_labels"].append(np.ascontiguousarray(gb_labels[:n_share]).tobytes())
+            sent["mask_labels"].append(np.ascontiguousarray(gb_labels[n_share:]).tobytes())
             sent["decoding"].append(np.packbits(gc.decoding).tobytes())
     if keep:
         info["sent"] = sent  # per field, one ``bytes`` per chunk (not joined)
@@ -323,12 +330,6 @@ class GCCost:
     def total(self) -> int:
         return self.tables + self.garbler_labels + self.ot_receiver + self.ot_sender + \
             self.decoding
-
-    @property
-    def online_delphi(self) -> int:
-        """Delphi's split: tables, OT and decoding are input-independent for the evaluator
-        (its share is known offline), so only the garbler's labels move online."""
-        return self.garbler_labels
 
     @property
     def evaluator_storage(self) -> int:
@@ -367,6 +368,72 @@ def gc_cost(c: Circuit, kappa: int = KAPPA) -> GCCost:
                   ot_sender=2 * kappa * c.evaluator_inputs.size,
                   decoding=c.outputs.size,
                   mask_labels=kappa * c.outputs.size)
+
+# ----------------------------------------------------------------------------- booking
+@dataclass(frozen=True)
+class GCWire:
+    """What the garbler of ``n`` circuit instances sent, as bytes, one per chunk in order
+    (``info["sent"]`` of :func:`garble_and_evaluate` with ``keep=True``): the garbled tables
+    (two 128-bit ciphertexts per AND gate and instance), the active labels of its share
+    inputs, those of its output mask ``r`` (128 bits each) and the output decoding bits
+    (packed). A recording ledger hashes the chunks in order, never joined."""
+
+    tables: list[bytes]
+    share_labels: list[bytes]
+    mask_labels: list[bytes]
+    decoding: list[bytes]
+
+    @property
+    def garbler_labels(self) -> list[bytes]:
+        """The labels of all the garbler's inputs, chunk by chunk: its share, then r."""
+        return [s + m for s, m in zip(self.share_labels, self.mask_labels)]
+
+
+def book_delphi_split(ledger: Ledger, n: int, circuit: Circuit,
+                      parties=("client", "server"), wire: GCWire | None = None) -> None:
+    """Book ``n`` instances of ``circuit`` as Delphi's ReLU protocol sends them (Mishra et
+    al. 2020, §4; the server garbles, the client evaluates) -- the one booking of that split,
+    used by :func:`gc_relu` (Tabula's baseline), the ``delphi_gc`` family
+    (:func:`ppnn.protocols.gc_act.book_gc`) and Tabula's counter
+    (:func:`ppnn.protocols.tabula.network.count_network`).
+
+    Preprocessing (booked offline), two rounds: the client's IKNP OT columns for its share
+    (fixed by the linear layer's preprocessing); then the OT answers, the garbled tables, the
+    labels of the server's output mask ``r`` (drawn in preprocessing) and the output
+    decoding bits. Online, one round: the labels of the server's share only
+    (:attr:`GCCost.online_delphi_relu`); the client evaluates and decodes locally.
+
+    On a ledger that records values, ``wire`` (from :func:`garble_and_evaluate` with
+    ``keep=True``) gives the garbler's messages their bytes; without it, and for the OT (not
+    run: the simulator hands over the chosen labels), messages are recorded ``SIZE_ONLY``."""
+    n = int(n)
+    if n < 0:
+        raise ValueError(f"number of instances n must be >= 0, got {n}")
+    client, server = parties
+    cost = gc_cost(circuit)
+    tables = mask = share = decoding = SIZE_ONLY
+    if wire is not None and ledger.records_values:
+        tables, mask, share, decoding = (wire.tables, wire.mask_labels, wire.share_labels,
+                                         wire.decoding)
+    with ledger.offline():
+        with ledger.round():
+            ledger.send(client, server, n * cost.ot_receiver,
+                        "IKNP OT: receiver columns (client's share fixed offline)",
+                        value=SIZE_ONLY)
+        with ledger.round():
+            ledger.send(server, client, n * cost.ot_sender, "IKNP OT: 2 masked labels per bit",
+                        value=SIZE_ONLY)
+            ledger.send(server, client, n * cost.tables, "garbled tables (2 per AND)",
+                        value=tables)
+            ledger.send(server, client, n * cost.mask_labels, "labels of r", value=mask)
+            ledger.send(server, client, n * cost.decoding, "output decoding bits",
+                        value=decoding)
+        ledger.count("garble", n * circuit.n_and, server)
+        ledger.count("ot", n * circuit.evaluator_inputs.size, client)
+    with ledger.round():
+        ledger.send(server, client, n * cost.online_delphi_relu, "labels of x_s", value=share)
+    ledger.count("and_gate", n * circuit.n_and, client)
+
 
 # ----------------------------------------------------------------------------- protocol
 def gc_relu(x: AdditiveShares, ledger: Ledger, rng: np.random.Generator,
@@ -414,24 +481,13 @@ def gc_relu(x: AdditiveShares, ledger: Ledger, rng: np.random.Generator,
     r = mask_source(rng, real=True).integers(0, np.iinfo(np.uint64).max, size=n,
                                               dtype=np.uint64, endpoint=True) & ring.mask
 
-    cost = gc_cost(c)
+    keep = split == "delphi" and ledger.records_values
+    out, t = garble_and_evaluate(c, np.concatenate([bits_of(xs, b), bits_of(r, b)]),
+                                 bits_of(xc, b), label_rng, chunk, keep=keep)  # 1., 4., 5.
     if split == "delphi":
-        with ledger.offline():
-            with ledger.round():  # 2. OT extension: client's column messages
-                ledger.send(client, server, n * cost.ot_receiver,
-                            "IKNP OT: receiver columns (client's share fixed offline)")
-            with ledger.round():  # 2.-3. OT answers, tables, labels of r, decoding
-                ledger.send(server, client, n * cost.ot_sender,
-                            "IKNP OT: 2 masked labels per bit")
-                ledger.send(server, client, n * cost.tables, "garbled tables (2 per AND)")
-                ledger.send(server, client, n * cost.mask_labels, "labels of r")
-                ledger.send(server, client, n * cost.decoding, "output decoding bits")
-            ledger.count("garble", n * c.n_and, server)
-            ledger.count("ot", n * b, client)
-        with ledger.round():  # 4. online: the labels of the server's share only
-            ledger.send(server, client, n * cost.online_delphi_relu, "labels of x_s")
-        ledger.count("and_gate", n * c.n_and, client)  # 5. the client evaluates
+        book_delphi_split(ledger, n, c, parties, GCWire(**t.pop("sent")) if keep else None)
     else:
+        cost = gc_cost(c)
         with ledger.round():  # 2. OT extension: client's column messages
             ledger.send(client, server, n * cost.ot_receiver, "IKNP OT: receiver columns")
         with ledger.round():  # 3.-4. OT answers + garbled tables + server labels + decoding
@@ -442,8 +498,6 @@ def gc_relu(x: AdditiveShares, ledger: Ledger, rng: np.random.Generator,
         ledger.count("garble", n * c.n_and, server)
         ledger.count("and_gate", n * c.n_and, server)
         ledger.count("ot", n * b, client)
-    out, t = garble_and_evaluate(c, np.concatenate([bits_of(xs, b), bits_of(r, b)]),
-                                 bits_of(xc, b), label_rng, chunk)  # 1., 4.
     z = from_bits(out)
     shares = np.stack([z, r]).reshape(2, *x.shape)
     info = {**t, "n": n, "and_gates": c.n_and}

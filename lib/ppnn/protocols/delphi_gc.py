@@ -7,7 +7,9 @@ The client holds the image, the server the model. Fixed point: pixels ``x 2^f``,
   online: one message ``[x]_c + R_c``);
 * **ReLU (+ the max-pool that follows it)** -- one garbled circuit per output
   (:mod:`.gc_act`): it adds the two shares, takes the window maximum, applies ReLU, truncates
-  by ``f_w`` exactly and re-shares; Delphi's split puts OT, tables and decoding offline;
+  by ``f_w`` exactly and re-shares; Delphi's split (:func:`ppnn.he.gc.book_delphi_split`,
+  the same booking as Tabula's GC baseline) puts OT, tables, the labels of the server's
+  mask ``r`` and the decoding bits offline; online only the labels of the server's share;
 * **output** -- the server sends its share of the logits to the client, who adds it to its
   own: ``logits = to_signed(client's share + server's share mod 2^k)``.
 
@@ -273,7 +275,7 @@ class DelphiGC(Family):
             if st.kind == "act":
                 c = gc_act.act_circuit(st.spec)
                 n = led.op_count("garble", label=st.name) // c.n_and
-                gc_bits += n * gcmod.gc_cost(c).evaluator_storage
+                gc_bits += n * gcmod.gc_cost(c).evaluator_storage_delphi_relu
         t = pd.concat([r.timings for r in results]).groupby("layer")["seconds"].sum() \
             / len(results)
         lin, gcs = float(t.get("linear", 0.0)), float(t.get("nonlinear", 0.0))
@@ -284,7 +286,8 @@ class DelphiGC(Family):
             "(counted, not run) excluded",
             {"linear": lin, "nonlinear": gcs},
             (gc_bits + delphi.mask_bits(plan.net, cfg.k)) / 8,
-            "client: garbled tables, its input labels and decoding bits, Delphi masks",
+            "client: garbled tables, its input labels, the labels of the server's mask r "
+            "and decoding bits, Delphi masks",
             "integer oracle (= protocol output bit for bit, checked)",
             f"fixed point Z_2^{cfg.k}, f = {cfg.frac_bits}, f_w = {cfg.weight_frac_bits}; exact "
             "truncation inside the GC",

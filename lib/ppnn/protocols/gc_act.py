@@ -23,25 +23,28 @@ AND gates per instance (XOR and NOT are free), checked against the built circuit
 
 Bookings (:func:`book_gc`), sizes from :func:`ppnn.he.gc.gc_cost`:
 
-* ``split="delphi"``: the client's inputs are its shares of the linear layer's output, which
-  Delphi's preprocessing fixes offline -- OT, garbled tables and decoding bits move offline;
-  online the server sends only the labels of its own inputs (``GCCost.online_delphi``);
+* ``split="delphi"``: Delphi's ReLU protocol, :func:`ppnn.he.gc.book_delphi_split` (the
+  same booking as Tabula's baseline, ``gc_relu(split="delphi")``): the client's inputs are
+  its shares of the linear layer's output, which Delphi's preprocessing fixes, and the
+  server's output mask ``r`` is drawn in preprocessing -- OT, garbled tables, the labels of
+  ``r`` and the decoding bits move offline; online the server sends only the labels of its
+  share (``m k`` labels per instance: ``k`` per ReLU input, ``GCCost.online_delphi_relu``);
 * ``split="online"``: everything online in two rounds (OT request; answers, tables, labels,
   decoding), exactly as :func:`ppnn.he.gc.gc_relu` books it (GAZELLE-style, and the GALA
   module's projections).
 
 Recorded transcripts (``ledger.records_values``): :func:`garbled_activation` with ``keep=True``
-also returns the bytes the garbler really sent (:class:`GCWire`: the garbled tables, the
-labels of its inputs, the decoding bits) and :func:`book_gc` records them as ciphertexts (size
-and SHA-256 digest). The OT extension is not run (the simulator hands the client the labels of
-its bits), so the OT columns are recorded ``SIZE_ONLY`` and the digest of the message that
-carries the OT answers covers its tables and decoding bits only. Without ``keep`` nothing is
-copied: the layer runs :func:`ppnn.he.gc.garble_and_evaluate` as before.
+also returns the bytes the garbler really sent (:class:`~ppnn.he.gc.GCWire`: the garbled
+tables, the labels of its share and of its mask, the decoding bits) and :func:`book_gc`
+records them as ciphertexts (size and SHA-256 digest). The OT extension is not run (the
+simulator hands the client the labels of its bits), so the OT messages are recorded
+``SIZE_ONLY`` (Delphi's split books the OT answers as their own message; the online split's
+one message carries OT answers, tables, labels and decoding bits, and its digest covers the
+last three). Without ``keep`` nothing is copied: the layer runs
+:func:`ppnn.he.gc.garble_and_evaluate` as before.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -49,6 +52,7 @@ from ppnn.core import Ledger
 from ppnn.core.randomness import mask_source
 from ppnn.core.transcript import SIZE_ONLY
 from ppnn.he import gc as gcmod
+from ppnn.he.gc import GCWire
 from ppnn.he.gc_circuits import ActSpec, act_and_gates, act_circuit, plain_act
 
 __all__ = ["ActSpec", "act_circuit", "act_and_gates", "garbled_activation", "book_gc",
@@ -61,18 +65,6 @@ def _random_mod(rng, modulus: int, n: int) -> np.ndarray:
     if modulus == 1 << 64:
         return rng.integers(0, np.iinfo(np.uint64).max, size=n, dtype=np.uint64, endpoint=True)
     return rng.integers(0, modulus, size=n, dtype=np.uint64)
-
-
-@dataclass(frozen=True)
-class GCWire:
-    """What the garbler of one activation layer sent, as bytes, one per chunk in order: the
-    garbled tables (two 128-bit ciphertexts per AND gate and instance), the active labels of
-    its inputs (shares and mask ``r``, 128 bits each) and the output decoding bits (packed).
-    A recording ledger hashes the chunks in order, never joined."""
-
-    tables: list[bytes]
-    garbler_labels: list[bytes]
-    decoding: list[bytes]
 
 
 def garbled_activation(client: np.ndarray, server: np.ndarray, spec: ActSpec,
@@ -129,28 +121,15 @@ def book_gc(ledger: Ledger, n: int, circuit: gcmod.Circuit, split: str,
     n = int(n)
     if n < 0:
         raise ValueError(f"number of instances n must be >= 0, got {n}")
+    if split == "delphi":
+        gcmod.book_delphi_split(ledger, n, circuit, parties, wire)
+        return
     client, server = parties
     cost = gcmod.gc_cost(circuit)
     # values (recorded transcripts only): real bytes where the garbler built them
-    tables = labels = everything = SIZE_ONLY
+    everything = SIZE_ONLY
     if wire is not None and ledger.records_values:
-        tables, labels = wire.tables + wire.decoding, wire.garbler_labels
         everything = wire.tables + wire.garbler_labels + wire.decoding
-    if split == "delphi":
-        with ledger.offline():
-            with ledger.round():
-                ledger.send(client, server, n * cost.ot_receiver,
-                            "IKNP OT: receiver columns (client's share fixed offline)",
-                            value=SIZE_ONLY)
-            with ledger.round():
-                ledger.send(server, client, n * (cost.ot_sender + cost.tables + cost.decoding),
-                            "OT answers, garbled tables, decoding bits", value=tables)
-            ledger.count("garble", n * circuit.n_and, server)
-            ledger.count("ot", n * circuit.evaluator_inputs.size, client)
-        ledger.send(server, client, n * cost.online_delphi, "labels of the server's inputs",
-                    value=labels)
-        ledger.count("and_gate", n * circuit.n_and, client)
-        return
     with ledger.round():
         ledger.send(client, server, n * cost.ot_receiver, "IKNP OT: receiver columns",
                     value=SIZE_ONLY)

@@ -384,8 +384,9 @@ def count_network(net: Network, scheme: str, bits: int, ledger: Ledger | None = 
 
     ``scheme``: "tabula" (2 b bits per nonlinear call, one round per table layer / max-pool
     level) or "gc" (our garbled ReLU circuit on b-bit inputs per call, booked as Delphi's ReLU
-    protocol books it -- Tabula §4's baseline, Mishra et al. 2020 §4, as
-    :func:`ppnn.he.gc.gc_relu` with ``split="delphi"``: online one round per layer with the
+    protocol books it -- Tabula §4's baseline, Mishra et al. 2020 §4, with the booking
+    :func:`ppnn.he.gc.gc_relu` uses for ``split="delphi"``,
+    :func:`ppnn.he.gc.book_delphi_split`: online one round per layer with the
     labels of the server's share, :attr:`~ppnn.he.gc.GCCost.online_delphi_relu`; the garbled
     tables, decoding bits, labels of the mask r and the client's IKNP OT are booked in the
     offline phase, :attr:`~ppnn.he.gc.GCCost.offline_delphi_relu`). Linear layers: Delphi
@@ -397,7 +398,7 @@ def count_network(net: Network, scheme: str, bits: int, ledger: Ledger | None = 
     ledger = ledger or Ledger(PARTIES)
     client, server = PARTIES
     if scheme == "gc":
-        cost = gcmod.gc_cost(gcmod.relu_circuit(bits))
+        circuit = gcmod.relu_circuit(bits)
     else:
         check_table_bits(bits)
     for node in net.leaves():
@@ -420,18 +421,7 @@ def count_network(net: Network, scheme: str, bits: int, ledger: Ledger | None = 
                         ledger.send(client, server, c * bits, "x_trunc_0 + s_0 mod 2^b")
                         ledger.send(server, client, c * bits, "x_trunc_1 + s_1 mod 2^b")
                 else:
-                    with ledger.offline():
-                        with ledger.round():
-                            ledger.send(client, server, c * cost.ot_receiver,
-                                        "IKNP OT: columns")
-                        with ledger.round():
-                            ledger.send(server, client,
-                                        c * (cost.ot_sender + cost.tables + cost.mask_labels
-                                             + cost.decoding),
-                                        "OT answers, tables, labels of r, decoding bits")
-                    with ledger.round():
-                        ledger.send(server, client, c * cost.online_delphi_relu,
-                                    "labels of x_s")
+                    gcmod.book_delphi_split(ledger, c, circuit, PARTIES)
     with ledger.label("output"):
         ledger.send(server, client, int(np.prod(net.output_shape)) * ring_bits,
                     "server's share of the logits")
