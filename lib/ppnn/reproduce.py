@@ -444,6 +444,8 @@ def run(names: list[str] | None = None, quick: bool = False, seed: int = 0,
     args = [(str(nb), quick, seed, str(Path(figures).resolve()), str(stamps / f"{nb.stem}.json"),
              progress and (n_par or 2) == 1 and not scheduler, root,
              cores // (n_par or cores) if n_par else 1) for nb, _ in todo]
+    if not quick and any(nb.stem == "00_overview" for nb, _ in todo):
+        log.append(wire_step(Path(figures), seed))
     for nb, why in todo:
         print(f"{nb.stem}: running (QUICK={quick}, SEED={seed}; {why})", flush=True)
     # the kernels' environment is set once for the whole run
@@ -483,6 +485,40 @@ def run(names: list[str] | None = None, quick: bool = False, seed: int = 0,
         paths.atomic_write(Path(figures) / "pipeline_timings.csv", text)
     print(f"pipeline wall time {wall:.0f} s ({how})", flush=True)
     return log
+
+
+#: seconds the wire-mode measurements may take before the pipeline stops them
+WIRE_STEP_TIMEOUT = 3600
+
+
+def wire_step(figures: Path, seed: int = 0) -> dict:
+    """The wire-mode measurements of 00_overview's *measured vs projected* table
+    (:mod:`ppnn.experiments.wire`), run before any notebook starts -- alone on the machine,
+    so no kernel's load is in the wall times -- whenever 00_overview is about to run (its
+    stamp covers the wire and protocol modules it imports). Parties as processes, shaped
+    links with root; one BLAS thread per process."""
+    import subprocess
+
+    from .experiments.wire import CSV_NAME
+
+    out = Path(figures) / "overview" / CSV_NAME
+    print("wire measurements: running (before the notebooks, alone on the machine)", flush=True)
+    t0 = time.perf_counter()
+    env = {**os.environ, "PPNN_ROOT": str(paths.root()), "PPNN_FIGURES": str(Path(figures)),
+           "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    try:
+        r = subprocess.run([sys.executable, "-m", "ppnn.experiments.wire", "--seed", str(seed),
+                            "--out", str(out)], env=env, capture_output=True, text=True,
+                           timeout=WIRE_STEP_TIMEOUT)
+    except subprocess.TimeoutExpired as e:
+        raise RuntimeError(f"wire measurements took more than {WIRE_STEP_TIMEOUT} s") from e
+    if r.returncode != 0:
+        raise RuntimeError("wire measurements failed:\n" + (r.stdout + r.stderr)[-4000:])
+    seconds = time.perf_counter() - t0
+    print(r.stdout, end="", flush=True)
+    print(f"wire measurements: done in {seconds:.0f} s", flush=True)
+    return {"notebook": "wire measurements (00_overview)", "status": "ran",
+            "seconds": round(seconds, 1)}
 
 
 def _done(r: dict, log: list) -> None:

@@ -1,9 +1,10 @@
 """Measured vs projected: wire-mode runs on shaped links against :mod:`ppnn.core.netmodel`.
 
-For a family (``falcon_sh``) and a zoo network, :func:`measure` runs one image
+For a family and a network (a zoo name, or a compiled plan such as a user's ONNX model),
+:func:`measure` runs the same images
 
-* in process (the simulator; its wall time is the *compute* time: every process of a wire
-  run computes all three components too, SPMD with garbage, so it does the same work),
+* in process (the simulator: every party in one process; its wall time is the *compute*
+  the papers' tables add to their projections),
 * in wire mode on plain loopback, and on each shaped link (:mod:`.links`; LAN and WAN as
   :data:`ppnn.core.netmodel.LAN` / ``WAN`` define them, Falcon §5.1),
 
@@ -11,29 +12,26 @@ For a family (``falcon_sh``) and a zoo network, :func:`measure` runs one image
 noisy). :func:`table` gives, per network: ledger bytes and wire bytes (online and all
 classes), ledger rounds and measured round trips (the causal depth on the wire, and the
 *latency-equivalent* count: extra wall time over the loopback run per one-way latency),
-measured wall time and the projection of :func:`ppnn.core.netmodel.project` (unchanged, the
-one the papers' tables use), their ratio, and a **calibrated model** with its error.
+and three models of the time beside the measured median:
 
-Calibrated model (a separate model; ``netmodel.project`` is not changed)::
+* **the tables' projection**: in-process compute + ``netmodel.project`` (rounds x latency +
+  the busiest sender's online bytes / bandwidth). On this machine its error is dominated by
+  compute: a wire run starts 3-4 processes on 2 cores, each computing *all* components
+  (SPMD with garbage), so loopback wall time is several times the in-process time;
+* **the network term alone**: measured as the link's wall time minus the loopback wall time
+  of the same run, projected by ``netmodel.project`` -- the part the network model claims to
+  predict (on LAN it is a few ms against seconds of compute, so its measured value is noise);
+* **the calibrated model** (``netmodel.project`` itself is not changed)::
 
-    T = alpha * compute + k * rounds * latency + S / bandwidth
+      T = loopback + k * rounds * latency + S / bandwidth
 
-* ``compute``: the in-process wall time of the same run; ``alpha``: wire-on-loopback time
-  over in-process time, fitted on the loopback rows (in-sample: 4 processes share the
-  machine's cores and each computes all three components, plus framing and per-message cost
-  on loopback);
-* ``k``: one-way latencies per ledger round, fitted on a *separate* calibration run (Falcon
-  ReLU on 1000 elements over a 20 ms link): the SPMD program sends and receives a round's
-  messages in program order, so a party may wait for one message of a round before it sends
-  its own, and a round can cost more than one latency (the causal depth on the wire does not
-  see this: it counts rounds at round boundaries);
-* ``S``: the busiest sender's bytes per round (as the projection) plus the 12-byte frame
-  header per message, plus the dealer's offline material (sent during the run on its uplink),
-  which the online-only projection leaves out.
-
-A second variant replaces ``alpha * compute`` by the measured wall time of the same run on
-plain loopback (compute, framing and per-message cost as they are in the deployment; only
-the network terms are modelled).
+  ``loopback``: the same run's wall time on plain loopback (compute, framing and
+  per-message cost as deployed); ``k``: one-way latencies per ledger round, fitted on a
+  *separate* calibration run (:func:`calibrate_latency`: Falcon ReLU on 1000 elements over a
+  20 ms link); ``S``: the busiest sender's bytes per online round (as the projection) plus
+  the 12-byte frame header per message, plus the busiest sender's bytes of the other classes
+  (the dealer's material, Delphi's setup), which a wire run sends and the online-only
+  projection leaves out.
 
 Latency is emulated (netem where present, else the receiving transport holds each frame);
 bandwidth is the kernel's ``tbf``. What the rows say comes from ``result.extra["link"]``.
@@ -52,7 +50,7 @@ from ppnn.core import netmodel
 from .framing import HEADER_BYTES
 from .links import Link, parse_link
 
-__all__ = ["measure", "calibrate_latency", "table", "write_csv", "MODELS"]
+__all__ = ["measure", "calibrate_latency", "table", "error_summary", "write_csv", "MODELS"]
 
 #: the zoo networks of the table (MiniONN and LeNet as the zoo names them)
 MODELS = ("minionn_mnist", "falcon_lenet")
@@ -82,22 +80,42 @@ def _online_bytes_per_round(ledger) -> float:
     return total
 
 
+def _offline_bytes_busiest(ledger) -> float:
+    """The busiest sender's bytes of every class but online (the dealer's material, Delphi's
+    setup), framing included: a wire run sends them too, before or beside the online
+    rounds, and the online-only projection leaves them out."""
+    per: dict[str, float] = {}
+    for m in ledger.messages:
+        if m.phase != "online":
+            per[m.sender] = per.get(m.sender, 0) + -(-m.bits // 8) + HEADER_BYTES
+    return max(per.values(), default=0.0)
+
+
 def measure(model: str, family: str = "falcon_sh", links=("lan", "wan"), *, repeats: int = 3,
-            images: int = 1, seed: int = 0, timeout: float = 60.0) -> dict:
+            images: int = 1, seed: int = 0, timeout: float = 60.0, plan=None,
+            x=None) -> dict:
     """Run ``model`` in process and in wire mode on loopback and on each of ``links``,
-    ``repeats`` times each; returns the medians and the counts (see the module docstring)."""
+    ``repeats`` times each; returns the medians and the counts (see the module docstring).
+
+    ``model`` names a zoo network (compiled here with MNIST calibration images), or, with
+    ``plan`` and ``x`` given, is only the label of that plan (e.g. a user's ONNX model)."""
     import ppnn
     from ppnn import wire
 
     if not isinstance(repeats, int) or repeats < 1:
         raise ValueError(f"repeats must be an int >= 1, got {repeats!r}")
-    plan, x = _plan(family, model, images)
+    if (plan is None) != (x is None):
+        raise ValueError("plan and x must be given together (or neither)")
+    if plan is None:
+        plan, x = _plan(family, model, images)
+    elif plan.family != family:
+        raise ValueError(f"family {family!r} does not match the plan's {plan.family!r}")
     comp = []
     for _ in range(repeats):
         t0 = time.perf_counter()
         ref = ppnn.run(plan, x, seed)
         comp.append(time.perf_counter() - t0)
-    out = {"model": model, "family": family, "images": images, "repeats": repeats,
+    out = {"model": model, "family": family, "images": len(x), "repeats": repeats,
            "compute_s": statistics.median(comp), "ledger": ref.ledger, "runs": {}}
     for link in (None, *links):
         walls, res = [], None
@@ -135,30 +153,37 @@ def calibrate_latency(link="20,100", *, n: int = 1000, repeats: int = 3) -> dict
     return {"k": k, "link": str(lk), "rounds": rounds, "latency": how, "walls": walls}
 
 
+def _pct(model: float, measured: float):
+    return round(100 * (model - measured) / measured, 1) if measured > 0 else None
+
+
 def table(measured: list[dict], k: float):
-    """The measured-vs-projected table (a DataFrame, one row per model and network)."""
+    """The measured-vs-projected table (a DataFrame, one row per family, model and network).
+
+    Three models of the time, each beside the measured median:
+
+    * ``projected s (tables)``: what the papers' tables project -- the in-process compute
+      plus :func:`ppnn.core.netmodel.project` (rounds x latency + the busiest sender's bytes /
+      bandwidth, online only);
+    * ``network s``: the network's share alone -- measured as the run's wall time minus the
+      same run's on plain loopback, projected by ``netmodel.project`` -- which is what the
+      network model claims to predict;
+    * ``calibrated s``: the same run's loopback wall time (compute, framing and per-message
+      cost as deployed) + ``k`` x rounds x latency (``k`` from :func:`calibrate_latency`, a
+      separate run) + every class's bytes of the busiest sender / bandwidth.
+    """
     import pandas as pd
 
-    alphas = [m["runs"]["loopback"]["wall_s"] / m["compute_s"] for m in measured]
-    alpha = statistics.median(alphas)
     rows = []
     for m in measured:
         led = m["ledger"]
         loop = m["runs"]["loopback"]["wall_s"]
-        s_online = _online_bytes_per_round(led)
-        dealer = sum(-(-msg.bits // 8) + HEADER_BYTES for msg in led.messages
-                     if msg.sender == led.DEALER)
+        s_all = _online_bytes_per_round(led) + _offline_bytes_busiest(led)
         for key, run in m["runs"].items():
             w, lk = run["wire"], run["link"]
             wire_total = sum(c["wire bytes"] for c in w["classes"].values())
-            lat = lk.latency_s if lk else 0.0
-            proj = netmodel.project(led, lk.network).total_s if lk else float("nan")
-            model_s = (alpha * m["compute_s"] + k * w["ledger rounds"] * lat
-                       + ((s_online + dealer) / lk.bandwidth_Bps if lk else 0.0))
             wall = run["wall_s"]
-            # second variant: the same run's measured loopback time replaces alpha * compute
-            loop_model = model_s - alpha * m["compute_s"] + loop
-            rows.append({
+            row = {
                 "family": m["family"], "model": m["model"], "network": key,
                 "link": run["shaping"]["link"], "shaping": run["shaping"]["how"],
                 "latency by": run["shaping"]["latency"],
@@ -167,20 +192,41 @@ def table(measured: list[dict], k: float):
                 "ledger bytes all": sum(msg.bits for msg in led.messages) / 8,
                 "wire bytes all": wire_total,
                 "ledger rounds": w["ledger rounds"], "measured depth": w["measured rounds"],
-                "latency-equivalent rounds": round((wall - loop) / lat, 1) if lat else None,
                 "compute in process s": round(m["compute_s"], 4),
-                "measured s (median)": round(wall, 4),
-                "runs": m["repeats"],
-                "projected s (netmodel)": round(proj, 4) if lk else None,
-                "measured / projected": round(wall / proj, 3) if lk else None,
-                "projection error %": round(100 * (proj - wall) / wall, 1) if lk else None,
-                "calibrated s": round(model_s, 4),
-                "calibrated error %": round(100 * (model_s - wall) / wall, 1),
-                "calibrated on loopback s": round(loop_model, 4),
-                "calibrated on loopback error %": round(100 * (loop_model - wall) / wall, 1),
-                "alpha": round(alpha, 3), "k": round(k, 3),
-            })
+                "measured s (median)": round(wall, 4), "runs": m["repeats"],
+                "loopback s (median)": round(loop, 4),
+            }
+            if lk is not None:
+                comm = netmodel.project(led, lk.network).total_s
+                lat = lk.latency_s
+                model_s = loop + k * w["ledger rounds"] * lat + s_all / lk.bandwidth_Bps
+                row.update({
+                    "latency-equivalent rounds": round((wall - loop) / lat, 1) if lat else None,
+                    "projected s (tables)": round(m["compute_s"] + comm, 4),
+                    "tables error %": _pct(m["compute_s"] + comm, wall),
+                    "network s measured": round(wall - loop, 4),
+                    "network s projected": round(comm, 4),
+                    "network error %": _pct(comm, wall - loop),
+                    "calibrated s": round(model_s, 4),
+                    "calibrated error %": _pct(model_s, wall),
+                    "k": round(k, 3),
+                })
+            rows.append(row)
     return pd.DataFrame(rows, dtype=object)
+
+
+def error_summary(df):
+    """Per family and network: the largest absolute error (%) of each model over the
+    models measured -- what the paper tables' projected rows quote."""
+    import pandas as pd
+
+    shaped_rows = df[df["network"] != "loopback"]
+    out = []
+    for (fam, net), g in shaped_rows.groupby(["family", "network"], sort=False):
+        out.append({"family": fam, "network": net, "models": ", ".join(g["model"]),
+                    **{f"max |{c}|": max(abs(float(v)) for v in g[c])
+                       for c in ("tables error %", "network error %", "calibrated error %")}})
+    return pd.DataFrame(out)
 
 
 def write_csv(df, path) -> Path:

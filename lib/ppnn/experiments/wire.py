@@ -1,0 +1,234 @@
+"""Measured vs projected: the wire-mode table of 00_overview and REPORT.md (issue 29).
+
+Every LAN/WAN figure of the paper tables is a projection (:mod:`ppnn.core.netmodel`). This
+module runs the families that have a wire mode (:data:`ppnn.wire.WIRE_FAMILIES`) as separate
+processes over real sockets -- on plain loopback and on shaped links (:mod:`ppnn.wire.links`)
+-- and puts the measured wall time beside the projection (:mod:`ppnn.wire.timing`).
+
+* :func:`measured_vs_projected` -- the table for a notebook run: in quick mode a small one
+  measured live (two families, MiniONN, loopback and LAN, one run each); in full mode the
+  one the pipeline measured before any notebook started (``python -m ppnn.reproduce`` runs
+  :func:`main` first, alone on the machine, so no other kernel's load is in the timings),
+  or measured live when this run has none.
+* :func:`save_and_show` -- writes ``tables/overview_wire.md`` (which REPORT.md includes) and
+  ``tables/overview_wire_timings.csv``, and shows the table.
+* ``python -m ppnn.experiments.wire [--quick] [--out CSV]`` -- the pipeline's step.
+
+The user's own network (an ONNX file, notebook 06) goes through the same
+:func:`ppnn.wire.timing.measure` with ``plan=`` and ``x=``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from ppnn import paths
+
+__all__ = ["CSV_NAME", "settings", "measure_all", "measured_vs_projected", "csv_path",
+           "summary", "plot", "save_and_show", "projection_note", "main"]
+
+#: the measured table of a full run, under ``figures/overview/`` (wall-clock: ``*_timings``)
+CSV_NAME = "wire_measured_vs_projected_timings.csv"
+_QUICK_FAMILIES = ("falcon_sh", "delphi_tabula")
+
+
+def settings(quick: bool) -> dict:
+    """Families, networks, links, repeats and the calibration run of a quick or full run."""
+    from ppnn.wire import WIRE_FAMILIES
+    from ppnn.wire.timing import MODELS
+
+    if not isinstance(quick, bool):
+        raise TypeError(f"quick must be True or False, got {quick!r}")
+    if quick:
+        return {"families": tuple(f for f in _QUICK_FAMILIES if f in WIRE_FAMILIES),
+                "models": MODELS[:1], "links": ("lan",), "repeats": 1,
+                "calibration": {"link": "20,100", "n": 200, "repeats": 1}}
+    return {"families": tuple(WIRE_FAMILIES), "models": MODELS, "links": ("lan", "wan"),
+            "repeats": 3, "calibration": {"link": "20,100", "n": 1000, "repeats": 3}}
+
+
+def csv_path() -> Path:
+    return paths.figures_dir("overview") / CSV_NAME
+
+
+def measure_all(quick: bool, seed: int = 0, *, log=print) -> pd.DataFrame:
+    """Run every family of :func:`settings` on every network and link; the table of
+    :func:`ppnn.wire.timing.table`. Without root (no namespaces) only loopback is run, and
+    the rows say so."""
+    from ppnn.wire import links, timing
+
+    st = settings(quick)
+    can, why = links.can_shape()
+    link_list = st["links"] if can else ()
+    if not can:
+        log(f"shaped links not available ({why}): loopback rows only")
+    k = 1.0
+    if can:
+        cal = timing.calibrate_latency(**st["calibration"])
+        k = cal["k"]
+        log(f"calibration: {k:.3f} one-way latencies per ledger round "
+            f"(Falcon ReLU, {st['calibration']['n']} elements, {cal['link']}, "
+            f"latency: {cal['latency']})")
+    measured = []
+    for fam in st["families"]:
+        for model in st["models"]:
+            t0 = time.perf_counter()
+            measured.append(timing.measure(model, fam, link_list, repeats=st["repeats"],
+                                           seed=seed))
+            log(f"{fam} on {model}: measured in {time.perf_counter() - t0:.0f} s")
+    return timing.table(measured, k)
+
+
+def measured_vs_projected(quick: bool, seed: int = 0) -> pd.DataFrame:
+    """The table a notebook shows: the pipeline's measurement of this run if there is one
+    (full mode), else measured now."""
+    p = csv_path()
+    if not quick and p.exists():
+        print(f"read {p.name}: measured by the pipeline before the notebooks ran")
+        return pd.read_csv(p, dtype=object, keep_default_na=False)
+    return measure_all(quick, seed)
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per family and network: the largest |error| of each model over the networks measured."""
+    from ppnn.wire.timing import error_summary
+
+    d = df.copy()
+    for c in ("tables error %", "network error %", "calibrated error %"):
+        if c in d:
+            d[c] = pd.to_numeric(d[c], errors="coerce")
+    if "tables error %" not in d:
+        return pd.DataFrame()
+    return error_summary(d).round(1)
+
+
+def plot(df: pd.DataFrame):
+    """Measured wall time beside the tables' projection and the calibrated model, one group
+    of bars per family, network and link (log scale): where the bars differ, the projection
+    is off."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    d = df[df["network"] != "loopback"].copy()
+    cols = {"measured s (median)": "measured (wire mode)",
+            "projected s (tables)": "projected (the tables' model)",
+            "calibrated s": "calibrated model"}
+    if not len(d):
+        fig, ax = plt.subplots(figsize=(6, 1.5))
+        ax.text(0.5, 0.5, "no shaped links in this run (needs root): nothing to compare",
+                ha="center", va="center")
+        ax.set_axis_off()
+        return fig
+    for c in cols:
+        d[c] = pd.to_numeric(d[c], errors="coerce")
+    labels = [f"{r.family}\n{r.model}\n{r.network}" for r in d.itertuples(False)]
+    x = np.arange(len(d))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(d) + 2), 4.2))
+    for i, (c, lab) in enumerate(cols.items()):
+        ax.bar(x + (i - 1) * 0.27, d[c], width=0.27, label=lab)
+    ax.set_xticks(x, labels, fontsize=7)
+    ax.set_yscale("log")
+    ax.set_ylabel("seconds per inference (one image)")
+    ax.legend(fontsize=8, frameon=False)
+    ax.set_title("Wire mode: measured vs projected", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+_COLUMNS = ["family", "model", "network", "latency by", "ledger bytes online",
+            "wire bytes online", "ledger rounds", "measured depth",
+            "latency-equivalent rounds", "compute in process s", "loopback s (median)",
+            "measured s (median)", "projected s (tables)", "tables error %",
+            "network s measured", "network s projected", "network error %", "calibrated s",
+            "calibrated error %"]
+
+_PROSE = (
+    "## Measured vs projected: the parties as processes on a real network stack",
+    "",
+    "Every LAN/WAN time in the tables above is a projection (`ppnn.core.netmodel`: "
+    "in-process compute + rounds x latency + the busiest sender's bytes / bandwidth). Here "
+    "the families with a wire mode run as separate processes over TCP (`ppnn.run(..., "
+    "transport=\"tcp\")`), on plain loopback and on links shaped in network namespaces "
+    "(veth, `tbf` for bandwidth; latency by `netem` or, where the kernel lacks it, held by "
+    "the receiving transport -- column *latency by*), and the measured median wall time is "
+    "put beside three models: **tables** (the projection the paper tables use), **network** "
+    "(the link's extra time over loopback, against `netmodel.project` alone) and "
+    "**calibrated** (the same run's loopback time + k x rounds x latency + every class's "
+    "bytes of the busiest sender / bandwidth; k fitted on a separate run). Wire bytes = "
+    "ledger bytes + a 12-byte frame header per message. A wire run here starts one process "
+    "per party (and a dealer) on this machine's cores, each computing every share component "
+    "(SPMD with garbage, the honesty check), so the tables' projection -- which adds the "
+    "in-process compute -- underestimates what these processes take; the calibrated model "
+    "replaces that compute by the measured loopback time.",
+    "",
+)
+
+
+def save_and_show(df: pd.DataFrame) -> list[Path]:
+    """Write ``tables/overview_wire_timings.csv`` (the whole table) and
+    ``tables/overview_wire.md`` (prose, the table, the per-family error summary) -- both
+    atomically -- and show the table and the summary."""
+    from IPython.display import Markdown, display
+
+    from ppnn.report import to_markdown
+
+    tdir = paths.tables_dir()
+    out = [paths.atomic_write(tdir / "overview_wire_timings.csv", df.to_csv(index=False))]
+    cols = [c for c in _COLUMNS if c in df.columns]
+    summ = summary(df)
+    md = [*_PROSE, to_markdown(df[cols].fillna("")), ""]
+    if len(summ):
+        md += ["Largest |error| per family and link over the networks measured (%):", "",
+               to_markdown(summ), ""]
+    out.append(paths.atomic_write(tdir / "overview_wire.md", "\n".join(md)))
+    for p in out:
+        print("wrote", p)
+    display(Markdown("\n".join(md[len(_PROSE):])))
+    return out
+
+
+def projection_note(tables_dir: Path) -> list[str]:
+    """REPORT.md's sentence on how far the projected LAN/WAN rows are from measurement
+    (from ``overview_wire_timings.csv`` when a run wrote it; else that nothing checked
+    them)."""
+    p = Path(tables_dir) / "overview_wire_timings.csv"
+    if not p.exists():
+        return ["**Projected LAN/WAN rows** (`ppnn.core.netmodel`) were not checked against a "
+                "measurement in this run (no wire-mode table).", ""]
+    summ = summary(pd.read_csv(p, dtype=object, keep_default_na=False))
+    if not len(summ):
+        return ["**Projected LAN/WAN rows**: the wire-mode table of this run has loopback "
+                "rows only (no shaped links without root); the projections are unchecked.",
+                ""]
+    parts = []
+    for net, g in summ.groupby("network", sort=False):
+        parts.append(f"on {net} the tables' projection is off by up to "
+                     f"{g['max |tables error %|'].max():g}% and the calibrated model by up to "
+                     f"{g['max |calibrated error %|'].max():g}% "
+                     f"({', '.join(g['family'])})")
+    return ["**Projected LAN/WAN rows** (`ppnn.core.netmodel`) are checked against wire-mode "
+            "runs in *Measured vs projected* below: " + "; ".join(parts) + ".", ""]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m ppnn.experiments.wire",
+                                 description="Measure the wire-mode table (issue 29).")
+    ap.add_argument("--quick", action="store_true", help="the small quick-mode table")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, help=f"CSV to write (default figures/overview/{CSV_NAME})")
+    args = ap.parse_args(argv)
+    df = measure_all(args.quick, args.seed, log=lambda s: print(s, flush=True))
+    target = args.out or csv_path()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    paths.atomic_write(target, df.to_csv(index=False))
+    print(f"wrote {target}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
