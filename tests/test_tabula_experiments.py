@@ -80,6 +80,32 @@ def test_table10_papers_arithmetic_rows_recompute_its_cells():
     assert report.status_counts(rows)["paper's choice rows"] == 16
 
 
+def test_no_one_rounding_rule_reproduces_all_of_table10_and_each_off_cell_says_which_does():
+    """The evidence for Table 10's four off cells: the product rounded half up reproduces 12
+    of 16 cells, truncated 10; halving the printed cell of the next wider GC column (Table 9's
+    bytes halve exactly) reproduces 7 of the 8 16- and 8-bit cells -- with the direct
+    product for the other columns 14 of 16, the two left being truncations. Each off row's
+    reason names the arithmetic that gives its printed cell."""
+    t = ex.table10_rounding().set_index(["row", "metric"])
+    assert len(t) == 16 and t["direct"].sum() == 12 and t["truncated"].sum() == 10
+    narrow = t["wider"] != ""
+    assert t.loc[narrow, "half_of_wider_ok"].sum() == 7
+    assert (t["direct"] & ~narrow | t["half_of_wider_ok"]).sum() == 14
+    assert (t["direct"] | t["truncated"] | t["half_of_wider_ok"]).all()
+    assert not (t["direct"] & ~narrow | t["half_of_wider_ok"] | t["truncated"] & ~narrow).all()
+    # ResNet-32: no single count works: its 32-bit cell needs <= 302,888, its 8-bit >= 303,189
+    assert 302_888 * 17920 / 2**30 < 5.055 <= 302_889 * 17920 / 2**30
+    assert 303_188 * 4480 / 2**30 < 1.265 <= 303_189 * 4480 / 2**30
+    notes = {(report.paper_row_of(r["row"]), r["metric"]): r["note"]
+             for r in ex.table10_arithmetic()}
+    assert "half the printed 16-bit cell, 2.53 / 2 = 1.265" in notes[("ResNet-32",
+                                                                      "gc_preproc_8bit")]
+    assert "half the printed 32-bit cell, 24.5 / 2 = 12.25" in notes[("ResNet-34",
+                                                                      "gc_preproc_16bit")]
+    assert "5.057 truncated" in notes[("ResNet-32", "gc_preproc_32bit")]
+    assert "2.376 truncated" in notes[("VGG-16", "gc_preproc_16bit")]
+
+
 def test_every_builder_uses_the_paper_keys(pc, meas):
     nc = ex.network_costs()
     sweep = ex.tradeoffs(

@@ -44,8 +44,9 @@ from ..records import record as _rec
 
 __all__ = ["NETWORKS", "PAPER_NETWORK", "per_call_costs", "network_costs",
            "table1", "table2", "table4", "table5", "table6", "table7", "table8", "table9",
-           "table10", "PREPROC_CHOICE", "fig4", "fig5", "fig6", "fig8", "fig9", "storage_vs_bits",
-           "preproc_vs_bits", "tradeoffs", "trained_params", "accuracy_sweep",
+           "table10", "table10_rounding", "PREPROC_CHOICE", "fig4", "fig5", "fig6", "fig8",
+           "fig9", "storage_vs_bits", "preproc_vs_bits", "tradeoffs", "trained_params",
+           "accuracy_sweep",
            "runtime_breakdown"]
 
 NETWORKS = {"LeNet": "tabula_lenet", "ResNet-32": "resnet32_cifar10",
@@ -369,6 +370,88 @@ TABLE10_COLUMNS = ("tabula_preproc_8bit", "gc_preproc_32bit", "gc_preproc_16bit"
                    "gc_preproc_8bit")
 
 
+#: the wider GC column whose printed cell, halved, gives a Table 10 cell (Table 9's bytes per
+#: ReLU halve exactly: 17920 / 8960 / 4480 B)
+_TABLE10_HALF_OF = {"gc_preproc_16bit": "gc_preproc_32bit", "gc_preproc_8bit": "gc_preproc_16bit"}
+
+
+def _printed_as(value: float, printed: str, rounding=None) -> bool:
+    """Does ``value`` print as ``printed`` (its decimals; halves up unless ``rounding``)?"""
+    from decimal import Decimal
+
+    d = report._decimals(printed) or 0
+    if rounding is None:
+        return report._round_half_up(value, d) == report._round_half_up(float(printed), d)
+    q = Decimal(1).scaleb(-d)
+    return Decimal(repr(float(value))).quantize(q, rounding) == Decimal(printed).quantize(q)
+
+
+def table10_rounding() -> pd.DataFrame:
+    """Which arithmetic reproduces each Table 10 cell from the paper's own numbers: one row per
+    cell with the product ``printed count x Table 9 bytes`` (binary MB/GB) and whether it
+    prints as the cell rounded half up (``direct``) or truncated (``truncated``), and, for the
+    16- and 8-bit GC columns, whether half of the printed cell of the next wider column does
+    (``half_of_wider``, rounded half up). No one of these reproduces all 16 cells (the
+    evidence, checked by the tests): ``direct`` 12, ``truncated`` 10, ``half_of_wider`` with
+    ``direct`` for the Tabula and 32-bit columns 14 -- the two left (ResNet-32's 32-bit,
+    VGG-16's 16-bit cell) are truncations, and truncation misses six others. No single ReLU
+    count rescues ResNet-32 either: its 32-bit cell needs at most 302,888 ReLUs, its 8-bit
+    cell at least 303,189."""
+    from decimal import ROUND_DOWN
+
+    from ..records import unit_scale
+
+    t9 = report.load_paper("tabula", "table9").set_index(["row", "metric"])["value"]
+    t10 = report.load_paper("tabula", "table10").set_index(["row", "metric"])
+    rows = []
+    for label in ("LeNet", "ResNet-32", "VGG-16", "ResNet-34"):
+        cnt = t10.loc[(label, "relu_count")]
+        relus = float(cnt["value"]) * unit_scale(cnt["unit"])
+        for metric in TABLE10_COLUMNS:
+            cell = t10.loc[(label, metric)]
+            printed = str(cell["value"])
+            per_relu = float(t9[("Communication (b)", metric)])
+            value = _in(cell["unit"], relus * per_relu)
+            wider = _TABLE10_HALF_OF.get(metric)
+            half = float(t10.loc[(label, wider), "value"]) / 2 if wider else math.nan
+            rows.append({"row": label, "metric": metric, "printed": printed,
+                         "unit": cell["unit"], "count": relus, "count_printed": cnt["value"],
+                         "per_relu_B": per_relu, "product": value,
+                         "direct": _printed_as(value, printed),
+                         "truncated": _printed_as(value, printed, ROUND_DOWN),
+                         "wider": wider or "", "half_of_wider": half,
+                         "half_of_wider_ok": bool(wider) and _printed_as(half, printed)})
+    return pd.DataFrame(rows)
+
+
+def _table10_note(r) -> str:
+    """The reason of one Table 10 formula row: the product, and for a cell it does not
+    reproduce, the arithmetic that does."""
+    from ..records import unit_scale
+
+    scale = unit_scale("count (x1e6)" if r.count >= 1e6 else "count (x1e3)")
+    note = (f"the paper's arithmetic with its own numbers: {r.count_printed} x {scale:g} ReLUs "
+            f"(printed count) x {r.per_relu_B:g} B (Table 9) = {r.product:.4g} {r.unit}, ")
+    if r.direct:
+        return note + f"which rounds to the printed {r.printed}"
+    d = report._decimals(r.printed) or 0
+    note += (f"{report._round_half_up(r.product, d)} at the printed precision vs {r.printed} "
+             f"({100 * (r.product / float(r.printed) - 1):+.2f} %); ")
+    wider = r.wider.removeprefix("gc_preproc_").removesuffix("bit")
+    half = (f"half the printed {wider}-bit cell, {2 * r.half_of_wider:g} / 2 = "
+            f"{r.half_of_wider:g}, ")
+    if r.half_of_wider_ok:
+        note += f"the printed cell is {half}rounded half up"
+    elif r.truncated:
+        note += f"the printed cell is {r.product:.4g} truncated, not rounded"
+        if r.wider:
+            note += f" ({half}would round to {report._round_half_up(r.half_of_wider, d)})"
+    else:  # pragma: no cover - every cell of the paper is one of the three (tests)
+        note += "no arithmetic tried reproduces the printed cell"
+    return note + (" -- no one rounding rule reproduces all 16 cells of Table 10 "
+                   "(table10_rounding)")
+
+
 def table10_arithmetic() -> list[dict]:
     """Table 10 recomputed from the paper's own numbers (§4.5, l. 307-310): each cell is the
     printed ReLU count of its row times the per-ReLU bytes of Table 9's 'Communication (b)'
@@ -377,42 +460,24 @@ def table10_arithmetic() -> list[dict]:
     ``data/paper/tabula_table9.csv`` and ``tabula_table10.csv``; records of kind
     ``arithmetic`` (status *formula*: the paper's arithmetic checked with the paper's
     constants, nothing of ours ran), labelled as the paper's choice of accounting. The note
-    says whether the product rounds to the printed cell; where it does not, by how much, and
-    what §4.2's 17 / 8.5 / 4.25 KB (Fig. 8's cells) would give instead."""
-    from ..records import unit_scale
-
-    t9 = report.load_paper("tabula", "table9").set_index(["row", "metric"])["value"]
-    t10 = report.load_paper("tabula", "table10").set_index(["row", "metric"])
+    says whether the product rounds to the printed cell and, where it does not, which
+    arithmetic does (:func:`table10_rounding`: half the printed cell of the next wider GC
+    column, or the product truncated); for LeNet's GC cells also what §4.2's
+    17 / 8.5 / 4.25 KB (Fig. 8's cells) would give instead."""
     f8 = report.load_paper("tabula", "fig8").set_index(["row", "metric"])["value"]
     quoted_kb = {32: f8[("GC storage per ReLU (Sec 4.2)", "gc32_storage")],
                  16: f8[("GC storage per ReLU (Sec 4.2)", "gc16_storage")],
                  8: f8[("GC storage per ReLU (Sec 4.2)", "gc8_storage")]}
     recs = []
-    for label in ("LeNet", "ResNet-32", "VGG-16", "ResNet-34"):
-        cnt = t10.loc[(label, "relu_count")]
-        relus = float(cnt["value"]) * unit_scale(cnt["unit"])
-        for metric in TABLE10_COLUMNS:
-            per_relu = float(t9[("Communication (b)", metric)])
-            cell = t10.loc[(label, metric)]
-            value = _in(cell["unit"], relus * per_relu)
-            printed = str(cell["value"])
-            got = report._round_half_up(value, report._decimals(printed) or 0)
-            agree = got == report._round_half_up(float(printed),
-                                                 report._decimals(printed) or 0)
-            note = (f"the paper's arithmetic with its own numbers: {cnt['value']} x "
-                    f"{unit_scale(cnt['unit']):g} ReLUs (printed count) x {per_relu:g} B "
-                    f"(Table 9) = {value:.4g} {cell['unit']}, ")
-            note += (f"which rounds to the printed {printed}" if agree else
-                     f"{got} at the printed precision vs {printed} "
-                     f"({100 * (value / float(printed) - 1):+.2f} %: the paper's rounding of "
-                     "this cell is not the others')")
-            bits = metric.split("_")[-1].removesuffix("bit")
-            if metric.startswith("gc_") and label == "LeNet":
-                alt = _in(cell["unit"], relus * float(quoted_kb[int(bits)]) * 1024)
-                note += (f"; §4.2's {quoted_kb[int(bits)]} KB per ReLU would give {alt:.4g} "
-                         f"{cell['unit']}, so Table 10 uses Table 9's bytes")
-            recs.append(_rec(report.paper_choice(label, TABLE10_ARITHMETIC), metric, value,
-                             "arithmetic", note + "; nothing of ours ran"))
+    for r in table10_rounding().itertuples(index=False):
+        note = _table10_note(r)
+        if r.metric.startswith("gc_") and r.row == "LeNet":
+            bits = int(r.metric.split("_")[-1].removesuffix("bit"))
+            alt = _in(r.unit, r.count * float(quoted_kb[bits]) * 1024)
+            note += (f"; §4.2's {quoted_kb[bits]} KB per ReLU would give {alt:.4g} "
+                     f"{r.unit}, so Table 10 uses Table 9's bytes")
+        recs.append(_rec(report.paper_choice(r.row, TABLE10_ARITHMETIC), r.metric, r.product,
+                         "arithmetic", note + "; nothing of ours ran"))
     return recs
 
 
