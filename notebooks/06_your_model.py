@@ -184,12 +184,41 @@ display(Image(str(out / "comparison_comm_latency.png")))
 print("written:", ", ".join(sorted(p.name for p in written)))
 
 # %% [markdown]
+# ## 4b. Your network on a real network stack
+#
+# The LAN and WAN columns above are projections. In *wire mode* each party of a family runs
+# as its own process and every message crosses a TCP socket as real bytes; with root, the
+# processes sit in network namespaces behind links shaped to Falcon's LAN (and, in the full
+# run, WAN). Here your network goes through every family that has a wire mode, one image,
+# and the measured wall time stands beside the projection (the overview notebook explains
+# the three models and why the projection misses compute on this machine).
+
+# %%
+from ppnn.experiments import wire as wire_exp
+
+wire_mine, no_wire = wire_exp.measure_model(net, params, x_train[:500], x_test, net.name,
+                                            QUICK, SEED)
+display(wire_mine[["family", "network", "ledger bytes online", "wire bytes online",
+                   "ledger rounds", "measured depth", "measured s (median)",
+                   "projected s (tables)", "calibrated s", "calibrated error %"]])
+if no_wire:
+    display(pd.Series(no_wire, name="cannot run this network on the wire").to_frame())
+fig = wire_exp.plot(wire_mine)
+for p in savefig(fig, "your_model", "wire_measured_vs_projected", directory=out):
+    print("wrote", p)
+plt.close(fig)
+display(Image(str(out / "wire_measured_vs_projected.png")))
+print("wrote", paths.atomic_write(out / "wire_measured_vs_projected_timings.csv",
+                                  wire_mine.to_csv(index=False)))
+
+# %% [markdown]
 # ## 5. The same from a terminal
 #
 # ```bash
 # python -m ppnn compare my_model.onnx                       # every family, 200 images
 # python -m ppnn compare my_model.onnx --families falcon_sh she --images 1000
 # python -m ppnn families                                    # what each family is
+# python -m ppnn wire falcon_sh minionn_mnist --link wan     # one family in wire mode
 # ```
 #
 # It prints this table and writes the CSV, Markdown and figures under

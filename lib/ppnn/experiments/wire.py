@@ -29,8 +29,8 @@ import pandas as pd
 
 from ppnn import paths
 
-__all__ = ["CSV_NAME", "settings", "measure_all", "measured_vs_projected", "csv_path",
-           "summary", "plot", "save_and_show", "projection_note", "main"]
+__all__ = ["CSV_NAME", "settings", "measure_all", "measure_model", "measured_vs_projected",
+           "csv_path", "summary", "plot", "save_and_show", "projection_note", "main"]
 
 #: the measured table of a full run, under ``figures/overview/`` (wall-clock: ``*_timings``)
 CSV_NAME = "wire_measured_vs_projected_timings.csv"
@@ -56,13 +56,11 @@ def csv_path() -> Path:
     return paths.figures_dir("overview") / CSV_NAME
 
 
-def measure_all(quick: bool, seed: int = 0, *, log=print) -> pd.DataFrame:
-    """Run every family of :func:`settings` on every network and link; the table of
-    :func:`ppnn.wire.timing.table`. Without root (no namespaces) only loopback is run, and
-    the rows say so."""
+def _measure(st: dict, jobs, seed: int, log) -> pd.DataFrame:
+    """``jobs``: (family, model label, plan or None, images or None). Calibrate k, measure
+    each job on loopback and the links of ``st`` (loopback only without root, said)."""
     from ppnn.wire import links, timing
 
-    st = settings(quick)
     can, why = links.can_shape()
     link_list = st["links"] if can else ()
     if not can:
@@ -75,13 +73,44 @@ def measure_all(quick: bool, seed: int = 0, *, log=print) -> pd.DataFrame:
             f"(Falcon ReLU, {st['calibration']['n']} elements, {cal['link']}, "
             f"latency: {cal['latency']})")
     measured = []
-    for fam in st["families"]:
-        for model in st["models"]:
-            t0 = time.perf_counter()
-            measured.append(timing.measure(model, fam, link_list, repeats=st["repeats"],
-                                           seed=seed))
-            log(f"{fam} on {model}: measured in {time.perf_counter() - t0:.0f} s")
+    for fam, model, plan, x in jobs:
+        t0 = time.perf_counter()
+        measured.append(timing.measure(model, fam, link_list, repeats=st["repeats"],
+                                       seed=seed, plan=plan, x=x))
+        log(f"{fam} on {model}: measured in {time.perf_counter() - t0:.0f} s")
     return timing.table(measured, k)
+
+
+def measure_all(quick: bool, seed: int = 0, *, log=print) -> pd.DataFrame:
+    """Run every family of :func:`settings` on every network and link; the table of
+    :func:`ppnn.wire.timing.table`. Without root (no namespaces) only loopback is run, and
+    the rows say so."""
+    st = settings(quick)
+    return _measure(st, [(f, m, None, None) for f in st["families"] for m in st["models"]],
+                    seed, log)
+
+
+def measure_model(net, params, calib, x, label: str, quick: bool, seed: int = 0, *,
+                  log=print) -> tuple[pd.DataFrame, dict]:
+    """Your network (e.g. from ONNX) through every wire-mode family: compiled with
+    ``calib``, one image ``x[:1]`` on loopback and the links of :func:`settings`. Returns
+    the table and ``{family: why}`` for the families that cannot run the network."""
+    import numpy as np
+
+    import ppnn
+
+    st = settings(quick)
+    from ppnn.wire import WIRE_FAMILIES
+
+    jobs, skipped = [], {}
+    for fam in WIRE_FAMILIES:
+        try:
+            plan = ppnn.compile(fam, net, params, calib=calib)
+        except ValueError as e:  # UnsupportedNetwork is a ValueError
+            skipped[fam] = str(e)
+            continue
+        jobs.append((fam, label, plan, np.asarray(x[:1])))
+    return _measure(st, jobs, seed, log), skipped
 
 
 def measured_vs_projected(quick: bool, seed: int = 0) -> pd.DataFrame:
