@@ -156,3 +156,20 @@ def test_papers_choice_preprocessing_at_2p2_bits(pc, meas):
         got = t10.loc[(report.paper_choice(net, ex.PREPROC_CHOICE), "tabula_preproc_8bit")]
         assert got["ours"] == pytest.approx(gib) and got["status"] == "exact"
         assert t10.loc[(net, "tabula_preproc_8bit"), "status"] == "differs"
+
+
+def test_lenet_and_resnet34_rows_are_not_judged_the_paper_does_not_specify_them():
+    """The paper's LeNet (58K ReLUs) and ResNet-34 (1.47M) have no layer list: their counted
+    rows say so (status 'not reproducible: network unspecified'); ResNet-32 and VGG-16 rows
+    are judged; the paper's own arithmetic (kind 'arithmetic') stays 'formula'."""
+    nc = ex.network_costs()
+    cmp = report.compare("tabula", "table5", ex.table5(nc))
+    base = cmp["row"].map(lambda r: report.paper_row_of(r) or r)
+    unspec = base.isin(["LeNet", "ResNet-34"])
+    assert (cmp.loc[unspec, "status"] == report.NETWORK_UNSPECIFIED).all() and unspec.sum() == 16
+    assert not (cmp.loc[~unspec, "status"] == report.NETWORK_UNSPECIFIED).any()
+    assert cmp.loc[unspec, "reason"].str.contains("no layer list").all()
+    t10 = report.compare("tabula", "table10", ex.table10(nc, ex.per_call_costs(
+        bits=(8,), gc_bits=(8, 16, 32), n=8)))
+    arith = t10["kind"] == "arithmetic"
+    assert (t10.loc[arith, "status"] == "formula").all() and arith.sum() == 16

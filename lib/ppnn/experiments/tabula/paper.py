@@ -42,7 +42,7 @@ from ..records import frame as _frame
 from ..records import in_units as _in
 from ..records import record as _rec
 
-__all__ = ["NETWORKS", "PAPER_NETWORK", "per_call_costs", "network_costs",
+__all__ = ["NETWORKS", "PAPER_NETWORK", "UNSPECIFIED_NETWORKS", "per_call_costs", "network_costs",
            "table1", "table2", "table4", "table5", "table6", "table7", "table8", "table9",
            "table10", "table10_rounding", "PREPROC_CHOICE", "fig4", "fig5", "fig6", "fig8",
            "fig9", "storage_vs_bits", "preproc_vs_bits", "tradeoffs", "trained_params",
@@ -58,6 +58,30 @@ PAPER_NETWORK = Network.from_units("AWS us-west-1/us-west-2 (assumed)", 10.0, 62
                                    "Tabula §4: 5 Gbit/s; 10 ms one-way latency assumed")
 PARTIES = ("client", "server")
 GC_BITS = (32, 16, 8)
+#: the paper's networks it names but does not specify (§4, l. 167: "a large variant of LeNet
+#: for MNIST ... ResNet-34 / VGG-16 for Cifar-100"): what is missing, for
+#: ``records.record(..., unspecified=...)`` -- their rows are shown, not judged
+UNSPECIFIED_NETWORKS = {
+    "LeNet": ("the paper's 'large variant of LeNet for MNIST' (§4, l. 167) has 58K ReLUs "
+              "(Tables 5, 8, 10) and no layer list; ours is the zoo's large LeNet-5 "
+              "(tabula_lenet, {relus:,} ReLUs)"),
+    "ResNet-34": ("the paper's ResNet-34 for CIFAR-100 (§4, l. 167) has 1.47M ReLUs (Tables "
+                  "4, 5, 8, 10), the standard CIFAR ResNet-34 {relus:,}; the paper gives no "
+                  "layer list or input size for its variant; ours is the standard one "
+                  "(resnet34_cifar100)"),
+}
+
+
+def _mark_unspecified(recs: list[dict], nc: pd.DataFrame) -> list[dict]:
+    """Give every record of an :data:`UNSPECIFIED_NETWORKS` row (its paper's-choice rows
+    too) the ``unspecified`` text -- not the rows of kind ``arithmetic``, which recompute the
+    paper's own numbers and depend on no network of ours."""
+    relus = nc.set_index("network")["relus"]
+    for rec in recs:
+        base = report.paper_row_of(rec["row"]) or rec["row"]
+        if base in UNSPECIFIED_NETWORKS and rec["kind"] != "arithmetic":
+            rec["unspecified"] = UNSPECIFIED_NETWORKS[base].format(relus=int(relus[base]))
+    return recs
 
 
 # -- per-call costs from ledgers ---------------------------------------------------------
@@ -197,7 +221,7 @@ def table4(nc: pd.DataFrame) -> pd.DataFrame:
                  "quotes CrypTFlow2's measured end-to-end numbers instead"),
             _rec(label, "comm_reduction", cf2 / r["tabula_B"], "formula", ""),
         ]
-    return _frame(recs)
+    return _frame(_mark_unspecified(recs, nc))
 
 
 def table5(nc: pd.DataFrame) -> pd.DataFrame:
@@ -215,7 +239,7 @@ def table5(nc: pd.DataFrame) -> pd.DataFrame:
         for g in GC_BITS:
             recs.append(_rec(label, f"comm_reduction_vs_gc{g}", r[f"gc{g}_B"] / r["tabula_B"],
                              "counted", ""))
-    return _frame(recs)
+    return _frame(_mark_unspecified(recs, nc))
 
 
 # -- Tables 6, 7 (per ReLU) ----------------------------------------------------------------
@@ -324,7 +348,7 @@ def table8(nc: pd.DataFrame, meas: dict, network=PAPER_NETWORK) -> pd.DataFrame:
         recs.append(_rec(label, "tabula_runtime", tab, "projected", note))
         for g in GC_BITS:
             recs.append(_rec(label, f"speedup_vs_gc{g}", gcs[g] / tab, "projected", ""))
-    return _frame(recs)
+    return _frame(_mark_unspecified(recs, nc))
 
 
 # -- Tables 9, 10 (preprocessing) ----------------------------------------------------------
@@ -505,7 +529,7 @@ def table10(nc: pd.DataFrame, pc: dict) -> pd.DataFrame:
         recs.append(_rec(label, "tabula_preproc_8bit_ours",
                          _in(unit, r["calls"] * pc["tabula_pre_ours"][8]), "counted",
                          "calls x per-table bytes with outer-product triples"))
-    return _frame(recs + table10_arithmetic())
+    return _frame(_mark_unspecified(recs, nc) + table10_arithmetic())
 
 
 # -- Figures 8, 9 (per call, vs bits) ------------------------------------------------------
