@@ -22,6 +22,7 @@ import functools
 import pandas as pd
 
 from ppnn import report
+from ppnn.he import gc as gcmod
 
 from .. import paper_vs_ours as pvo
 from . import paper as ex
@@ -40,12 +41,21 @@ R_LIN = ("our linear layers are Delphi's: one 64-bit element per input element o
 R_GC = ("our GC is a minimal half-gates ReLU (3(b-1) ANDs incl. re-sharing) booked as Delphi "
         "books it: online the labels of the server's share; garbled tables, the client's IKNP "
         "OT, decoding bits and the mask's labels preprocessed; the paper uses Delphi's "
-        "circuit/numbers")
+        f"circuit/numbers: our 32-bit circuit has {gcmod.relu_and_gates(32)} AND gates "
+        f"({2 * gcmod.KAPPA // 8 * gcmod.relu_and_gates(32)} B of tables) where Delphi's "
+        "17.5 KB per 32-bit ReLU (Table 9's 17920 B) would be "
+        f"{17920 // (2 * gcmod.KAPPA // 8)} AND gates of 2 x 16 B if all of it were tables")
+#: a paper error listed in data/errata.csv (the row's reason says which)
+R_ERRATUM = "a paper error (data/errata.csv): "
 R_TIME = ("measured on this machine with a vectorized numpy/OpenSSL implementation (batched "
           "over elements); the paper measured its own C++/Rust code per call on AWS c5.4xlarge")
-R_PREPROC_COMM = ("the paper counts 2p^2 bits (1 bit per party per AND); Beaver AND opens 2 "
-                  "bits per party, plus the sign correction's 4pk bits")
-R_PER_TABLE = "per-table bytes as in Table 9 (4p^2 + ..., not 2p^2)"
+R_PREPROC_COMM = (R_ERRATUM + "the paper counts 2p^2 bits (1 bit per party per AND); Beaver "
+                  "AND opens 2 bits per party, plus the sign correction's 4pk bits")
+R_PER_TABLE = R_ERRATUM + "per-table bytes as in Table 9 (4p^2 + ..., not the paper's 2p^2)"
+R_STORAGE = (R_ERRATUM + "the paper's 16 KB 'storage' is its preprocessing communication; "
+             "its own §4.2 model gives a 2 KB table")
+R_LENET_GC = (R_ERRATUM + "the LeNet row implies 2.18 KiB of 32-bit GC traffic per ReLU, the "
+              "other rows 1.04-1.06 KiB")
 R_CAPTION = "the caption's 16 B contradicts Tables 1/2/6"
 R_MNIST_BITS = "MNIST networks need fewer bits than the paper's CIFAR ones"
 R_CIFAR = ("not reproducible here: CIFAR is not available (no CIFAR path given) and the values "
@@ -71,6 +81,7 @@ def table1(pc: dict, meas: dict) -> None:
     """Table 1: per-op comparison of Tabula and garbled circuits."""
     _show("table1", ex.table1(pc, meas), "per-op comparison", {
         ("Tabula", "runtime_per_op"): R_TIME, ("Garbled Circuits", "runtime_per_op"): R_TIME,
+        ("Tabula", "preproc_storage_per_op"): R_STORAGE,
         ("Garbled Circuits", "comm_per_op"): R_GC,
         ("Garbled Circuits", "preproc_storage_per_op"): R_GC})
 
@@ -92,7 +103,10 @@ def table5(nc: pd.DataFrame) -> None:
     t5 = ex.table5(nc)
     _show("table5", t5, "online communication per network",
           {**rows_with(t5, "relu_count", R_NET, NET_ROWS), **rows_with(t5, "gc", R_GC),
-           **rows_with(t5, "tabula", R_LIN), **rows_with(t5, "reduction", R_LIN)})
+           **rows_with(t5, "tabula", R_LIN), **rows_with(t5, "reduction", R_LIN),
+           **rows_with(t5, "gc", R_GC + "; " + R_LENET_GC, ("LeNet",)),
+           ("VGG-16", "comm_reduction_vs_gc8"): R_LIN + "; " + R_ERRATUM + "the printed 5.6x "
+           "is not 72 / 12.1 = 5.95x"})
 
 
 def table6(pc: dict) -> None:
@@ -159,7 +173,11 @@ def fig6(tr: pd.DataFrame) -> None:
 def fig8() -> None:
     """Fig. 8: storage per ReLU."""
     f8 = ex.fig8()
-    _show("fig8", f8, "storage per ReLU", rows_with(f8, "", R_GC))
+    _show("fig8", f8, "storage per ReLU", {
+        **rows_with(f8, "", R_GC),
+        ("Tabula 4-bit activations", "storage_savings_vs_gc8"): R_GC + "; " + R_ERRATUM +
+        "the paper's 17x is 34x by its own storage model, so ours is compared with a wrong "
+        "number"})
 
 
 def fig9() -> None:
