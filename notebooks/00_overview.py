@@ -151,7 +151,8 @@ assert (closed_form["ledger"] == closed_form["closed form"]).all()
 # ## 3. From counts to time: the network model (a projection)
 #
 # $T = \sum_{\text{rounds}} (\text{latency} + \text{busiest sender's bytes} / \text{bandwidth})$.
-# The presets are Falcon's LAN (625 MBps, 0.2 ms) and WAN (40 MBps, 70 ms). These are
+# The presets are Falcon's LAN (625 MBps, ping 0.2 ms) and WAN (40 MBps, ping 70 ms); a ping
+# is a round trip, so a round costs half of it (0.1 ms and 35 ms one way). These are
 # **projections**, labelled as such in every table of the toolkit.
 
 # %%
@@ -426,7 +427,7 @@ display(Markdown("\n".join(f"- {g}" for g in cmp.guide)))
 #
 # The ledgers do not change with the network, only the projection does. Move latency and
 # bandwidth and watch the ranking: with a fast network compute decides, with a slow one
-# rounds and bytes do. (Falcon's LAN: 0.2 ms, 625 MBps; WAN: 70 ms, 40 MBps.)
+# rounds and bytes do. (Falcon's LAN: 0.1 ms one way, 625 MBps; WAN: 35 ms, 40 MBps.)
 
 # %%
 def ranking(latency_ms: float, bandwidth_MBps: float) -> pd.DataFrame:
@@ -435,10 +436,10 @@ def ranking(latency_ms: float, bandwidth_MBps: float) -> pd.DataFrame:
         {"rounds": "{:g}", "network_s": "{:.3g}", "compute_s": "{:.3g}", "latency_s": "{:.3g}"})
 
 
-# the settings the papers name (Falcon's LAN 0.2 ms / 625 MBps, WAN 70 ms / 40 MBps) are
+# the settings the papers name (Falcon's LAN 0.1 ms / 625 MBps, WAN 35 ms / 40 MBps) are
 # among the stops, so the sliders can select them exactly
-lat = widgets.SelectionSlider(options=[0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 70, 100,
-                                       200, 500, 1000], value=70, description="latency ms")
+lat = widgets.SelectionSlider(options=[0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 35, 50, 70, 100,
+                                       200, 500, 1000], value=35, description="latency ms")
 bw = widgets.SelectionSlider(options=[1, 2, 5, 10, 20, 40, 100, 200, 500, 625, 1000, 2000,
                                       5000, 10000], value=40, description="MB/s")
 box, default = interactive_table(ranking, latency_ms=lat, bandwidth_MBps=bw)

@@ -543,8 +543,8 @@ _ = paths.atomic_write(OUT / "table6_inference_timings.csv", t6_time.to_csv(inde
 #
 # Online rounds and bytes come from the closed forms (equal to the ledger on Networks A-C and
 # LeNet — see the tests); AlexNet and VGG16 are **cost only** (too large to simulate on two
-# cores). Time = compute + [network model](../GLOSSARY.md#network-model) (LAN 625 MBps / 0.2 ms, WAN 40 MBps / 70 ms, one
-# latency per round, each party pushing a third of the bytes): always a *projection*.
+# cores). Time = compute + [network model](../GLOSSARY.md#network-model) (LAN 625 MBps / ping 0.2 ms, WAN 40 MBps / ping 70 ms,
+# half a ping -- one way -- per round, each party pushing a third of the bytes): always a *projection*.
 # Compute = the measured simulation time of one image (all three parties in one process,
 # single-threaded BLAS) for the networks we run, and measured per-ReLU and per-MAC unit costs
 # times the network's counts for AlexNet/VGG16 (column `compute_kind`).

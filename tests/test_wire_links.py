@@ -27,7 +27,7 @@ def _ours() -> tuple[list[str], str]:
 
 
 def test_parse_link_forms_and_errors():
-    assert links.parse_link("lan").latency_s == pytest.approx(0.2e-3)
+    assert links.parse_link("lan").latency_s == pytest.approx(0.1e-3)  # half the 0.2 ms ping
     assert links.parse_link("WAN").bandwidth_Bps == pytest.approx(40e6)
     lk = links.parse_link("10,100")
     assert (lk.latency_s, lk.bandwidth_Bps) == (pytest.approx(0.01), pytest.approx(1e8))

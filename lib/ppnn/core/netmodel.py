@@ -7,6 +7,12 @@ costs one latency plus the time the busiest sender needs to push its bytes of th
     T = sum over rounds r of ( latency + max_party bytes_sent(r, party) / bandwidth )
 
 Results are projections, never measurements, and are labelled so in every table.
+
+**Latency is one way.** Papers quote a *ping* or *round-trip* time (Falcon §5.1: "ping time
+is about 0.2ms" on LAN, "70ms ping time" on WAN; GALA §IV: "round-trip time around 13ms");
+a ping is a round trip, so the presets use half of it as the one-way latency of a round
+(LAN 0.1 ms, WAN 35 ms; GALA's 6.5 ms in :mod:`ppnn.protocols.gala.runtime`). Wire mode
+(:mod:`ppnn.wire.timing`) measures what a round costs on a shaped link.
 """
 
 from __future__ import annotations
@@ -39,9 +45,10 @@ class Network:
         return cls(name, latency_ms / 1e3, bandwidth_MBps * 1e6, source)
 
 
-# Falcon's settings (§5.1 of the Falcon paper): LAN 625 MBps / 0.2 ms, WAN 40 MBps / 70 ms.
-LAN = Network.from_units("LAN", 0.2, 625.0, "Falcon §5.1 LAN")
-WAN = Network.from_units("WAN", 70.0, 40.0, "Falcon §5.1 WAN")
+# Falcon's settings (§5.1 of the Falcon paper): LAN 625 MBps / ping 0.2 ms, WAN 40 MBps /
+# ping 70 ms; a ping is a round trip, the one-way latency half of it.
+LAN = Network.from_units("LAN", 0.1, 625.0, "Falcon §5.1 LAN: 625 MBps, ping 0.2 ms")
+WAN = Network.from_units("WAN", 35.0, 40.0, "Falcon §5.1 WAN: 40 MBps, ping 70 ms")
 PRESETS = {
     "LAN": LAN,
     "WAN": WAN,

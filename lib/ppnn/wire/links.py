@@ -78,8 +78,8 @@ class Link:
                 f"{self.bandwidth_Bps / 1e6:g} MB/s per process uplink")
 
 
-_FORMS = ("'lan' (Falcon §5.1 as core.netmodel.LAN: 0.2 ms, 625 MB/s), 'wan' (core.netmodel.WAN:"
-          " 70 ms, 40 MB/s) or 'LATENCY_MS,MBPS' (one-way milliseconds >= 0, megabytes/s > 0, "
+_FORMS = ("'lan' (Falcon §5.1 as core.netmodel.LAN: 0.1 ms, 625 MB/s), 'wan' (core.netmodel.WAN:"
+          " 35 ms, 40 MB/s) or 'LATENCY_MS,MBPS' (one-way milliseconds >= 0, megabytes/s > 0, "
           "e.g. '10,100')")
 
 

@@ -223,8 +223,9 @@ def to_markdown(df: pd.DataFrame, guide: list[str] | None = None) -> str:
     text = "\n".join(lines)
     data = df.attrs.get("dataset", "MNIST")
     text += (f"\n\nPer inference of one {data} image through "
-             f"{df.attrs.get('network', 'the network')}. LAN/WAN: Falcon's settings (0.2 ms / "
-             "625 MBps, 70 ms / 40 MBps), online phase, projected = rounds x latency + busiest "
+             f"{df.attrs.get('network', 'the network')}. LAN/WAN: Falcon's settings (ping 0.2 ms "
+             "/ 625 MBps, ping 70 ms / 40 MBps; half the ping per round, one way), online "
+             "phase, projected = rounds x latency + busiest "
              "sender's bytes / bandwidth + compute. Accuracy on the first "
              f"{int(df['n_accuracy'].iloc[0])} {data} test images"
              + (f" (float model: {df.attrs['float_accuracy']:.4g})"
@@ -267,9 +268,9 @@ def plot_comm_latency(df: pd.DataFrame):
         handles.append(Line2D([], [], color=col, marker="s", lw=0, markerfacecolor="none",
                               label=row.family))
     handles += [Line2D([], [], color="k", marker="o", lw=0, markerfacecolor="none",
-                       label="LAN (0.2 ms, 625 MBps)"),
+                       label="LAN (ping 0.2 ms, 625 MBps)"),
                 Line2D([], [], color="k", marker="s", lw=0, markerfacecolor="none",
-                       label="WAN (70 ms, 40 MBps)")]
+                       label="WAN (ping 70 ms, 40 MBps)")]
     ax.legend(handles=handles, loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=8,
               frameon=False)
     ax.set_xscale("log")

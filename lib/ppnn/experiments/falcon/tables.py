@@ -165,9 +165,11 @@ def text_claims(fal, relu_ratio: float, table6: pd.DataFrame, counted_inf: pd.Da
         ("Datatype", "fractional_bits", fal.f, "13, not 16: with 16 a product has 32 fractional "
          "bits and cannot fit Z_2^32"),
         ("LAN", "bandwidth", LAN.bandwidth_Bps / 1e6, "network model input (ppnn.core.LAN)"),
-        ("LAN", "ping", LAN.latency_s * 1e3, "we use it as the one-way latency per round"),
+        ("LAN", "ping", 2 * LAN.latency_s * 1e3, "network model input: a ping is a round "
+         f"trip, so a round costs half of it ({LAN.latency_s * 1e3:g} ms one way)"),
         ("WAN", "bandwidth", WAN.bandwidth_Bps / 1e6, "network model input (ppnn.core.WAN)"),
-        ("WAN", "ping", WAN.latency_s * 1e3, "we use it as the one-way latency per round"),
+        ("WAN", "ping", 2 * WAN.latency_s * 1e3, "network model input: a ping is a round "
+         f"trip, so a round costs half of it ({WAN.latency_s * 1e3:g} ms one way)"),
         ("Division (numerical method)", "rounds_per_iteration", C.mult_cost(1).rounds,
          "one fixed-point product (reshare + truncation) per Goldschmidt iteration"),
         ("Batch norm inverse sqrt (Newton)", "rounds", newton[0],
