@@ -164,7 +164,7 @@ def run_inference(model: SwannModel, images, scenario: str = "client-server",
                   optimized: bool = True, keys: SwannKeys | None = None,
                   rng: np.random.Generator | None = None, simulated: bool = False,
                   ot: OTCostModel | None = None, ledger: Ledger | None = None,
-                  twopc=TwoPC) -> RunResult:
+                  twopc=TwoPC, paillier=None) -> RunResult:
     """Classify ``images`` with SwaNN and return predictions, logits and costs.
 
     Parameters
@@ -181,6 +181,8 @@ def run_inference(model: SwannModel, images, scenario: str = "client-server",
     ledger : an empty ledger of the scenario's parties to book on (default: a new one; wire
         mode passes its own, :mod:`ppnn.wire.swann`)
     twopc : the 2PC engine's class (:class:`TwoPC`; wire mode passes its subclass)
+    paillier : the Paillier backend's class (default: by ``simulated``; wire mode passes its
+        simulator)
 
     Raises ``ValueError`` before any key is made, anything encrypted or any message booked if
     an image is outside the model's input contract or could drive an activation past its
@@ -213,7 +215,9 @@ def run_inference(model: SwannModel, images, scenario: str = "client-server",
     elif tuple(ledger.parties) != PARTIES[scenario] or ledger.messages:
         raise ValueError(f"ledger must be an empty ledger of the parties {PARTIES[scenario]}")
     timings = Timings(ledger)
-    be = (SimulatedPaillier if simulated else Paillier)(keys.public_key, ledger, timings)
+    if paillier is None:
+        paillier = SimulatedPaillier if simulated else Paillier
+    be = paillier(keys.public_key, ledger, timings)
     method = "multiexp" if optimized else "naive"
     ot = ot or OTCostModel()
 
