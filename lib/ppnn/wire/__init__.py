@@ -30,12 +30,17 @@ Real here: processes, sockets, bytes, rounds, wall time on loopback; shaped link
 transport). :mod:`.timing`: measured vs projected time. Not yet: Delphi + GC, GAZELLE,
 GALA, SHE; SwaNN on real Paillier; the table in 00_overview and REPORT.md.
 
-**Delphi + GC** (``delphi_gc``) could follow :mod:`.delphi` almost unchanged: its linear
-layers are Delphi's (masks from the dealer, the HE ciphertexts as filler of their booked
-size), and its ReLU's garbled tables and labels are counted-size messages that can cross as
-filler of their booked size, with the dealer delivering the GC's output shares in
-``offline ideal`` -- which makes the GC part of the honesty proof vacuous (nothing real
-crosses), unless the garbling of :mod:`ppnn.he.gc` is run between the processes.
+**Delphi + GC** (``delphi_gc``) is not on the wire yet. Its linear layers are Delphi's and
+would run as in :mod:`.delphi`, but its ReLU (:func:`ppnn.protocols.gc_act.garbled_activation`)
+garbles and evaluates in one call that takes both parties' shares
+(:func:`ppnn.he.gc.garble_and_evaluate`). Tables and labels crossing as filler of their
+booked size (as Delphi's ciphertexts do) would leave the client's output share ``z`` to
+come from a process that saw both parties' shares online -- no party of the protocol, and
+not the dealer, which receives nothing. Doing it properly needs the garbling split in two:
+the server's process garbles and sends the tables, its input labels and the decoding bits as
+real bytes (their sizes read from the ledger's ``book_gc`` messages, whichever phase books
+the labels of ``r``), the client's process evaluates, its input labels coming from the
+dealer as the random OTs' stand-in.
 **GAZELLE / GALA** (``gazelle_gc``, ``gala_gc``): their linear layers run real BFV (SEAL)
 between client and server. On the wire the client process would generate the keys and
 keep the secret key, send the Galois / relinearisation keys and its ciphertexts as their
