@@ -225,11 +225,27 @@ def test_a_party_that_dies_or_hangs_is_named_within_the_timeout(program, pattern
     assert _children() <= before
 
 
+def peers(wire, task):
+    """A job that reports the processes its process is connected to."""
+    return sorted(wire.socks)
+
+
+def test_launch_starts_only_the_roles_a_family_declares():
+    before = _children()
+    got = launch(peers, {"P0": None, "P1": None, "dealer": None}, timeout=10)
+    assert set(got) == {"P0", "P1", "dealer"}  # no idle P2
+    assert got["P0"][0] == ["P1", "dealer"] and got["dealer"][0] == ["P0", "P1"]
+    assert all(_closed(p) for p in got.ports.values())
+    assert _children() <= before
+
+
 def test_launch_checks_its_arguments():
     with pytest.raises(ValueError, match="timeout must be"):
         launch(print, {}, timeout=0)
     with pytest.raises(ValueError, match="one task per role"):
         launch(print, {"P0": None})
+    with pytest.raises(ValueError, match="one task per role"):
+        launch(print, {"P0": None, "client": None})
     assert issubclass(WireTimeout, WireError)
 
 

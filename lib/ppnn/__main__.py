@@ -7,7 +7,9 @@
 
 ``wire`` runs a zoo network (or an ONNX file) in wire mode -- Falcon (``falcon_sh``,
 ``falcon_mal``): P0, P1, P2 and the dealer as four processes; Delphi + Tabula
-(``delphi_tabula``): the client, the server and the dealer -- over loopback TCP
+(``delphi_tabula``) and SwaNN client-server (``swann_cs``): the client, the server and the
+dealer; SwaNN two-server (``swann_2s``, an even number of images): the client, server1,
+server2 and the dealer -- over loopback TCP
 (:mod:`ppnn.wire`), and in process with the same seed, and
 prints ledger bytes vs wire bytes, ledger rounds vs measured rounds and both wall times
 (``--csv PATH`` also writes the table).
@@ -156,7 +158,10 @@ def _wire(args) -> int:
         net, params = nn.zoo.get(args.model), nn.pretrained(args.model, quick=True, seed=0)
     x, _, xt, _ = data.load_mnist()
     plan = ppnn.compile(args.family, net, params, calib=np.asarray(x[:256]))
-    imgs = np.asarray(xt[:args.images])
+    n_img = args.images + args.images % 2 if args.family == "swann_2s" else args.images
+    if n_img != args.images:
+        print(f"note: swann_2s classifies images in pairs: running {n_img}")
+    imgs = np.asarray(xt[:n_img])
     t0 = time.perf_counter()
     ref = ppnn.run(plan, imgs, args.seed)
     t_in = time.perf_counter() - t0
@@ -170,8 +175,10 @@ def _wire(args) -> int:
     df = summary_frame(w)
     df.loc[len(df)] = ["seconds (ledger: in process; wire: go to last result)",
                        round(t_in, 4), None, round(w["seconds"], 4), None, None]
-    who = ("the client, the server and the dealer as processes" if args.family == "delphi_tabula"
-           else "P0, P1, P2 and the dealer as 4 processes")
+    who = {"delphi_tabula": "the client, the server and the dealer as processes",
+           "swann_cs": "the client, the server and the dealer as processes",
+           "swann_2s": "the client, server1, server2 and the dealer as processes"}.get(
+        args.family, "P0, P1, P2 and the dealer as 4 processes")
     where = ("over loopback TCP (not shaped)" if not args.link else
              f"on {net_how['link']}; {net_how['how']}; latency: {net_how['latency']}")
     print(f"{plan.spec.name} on {net.name}, {len(imgs)} image(s), seed {args.seed}: {who} "

@@ -227,12 +227,14 @@ class Ledger:
             self.values[len(self.messages) - 1] = self._book.record(value)
         return msg
 
-    def transmit(self, sender: str, receiver: str, bits: int, what: str, value):
+    def transmit(self, sender: str, receiver: str, bits: int, what: str, value,
+                 recorded=None):
         """Book one message (:meth:`send`) and return ``value`` as the receiver gets it: here
         the value itself; a wire-mode ledger (:mod:`ppnn.wire`) sends it over a socket and
         returns what arrived. Protocol code uses the returned value on the receiver's side,
-        which makes this call the choke point of its messages."""
-        self.send(sender, receiver, bits, what, value=value)
+        which makes this call the choke point of its messages. ``recorded``: what a recording
+        ledger keeps instead of ``value`` (e.g. a simulated ciphertext's ``SIZE_ONLY``)."""
+        self.send(sender, receiver, bits, what, value=value if recorded is None else recorded)
         return value
 
     def hold(self, party: str, name: str, value) -> None:

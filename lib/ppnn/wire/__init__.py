@@ -2,24 +2,52 @@
 
 ``ppnn.run(plan, x, seed, transport="tcp")`` runs a plan of one of :data:`WIRE_FAMILIES`
 with its parties as processes connected by TCP on 127.0.0.1, each holding only what its
-party holds (SPMD with garbage, the honesty proof): a Falcon plan (``falcon_sh``,
-``falcon_mal``) as P0, P1, P2 and the dealer (which also plays the data holder and the model
-owner, :mod:`.falcon`); a Delphi + Tabula plan (``delphi_tabula``) as the client (holding the
-image), the server (holding the model) and the dealer of the tables and Delphi's masks
-(:mod:`.delphi`; the launcher's fourth process runs no job). Logits, predictions and the
-ledger equal the in-process run with the same seed; ``result.extra["wire"]`` gives the
-ledger's bytes and rounds beside the bytes, frames and causal depth measured on the wire.
-Every other family refuses ``transport="tcp"`` with a ValueError.
+party holds (SPMD with garbage, the honesty proof); the launcher starts only the roles the
+family declares (:mod:`.launch`):
+
+* Falcon (``falcon_sh``, ``falcon_mal``): P0, P1, P2 and the dealer (which also plays the
+  data holder and the model owner), :mod:`.falcon`;
+* Delphi + Tabula (``delphi_tabula``): the client (holding the image), the server (holding
+  the model) and the dealer of the tables and Delphi's masks, :mod:`.delphi`;
+* SwaNN (``swann_cs``: client, server, dealer; ``swann_2s``: client, server1, server2,
+  dealer), on the Paillier simulator, the dealer supplying the 2PC's triples,
+  :mod:`.swann`. The simulator's ciphertexts are their plaintexts mod N, so the secret key
+  cannot be separated on it (said precisely there); the honesty proof covers the image,
+  the model, every mask, share and ciphertext.
+
+Logits, predictions and the ledger equal the in-process run with the same seed;
+``result.extra["wire"]`` gives the ledger's bytes and rounds beside the bytes, frames and
+causal depth measured on the wire. Every other family refuses ``transport="tcp"`` with a
+ValueError.
 
 Modules: :mod:`.framing` (the bytes of one message and their stated framing),
 :mod:`.transport` (one process's sockets, timeouts, counters), :mod:`.launch` (starting,
 joining and cleaning up the processes), :mod:`.falcon` (Falcon's parties on the wire, and
-the ledger-vs-wire summary), :mod:`.delphi` (Delphi + Tabula's parties on the wire).
+the ledger-vs-wire summary), :mod:`.delphi` (Delphi + Tabula), :mod:`.swann` (SwaNN).
 
 Real here: processes, sockets, bytes, rounds, wall time on loopback; shaped links
 (:mod:`.links`: namespaces, veth, tbf; latency by netem or held by the receiving
-transport). :mod:`.timing`: measured vs projected time. Not yet: families other than
-Falcon and Delphi + Tabula; the table in 00_overview and REPORT.md.
+transport). :mod:`.timing`: measured vs projected time. Not yet: Delphi + GC, GAZELLE,
+GALA, SHE; SwaNN on real Paillier; the table in 00_overview and REPORT.md.
+
+**Delphi + GC** (``delphi_gc``) is not on the wire yet. Its linear layers are Delphi's and
+would run as in :mod:`.delphi`, but its ReLU (:func:`ppnn.protocols.gc_act.garbled_activation`)
+garbles and evaluates in one call that takes both parties' shares
+(:func:`ppnn.he.gc.garble_and_evaluate`). Tables and labels crossing as filler of their
+booked size (as Delphi's ciphertexts do) would leave the client's output share ``z`` to
+come from a process that saw both parties' shares online -- no party of the protocol, and
+not the dealer, which receives nothing. Doing it properly needs the garbling split in two:
+the server's process garbles and sends the tables, its input labels and the decoding bits as
+real bytes (their sizes read from the ledger's ``book_gc`` messages, whichever phase books
+the labels of ``r``), the client's process evaluates, its input labels coming from the
+dealer as the random OTs' stand-in.
+**GAZELLE / GALA** (``gazelle_gc``, ``gala_gc``): their linear layers run real BFV (SEAL)
+between client and server. On the wire the client process would generate the keys and
+keep the secret key, send the Galois / relinearisation keys and its ciphertexts as their
+serialized bytes (sizes then measured, not booked: they would have to match the ledger's
+counted sizes, or the ledger book SEAL's serialized sizes); the server process evaluates
+with the public and Galois keys only -- a true key separation the Paillier simulator cannot
+give. Their GC ReLUs are as in Delphi + GC.
 """
 
 from .falcon import WIRE_FAMILIES

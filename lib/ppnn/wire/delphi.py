@@ -41,8 +41,8 @@ same way; the HE that computes ``W R_c + R_s`` between the parties is *counted*,
 server as frames of their booked size filled with zeros (no ciphertext is built), and the
 dealer delivers the HE's result in the unbooked traffic class ``offline ideal``.
 
-Processes: the launcher's roles ``P0`` (the client), ``P1`` (the server) and ``dealer``;
-``P2`` runs no job (the launcher starts four processes; it sends and receives nothing).
+Processes: three, the launcher's roles ``P0`` (the client), ``P1`` (the server) and
+``dealer`` (:data:`ROLE_OF`; no ``P2`` is started).
 
 What is real: the processes, the sockets, the bytes of every booked message at its booked
 width, the rounds (causal depth) and the wall time. What is simulated: the dealer (trusted:
@@ -70,7 +70,7 @@ __all__ = ["WireLedger", "DELPHI_FAMILIES", "ROLE_OF", "run_plan",
 
 #: the Delphi-based families that run with ``transport="tcp"``
 DELPHI_FAMILIES = ("delphi_tabula",)
-#: the launcher's role of each party (``P2`` runs no job)
+#: the launcher's role of each party (the family's roles: no ``P2``)
 ROLE_OF = {"client": "P0", "server": "P1", Ledger.DEALER: "dealer"}
 _PARTY_OF = {r: p for p, r in ROLE_OF.items()}
 
@@ -238,8 +238,6 @@ def _garbage_plan(impl: tn.Plan, g: np.random.Generator) -> tn.Plan:
 
 def delphi_job(wire: Wire, task: dict) -> dict:
     """What each process of a Delphi + Tabula wire run does (module-level for pickling)."""
-    if wire.role == "P2":
-        return {"output": None, "ledger": None}
     if wire.role == "dealer":
         _, led, events = _dealer_run(task["plan"], task["x"], task["seed"])
         _send_material(wire, events, np.random.default_rng(np.random.SeedSequence()))
@@ -317,7 +315,7 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
     g = np.random.default_rng(np.random.SeedSequence())
     tasks = {"P0": {"plan": _garbage_plan(plan.impl, g), "x": x, "broken": bool(broken)},
              "P1": {"plan": plan.impl, "x_shape": x.shape, "broken": bool(broken)},
-             "P2": {}, "dealer": {"plan": plan, "x": x, "seed": seed}}
+             "dealer": {"plan": plan, "x": x, "seed": seed}}
     launched = launch(delphi_job, tasks, timeout=timeout, deadline=deadline)
     led = launched["dealer"][0]["ledger"]
     for role in ("P0", "P1"):
@@ -329,7 +327,7 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
     timings = pd.DataFrame([("online", "input, all layers, output", seconds)],
                            columns=["phase", "layer", "seconds"])
     prov = {"communication": "measured on a wire: client, server and dealer as processes "
-            "over loopback TCP (P2 idle); ledger booked by both parties' processes and the "
+            "over loopback TCP; ledger booked by both parties' processes and the "
             "dealer's in-process run (equal); Delphi's HE ciphertexts: zero filler of their "
             "booked size",
             "compute": "measured: the slower party's process (SPMD with garbage: each computes "

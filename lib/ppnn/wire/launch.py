@@ -1,7 +1,12 @@
-"""The launcher: one OS process per role (P0, P1, P2, dealer), started, joined and cleaned
-up by the run itself.
+"""The launcher: one OS process per role of the run (some of P0, P1, P2, dealer), started,
+joined and cleaned up by the run itself.
 
-:func:`launch` starts four fresh interpreters (``subprocess``, ``sys.executable -c``: they
+A family declares its roles by the tasks it gives: Falcon runs all four (P0, P1, P2 and the
+dealer); a two-party family runs three (Delphi + Tabula, SwaNN client-server: the client as
+P0, the server as P1, the dealer) and starts no idle P2 (each family's module names its
+parties' roles, e.g. :data:`ppnn.wire.delphi.ROLE_OF`).
+
+:func:`launch` starts one fresh interpreter per role (``subprocess``, ``sys.executable -c``: they
 import what they need and inherit nothing of the caller's memory, and the caller's script
 needs no ``if __name__ == "__main__"`` guard). Each gets the caller's ``sys.path``, the
 launcher's control port and a random 16-byte token of the run on its stdin, then
@@ -9,9 +14,9 @@ launcher's control port and a random 16-byte token of the run on its stdin, then
 1. connects to the launcher's control socket (127.0.0.1, token checked) and opens a
    listening socket of its own on 127.0.0.1 (port chosen by the OS);
 2. receives its task (only its own: a party's task holds no input, key or dealer stream it
-   does not hold) and the port table; the four connect to each other
+   does not hold) and the port table; the processes connect to each other
    (:func:`~ppnn.wire.transport.connect_mesh`) and close their listening sockets;
-3. when all four are connected the launcher says go, and each runs ``job(wire, task)``,
+3. when all are connected the launcher says go, and each runs ``job(wire, task)``,
    closes its connections and sends back its result and its traffic counters.
 
 Failures are reported, never waited out: a process that raises reports the error and the
@@ -19,7 +24,7 @@ launcher stops the run (after a grace period of :data:`GRACE` seconds in which t
 may report theirs, e.g. the peer that timed out waiting for it); a process that dies closes
 its control connection, which the launcher sees at once; a process that hangs is named by
 the peer whose receive times out (``timeout`` seconds without a byte). The whole run is
-bounded by ``deadline``. In every case the four processes are terminated (then killed) and
+bounded by ``deadline``. In every case the processes are terminated (then killed) and
 waited for before :func:`launch` returns or raises; a process whose launcher dies exits by
 itself (it watches its control connection), so no process and no port outlives the run.
 """
@@ -86,7 +91,8 @@ def _child(cfg: dict) -> None:
         if not conn.poll(timeout):
             raise WireTimeout(f"{role}: no task from the launcher within {timeout:g} s")
         job, task, ports = pickle.loads(conn.recv_bytes())
-        socks = connect_mesh(role, listener, ports, token, timeout, cfg.get("hosts"))
+        socks = connect_mesh(role, listener, ports, token, timeout, cfg.get("hosts"),
+                             tuple(cfg.get("roles", ROLES)))
         if cfg.get("hold"):  # shaped links without netem: the receiver holds each frame
             from .links import HeldSocket
 
@@ -171,15 +177,16 @@ def _gather(kind: str, conns: dict[str, Connection], procs: dict[str, subprocess
     return got
 
 
-def _accept(server: socket.socket, token: bytes, until: float) -> dict[str, Connection]:
-    """The four control connections (each checked against the run's token)."""
+def _accept(server: socket.socket, token: bytes, until: float, roles: tuple[str, ...] = ROLES
+            ) -> dict[str, Connection]:
+    """The control connections of ``roles`` (each checked against the run's token)."""
     conns: dict[str, Connection] = {}
-    while len(conns) < len(ROLES):
+    while len(conns) < len(roles):
         server.settimeout(max(0.01, until - time.monotonic()))
         try:
             s, _ = server.accept()
         except TimeoutError:
-            missing = [r for r in ROLES if r not in conns]
+            missing = [r for r in roles if r not in conns]
             raise WireTimeout(f"wire-mode run failed: {', '.join(missing)} did not start "
                               "within the start-up timeout") from None
         s.settimeout(5.0)
@@ -187,7 +194,8 @@ def _accept(server: socket.socket, token: bytes, until: float) -> dict[str, Conn
             hello = s.recv(17, socket.MSG_WAITALL)
         except OSError:
             hello = b""
-        if len(hello) != 17 or hello[:16] != token or hello[16] >= len(ROLES):
+        if (len(hello) != 17 or hello[:16] != token or hello[16] >= len(ROLES)
+                or ROLES[hello[16]] not in roles or ROLES[hello[16]] in conns):
             s.close()
             continue
         s.settimeout(None)
@@ -197,8 +205,9 @@ def _accept(server: socket.socket, token: bytes, until: float) -> dict[str, Conn
 
 def launch(job: Callable, tasks: dict[str, object], *, timeout: float = 30.0,
            deadline: float | None = 600.0) -> Launched:
-    """Run ``job(wire, tasks[role])`` in one process per role of
-    :data:`~ppnn.wire.transport.ROLES`, connected over loopback TCP.
+    """Run ``job(wire, tasks[role])`` in one process per role of ``tasks`` (two or more of
+    :data:`~ppnn.wire.transport.ROLES`: the roles the family declares), connected over
+    loopback TCP.
 
     ``job`` must be importable by name (a module-level function); each task is pickled to
     its own process only. ``timeout``: seconds a receive (and each start-up step) waits;
@@ -211,8 +220,10 @@ def launch(job: Callable, tasks: dict[str, object], *, timeout: float = 30.0,
             deadline, int | float) or not deadline > 0):
         raise ValueError(f"deadline must be a positive number of seconds or None, got "
                          f"{deadline!r}")
-    if set(tasks) != set(ROLES):
-        raise ValueError(f"tasks must give one task per role {ROLES}, got {sorted(tasks)}")
+    if not isinstance(tasks, dict) or not set(tasks) <= set(ROLES) or len(tasks) < 2:
+        raise ValueError(f"tasks must give one task per role, two or more of {ROLES}, got "
+                         f"{sorted(tasks) if isinstance(tasks, dict) else tasks!r}")
+    roles = tuple(r for r in ROLES if r in tasks)
     token = secrets.token_bytes(16)
     procs: dict[str, subprocess.Popen] = {}
     conns: dict[str, Connection] = {}
@@ -229,9 +240,10 @@ def launch(job: Callable, tasks: dict[str, object], *, timeout: float = 30.0,
     server = socket.create_server(("127.0.0.1", 0))
     try:
         cfg = {"path": [p for p in sys.path if p], "token": token.hex(),
-               "port": server.getsockname()[1], "timeout": float(timeout)}
+               "port": server.getsockname()[1], "timeout": float(timeout),
+               "roles": list(roles)}
         pairs: dict[str, socket.socket] = {}
-        for role in ROLES:
+        for role in roles:
             extra, fds, prefix = {}, (), []
             if ns:
                 pairs[role], theirs = socket.socketpair()
@@ -249,7 +261,7 @@ def launch(job: Callable, tasks: dict[str, object], *, timeout: float = 30.0,
         if ns:
             conns = {r: Connection(s.detach()) for r, s in pairs.items()}
         else:
-            conns = _accept(server, token, step(max(timeout, 60.0)))
+            conns = _accept(server, token, step(max(timeout, 60.0)), roles)
         server.close()
         ports = _gather("port", conns, procs, step(max(timeout, 60.0) if ns else timeout),
                         "start-up")

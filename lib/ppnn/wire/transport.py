@@ -77,31 +77,35 @@ class Traffic:
 
 
 def connect_mesh(role: str, listener: socket.socket, ports: dict[str, int], token: bytes,
-                 timeout: float, hosts: dict[str, str] | None = None
-                 ) -> dict[str, socket.socket]:
+                 timeout: float, hosts: dict[str, str] | None = None,
+                 roles: tuple[str, ...] = ROLES) -> dict[str, socket.socket]:
     """Open the connections of ``role`` to every other role: connect to the roles before it
     in :data:`ROLES` (sending the run's ``token`` and its index), accept the roles after it
     on ``listener`` (checking the token), then close ``listener``. ``hosts``: each role's
-    address (default 127.0.0.1; shaped links give each process its own, :mod:`.links`)."""
+    address (default 127.0.0.1; shaped links give each process its own, :mod:`.links`).
+    ``roles``: the roles of the run, in :data:`ROLES` order (a two-party family starts no
+    ``P2``, :mod:`.launch`)."""
     me = ROLES.index(role)
+    before = [r for r in roles if ROLES.index(r) < me]
+    after = [r for r in roles if ROLES.index(r) > me]
     socks: dict[str, socket.socket] = {}
     try:
-        for peer in ROLES[:me]:
+        for peer in before:
             host = (hosts or {}).get(peer, "127.0.0.1")
             s = socket.create_connection((host, ports[peer]), timeout=timeout)
             s.sendall(token + bytes([me]))
             socks[peer] = s
         listener.settimeout(timeout)
-        for _ in ROLES[me + 1:]:
+        for _ in after:
             try:
                 s, _addr = listener.accept()
             except TimeoutError:
-                missing = [r for r in ROLES[me + 1:] if r not in socks]
+                missing = [r for r in after if r not in socks]
                 raise WireTimeout(f"{role}: no connection from {missing} within "
                                   f"{timeout:g} s") from None
             s.settimeout(timeout)
             hello = _recv_exact(s, _HELLO, role, "a peer", "connection hello")
-            if hello[:16] != token or not me < hello[16] < len(ROLES):
+            if hello[:16] != token or hello[16] >= len(ROLES) or ROLES[hello[16]] not in after:
                 s.close()
                 raise WireError(f"{role}: a connection on its port did not belong to this run")
             socks[ROLES[hello[16]]] = s

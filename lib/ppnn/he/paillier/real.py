@@ -80,6 +80,9 @@ class Paillier:
     """
 
     simulated = False
+    #: the simulator's checks of plaintexts no party holds (a wire-mode party's process turns
+    #: them off: :mod:`ppnn.wire.swann`)
+    lab_checks = True
 
     def __init__(self, public_key: PublicKey, ledger: Ledger | None = None,
                  timings: Timings | None = None, obfuscation: str = "djn"):

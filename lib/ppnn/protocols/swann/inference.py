@@ -163,7 +163,8 @@ def _activation(be: Paillier, step: Step, c: CipherArray, roles: Roles, tpc: Two
 def run_inference(model: SwannModel, images, scenario: str = "client-server",
                   optimized: bool = True, keys: SwannKeys | None = None,
                   rng: np.random.Generator | None = None, simulated: bool = False,
-                  ot: OTCostModel | None = None) -> RunResult:
+                  ot: OTCostModel | None = None, ledger: Ledger | None = None,
+                  twopc=TwoPC, paillier=None) -> RunResult:
     """Classify ``images`` with SwaNN and return predictions, logits and costs.
 
     Parameters
@@ -177,6 +178,11 @@ def run_inference(model: SwannModel, images, scenario: str = "client-server",
     keys : the client's keys (generated, 2048-bit -- about 112-bit security -- if omitted)
     rng : numpy Generator for masks and shares (required)
     simulated : use :class:`SimulatedPaillier` (same counts; for projections)
+    ledger : an empty ledger of the scenario's parties to book on (default: a new one; wire
+        mode passes its own, :mod:`ppnn.wire.swann`)
+    twopc : the 2PC engine's class (:class:`TwoPC`; wire mode passes its subclass)
+    paillier : the Paillier backend's class (default: by ``simulated``; wire mode passes its
+        simulator)
 
     Raises ``ValueError`` before any key is made, anything encrypted or any message booked if
     an image is outside the model's input contract or could drive an activation past its
@@ -204,25 +210,31 @@ def run_inference(model: SwannModel, images, scenario: str = "client-server",
     keys = keys or SwannKeys.generate(two_server=scenario == "two-server")
     if scenario == "two-server" and keys.shares is None:
         raise ValueError("the two-server setting needs keys with secret-key shares")
-    ledger = Ledger(PARTIES[scenario])
+    if ledger is None:
+        ledger = Ledger(PARTIES[scenario])
+    elif tuple(ledger.parties) != PARTIES[scenario] or ledger.messages:
+        raise ValueError(f"ledger must be an empty ledger of the parties {PARTIES[scenario]}")
     timings = Timings(ledger)
-    be = (SimulatedPaillier if simulated else Paillier)(keys.public_key, ledger, timings)
+    if paillier is None:
+        paillier = SimulatedPaillier if simulated else Paillier
+    be = paillier(keys.public_key, ledger, timings)
     method = "multiexp" if optimized else "naive"
     ot = ot or OTCostModel()
 
     if scenario == "two-server":
         with ledger.label("setup"), ledger.round():
-            for i, s in enumerate(keys.shares):
-                ledger.send("client", f"server{i + 1}", s.wire_bits, "secret-key share",
-                            value=np.array([s.d], dtype=object))
+            got = [ledger.transmit("client", f"server{i + 1}", s.wire_bits,
+                                   "secret-key share", s, np.array([s.d], dtype=object))
+                   for i, s in enumerate(keys.shares)]
+            keys = SwannKeys(keys.public_key, keys.private_key, tuple(got))
     pipes = []
     for i, x_int in enumerate(x_ints):
         roles = roles_for(scenario, keys, i)
         with ledger.label("input"):
             ledger.hold("client", "image (encoded, its input)", x_int)
             c = be.encrypt(x_int.ravel(), "client")
-            ledger.send("client", roles.evaluator, c.bits(), "[image]", value=c.wire())
-        tpc = TwoPC(ledger, (roles.helper, roles.evaluator), rng, ot, timings)
+            c = ledger.transmit("client", roles.evaluator, c.bits(), "[image]", c, c.wire())
+        tpc = twopc(ledger, (roles.helper, roles.evaluator), rng, ot, timings)
         pipes.append([roles, tpc, c])
     for step in model.steps:
         with ledger.label(step.label):
@@ -236,7 +248,8 @@ def run_inference(model: SwannModel, images, scenario: str = "client-server",
     with ledger.label("output"):
         for roles, _, c in pipes:
             out = be.rerandomize(c, roles.evaluator)
-            ledger.send(roles.evaluator, "client", out.bits(), "[logits]", value=out.wire())
+            out = ledger.transmit(roles.evaluator, "client", out.bits(), "[logits]", out,
+                                  out.wire())
             z = be.decrypt(keys.private_key, out, "client")
             ledger.hold("client", "logits (decrypted, its output)", z)
             logits.append(z)

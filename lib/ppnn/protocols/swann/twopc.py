@@ -181,7 +181,7 @@ class TwoPC:
         bits = np.asarray(bits, dtype=np.uint64)
         other = self.parties[1 - self.parties.index(owner)]
         mask = self.rng.integers(0, 2, size=bits.shape, dtype=np.uint64)
-        self.ledger.send(owner, other, bits.size, what, value=mask)  # the other's share
+        mask = self.ledger.transmit(owner, other, bits.size, what, mask)  # the other's share
         shares = np.stack([mask, bits ^ mask] if owner == self.parties[1]
                           else [bits ^ mask, mask])
         return XorShares(shares, 1)

@@ -1,0 +1,590 @@
+"""SwaNN in wire mode: the client, the server(s) and the dealer as processes, SPMD with garbage.
+
+Families: ``swann_cs`` (client-server: the client as ``P0``, the server as ``P1``, the dealer)
+and ``swann_2s`` (two non-colluding servers: the client as ``P0``, ``server1`` as ``P1``,
+``server2`` as ``P2``, the dealer), on the Paillier simulator. Every process runs the *same*
+protocol code as the in-process simulation (:func:`ppnn.protocols.swann.run_inference`) with
+a :class:`SwannWireLedger`, a :class:`WireTwoPC` and a :class:`WirePaillier`, which change
+only where values come from:
+
+* **What a process holds is real; everything else is garbage.** The client holds the
+  image(s) and the Paillier key pair (and, two-server, makes the two secret-key shares); a
+  server holds the model (integer weights and biases, and the float parameters they came
+  from). Each process fills what it lacks with random garbage from its own generator (fresh
+  OS entropy) before the protocol starts: the client gets garbage weights of the public
+  shapes, a server a garbage image, a stand-in for the client's secret key
+  (:class:`NotHeld`) and secret-key shares with garbage exponents. Every random draw of the
+  protocol (the masks ``r`` and ``r'``, the shares of Protocols 2 and 3) comes from the
+  process's own generator: real for the party that draws it, garbage in every other process.
+* **Received messages are the only way real values of other parties arrive.** Every booked
+  message of SwaNN goes through ``Ledger.transmit`` (the ciphertexts ``[image]``, ``[x + r]``,
+  ``[x + r']``, ``[logits]``, the partial decryptions, the secret-key shares, the shares
+  ``<r>_c``, ``<x + r>_s``, ``<r'>_c``, ``<x + r'>_s``) or through the 2PC's openings (the
+  Beaver AND openings ``x^a, y^b``, the B2A OT messages): the sender's process sends the real
+  bytes at the booked width, the receiver's process uses what arrived, a process of neither
+  party (two-server: the client, during the servers' 2PC) keeps its garbage.
+* **The 2PC's offline material comes from the dealer process.** SwaNN books its AND / Beaver
+  triples and B2A's random OTs as IKNP OT extension (a cost model, :mod:`.twopc`): those
+  booked messages cross between the two 2PC parties as frames of their booked size filled
+  with zeros (no OT is run), and the dealer delivers each party its shares of the triples
+  (and the random OTs) in the unbooked class ``offline ideal`` -- the pattern of Delphi's HE
+  in :mod:`.delphi`.
+
+**What the sim backend cannot separate: the secret key.** A simulated Paillier ciphertext
+``[m]`` *is* ``m mod N`` (:class:`~ppnn.he.paillier.SimulatedPaillier`); encryption,
+decryption and partial decryption are the identity and read no key. So ciphertexts cross as
+their booked ``2 log2 N`` bits per element carrying the residue ``m mod N`` (the plaintext,
+zero-padded), and a process that holds a ciphertext holds its plaintext: the garbage test
+cannot show that the server (or, two-server, a server without the other's key share) does not
+decrypt. A keyed simulator cannot fix this: Paillier's encryption and plaintext addition use
+only the public key, and a scheme whose decryption needs a key while those do not is real
+public-key encryption. Structurally, then, the key stays with its owner -- a server's process
+holds only :class:`NotHeld` for the client's secret key and garbage exponents for the shares
+it has not received, which the simulator ignores -- and the honesty proof covers everything
+else: the image, the model, every mask and share, every ciphertext a party uses (the server
+computes on the ``[image]`` it received; the client decrypts the ``[x + r]`` it received).
+
+The simulator's checks of plaintexts no party holds (every activation within ``ℓ`` bits, every
+packing slot, :meth:`~ppnn.protocols.swann.SwannModel.check_input`'s pass through the model
+with the input) are the lab's: they run in the launcher and in the dealer's in-process run,
+not in the parties' processes (:attr:`WirePaillier.lab_checks` is off there).
+
+:func:`input_bits_reading_owner_mask` is a deliberately broken step (the receiver of a 2PC
+input uses its own draw of the owner's mask instead of the one it received) that the
+simulation cannot tell from the real one and the garbage test catches.
+
+What is real: the processes, the sockets, the bytes of every booked message at its booked
+width, the rounds (causal depth), the wall time. What is simulated: Paillier (plaintexts in
+disguise, above), OT extension (filler of its booked size; the dealer supplies the triples).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import dataclasses
+from functools import partial
+
+import numpy as np
+
+from ppnn.core import Ledger
+from ppnn.core.dealer import BeaverTriple, BitTriple, Dealer
+from ppnn.core.sharing import AdditiveShares, XorShares
+from ppnn.he.paillier import CipherArray, SimulatedPaillier
+from ppnn.he.paillier.ciphertexts import PackingLayout
+from ppnn.he.paillier.keys import KeyShare
+from ppnn.protocols.swann import inference as si
+from ppnn.protocols.swann.twopc import TwoPC
+
+from .launch import launch
+from .transport import Wire, WireError
+
+__all__ = ["SWANN_FAMILIES", "ROLE_OF", "SwannWireLedger", "WireTwoPC", "WirePaillier",
+           "NotHeld", "run_plan", "input_bits_reading_owner_mask", "reading_owner_mask"]
+
+#: the SwaNN families that run with ``transport="tcp"`` and their scenarios
+SWANN_FAMILIES = {"swann_cs": "client-server", "swann_2s": "two-server"}
+#: the launcher's role of each party, per scenario (the family's roles: no idle process)
+ROLE_OF = {"client-server": {"client": "P0", "server": "P1", Ledger.DEALER: "dealer"},
+           "two-server": {"client": "P0", "server1": "P1", "server2": "P2",
+                          Ledger.DEALER: "dealer"}}
+
+
+class NotHeld:
+    """Stands in for a secret key in the process of a party that does not hold it (the
+    simulator's decryption reads no key, see the module docstring)."""
+
+    def __repr__(self) -> str:
+        return "NotHeld()"
+
+
+# -- the bytes of one message ---------------------------------------------------------------
+def _int_layout(size: int, per: int):
+    """Frame parts of ``size`` big integers of ``per`` bits: bytes when ``per`` is whole bytes,
+    else one bit string."""
+    if per % 8 == 0:
+        return [((size, per // 8), np.dtype(np.uint8), 8)]
+    return [((size * per,), np.dtype(np.uint8), 1)]
+
+
+def _ints_to_parts(values, per: int):
+    nb = -(-per // 8)
+    raw = np.frombuffer(b"".join(int(v).to_bytes(nb, "little") for v in values), np.uint8)
+    raw = raw.reshape(len(values), nb)
+    if per % 8 == 0:
+        return [(raw, 8)]
+    bits = np.unpackbits(raw, axis=1, bitorder="little")[:, :per]
+    return [(bits.reshape(-1), 1)]
+
+
+def _parts_to_ints(got, size: int, per: int) -> list[int]:
+    if per % 8 == 0:
+        raw = got[0]
+    else:
+        bits = got[0].reshape(size, per)
+        pad = np.zeros((size, -per % 8), np.uint8)
+        raw = np.packbits(np.concatenate([bits, pad], axis=1), axis=1, bitorder="little")
+    return [int.from_bytes(row.tobytes(), "little") for row in raw]
+
+
+class SwannWireLedger(Ledger):
+    """The ledger of one party's process: books every message as the simulation does and
+    carries it over ``wire``. ``me``: the process's party; ``roles``: party -> launcher role."""
+
+    def __init__(self, parties, wire: Wire, me: str, roles: dict[str, str]):
+        super().__init__(parties)
+        if me not in parties:
+            raise ValueError(f"me must be one of {parties}, got {me!r}")
+        self.wire, self.me, self.roles = wire, me, dict(roles)
+
+    def __getstate__(self):  # pickled back to the launcher without the process's sockets
+        return {**self.__dict__, "wire": None}
+
+    def send(self, sender, receiver, bits, what="", value=None):
+        """A message booked by size only (the OT extension's columns, B2A's random OTs): the
+        sender's process sends that many bits of zero filler."""
+        msg = super().send(sender, receiver, bits, what, value)
+        if sender != self.DEALER:
+            self._cross(msg, [((bits // 8,), np.dtype(np.uint8), 8),
+                              ((bits % 8,), np.dtype(np.uint8), 1)], None)
+        return msg
+
+    def transmit(self, sender, receiver, bits, what, value, recorded=None):
+        msg = Ledger.send(self, sender, receiver, bits, what,
+                          value=value if recorded is None else recorded)
+        if isinstance(value, CipherArray):  # big integers at 2 log2 N bits each
+            per = self._per(msg, value.size)
+            got = self._cross(msg, _int_layout(value.size, per),
+                              lambda: _ints_to_parts(value.data.ravel(), per))
+            if got is None:
+                return value
+            out = copy.copy(value)
+            out.data = np.array(_parts_to_ints(got, value.size, per),
+                                dtype=object).reshape(value.shape)
+            out.shadow = None
+            return out
+        if isinstance(value, KeyShare):  # d_i as a signed integer of wire_bits bits
+            w = msg.bits
+            got = self._cross(msg, _int_layout(1, w),
+                              lambda: _ints_to_parts([value.d % (1 << w)], w))
+            if got is None:
+                return value
+            d = _parts_to_ints(got, 1, w)[0]
+            return dataclasses.replace(value, d=d - (1 << w) if d >> (w - 1) else d)
+        arr = np.asarray(value)
+        per = self._per(msg, arr.size)
+        got = self._cross(msg, [(arr.shape, arr.dtype, per)], lambda: [(arr, per)])
+        return arr if got is None else got[0]
+
+    def swap(self, parties, bits: int, what: str, values: np.ndarray) -> np.ndarray:
+        """An exchange between the two ``parties`` in one round (booked as
+        :meth:`Ledger.exchange`): ``values[i]`` is what ``parties[i]`` sends; the result has
+        the other party's row as received (a process of neither keeps its garbage)."""
+        p0, p1 = parties
+        with self.round():
+            m01 = Ledger.send(self, p0, p1, bits, what)
+            m10 = Ledger.send(self, p1, p0, bits, what)
+        out = values.copy()
+        mine = {p0: (m01, m10, 0, 1), p1: (m10, m01, 1, 0)}.get(self.me)
+        if mine is None:
+            return out
+        sent, recv, i, j = mine
+        per = self._per(sent, values[i].size)
+        layout = [(values[i].shape, values.dtype, per)]
+        self._cross(sent, layout, lambda: [(values[i], per)])
+        out[j] = self._cross(recv, layout, None)[0]
+        return out
+
+    @staticmethod
+    def _per(msg, size: int) -> int:
+        per, rest = divmod(msg.bits, max(size, 1))
+        if rest or not 1 <= per:
+            raise WireError(f"a message of {msg.bits} bits cannot carry {size} elements at one "
+                            "width")
+        return per
+
+    def _cross(self, msg, layout, parts):
+        """Send (``parts()``: the frame's parts; None: zero filler of ``layout``) or receive
+        one booked message; None in the process of a party that is neither end."""
+        w = self.wire
+        online = msg.phase == "online"
+        cls = "online" if online else "offline setup"
+        if online:
+            w.enter_round(msg.round)
+        step = f"{msg.label}::{msg.what}"
+        if self.me == msg.sender:
+            data = [(np.zeros(s, t), b) for s, t, b in layout] if parts is None else parts()
+            w.send(self.roles[msg.receiver], data, step, cls,
+                   round=msg.round if online else None)
+            return None
+        if self.me == msg.receiver:
+            return w.recv(self.roles[msg.sender], layout, step, cls)
+        return None
+
+
+# -- the Paillier simulator in a party's process -----------------------------------------
+class _Unchecked(PackingLayout):
+    """A packing layout without the lab's checks of values (garbage in this process)."""
+
+    def check_values(self, values) -> np.ndarray:
+        return np.asarray(values, dtype=object).ravel()
+
+    def unpack_plain(self, packed, count: int) -> np.ndarray:
+        mask = (1 << self.slot_bits) - 1
+        out = []
+        for v, g in zip([int(v) for v in np.asarray(packed, dtype=object).ravel()],
+                        self.groups(count)):
+            out.extend((v >> (self.slot_bits * j)) & mask for j in range(len(g)))
+        return np.array(out, dtype=object)
+
+
+class WirePaillier(SimulatedPaillier):
+    """The Paillier simulator of a party's process: no lab checks of plaintexts (they run in
+    the launcher and the dealer's in-process run), and a secret key this party does not hold
+    is :class:`NotHeld` (the simulator reads no key)."""
+
+    lab_checks = False
+
+    def layout(self, slot_bits: int) -> PackingLayout:
+        return _Unchecked(slot_bits, self.n_bits)
+
+    def _check_sk(self, private_key) -> None:
+        if not isinstance(private_key, NotHeld):
+            super()._check_sk(private_key)
+
+
+# -- the 2PC engine and its dealer ----------------------------------------------------------
+class _WireDealer(Dealer):
+    """In a party's process: the triples and random OTs come from the dealer process (its
+    own shares; the other party's, garbage). In a process of neither party: all garbage."""
+
+    def __init__(self, rng, ledger, parties, wire: Wire, me: str):
+        super().__init__(rng, ledger, parties)
+        self.wire, self.me = wire, me
+
+    def _receive(self, what: str, shapes_bits) -> list[np.ndarray] | None:
+        if self.me not in self.parties:
+            return None
+        return self.wire.recv("dealer", [(s, np.uint64, b) for s, b in shapes_bits],
+                              f"{self.ledger.current_label}::{what} ({self.me})",
+                              "offline ideal")
+
+    def bit_triples(self, shape, k: int = 1) -> BitTriple:
+        t = super().bit_triples(shape, k)  # garbage of the right shapes
+        got = self._receive("bit triple", [(tuple(shape), k)] * 3)
+        if got is not None:
+            i = self.parties.index(self.me)
+            for sh, real in zip((t.a, t.b, t.c), got):
+                sh.shares[i] = real
+        return t
+
+    def triple(self, ring, shape) -> BeaverTriple:
+        t = super().triple(ring, shape)
+        got = self._receive("beaver triple", [(tuple(shape), ring.bits)] * 3)
+        if got is not None:
+            i = self.parties.index(self.me)
+            for sh, real in zip((t.a, t.b, t.c), got):
+                sh.shares[i] = real
+        return t
+
+    def random_ots(self, ring, shape):
+        """B2A's random OTs: the evaluator (sender) ``m0, m1``, the helper (receiver) ``c``
+        and ``m_c``."""
+        g = self.rng
+        m0, m1 = ring.random(g, shape), ring.random(g, shape)
+        c = g.integers(0, 2, size=shape, dtype=np.uint64)
+        mc = ring.random(g, shape)
+        helper, evaluator = self.parties
+        if self.me == evaluator:
+            m0, m1 = self._receive("random OTs", [(tuple(shape), ring.bits)] * 2)
+        elif self.me == helper:
+            c, mc = self._receive("random OTs", [(tuple(shape), 1), (tuple(shape), ring.bits)])
+        return m0, m1, c, mc
+
+
+class WireTwoPC(TwoPC):
+    """SwaNN's 2PC engine in a party's process: the same circuits, with the openings of the
+    Beaver steps and B2A's OT messages on the wire and the dealer's material received."""
+
+    def __init__(self, ledger, parties, rng, ot=None, timings=None):
+        super().__init__(ledger, parties, rng, ot, timings)
+        self.dealer = _WireDealer(rng, self._scratch, self.parties, ledger.wire, ledger.me)
+
+    def and_(self, a: XorShares, b: XorShares) -> XorShares:
+        n = int(np.prod(a.shape, dtype=np.int64))
+        self._offline_and(n)
+        with self.timed():
+            t = self.dealer.bit_triples(a.shape, a.k)
+            d_sh, e_sh = a ^ t.a, b ^ t.b
+            both = np.stack([d_sh.shares, e_sh.shares], axis=1)  # (party, 2, ...)
+            both = self.ledger.swap(self.parties, 2 * n * a.k, "beaver AND: x^a, y^b", both)
+            d, e = both[0, 0] ^ both[1, 0], both[0, 1] ^ both[1, 1]
+            z = XorShares(t.c.shares ^ (t.b.shares & d) ^ (t.a.shares & e), a.k)
+            return z ^ (d & e)
+
+    def mul(self, x: AdditiveShares, y: AdditiveShares) -> AdditiveShares:
+        n = int(np.prod(x.shape, dtype=np.int64))
+        self._offline_mul(n, x.ring.k)
+        ring = x.ring
+        with self.timed():
+            t = self.dealer.triple(ring, x.shape)
+            e_sh, f_sh = x - t.a, y - t.b
+            both = np.stack([e_sh.shares, f_sh.shares], axis=1)
+            both = self.ledger.swap(self.parties, 2 * n * ring.bits, "beaver: x-a, y-b", both)
+            e, f = ring.add(both[0, 0], both[1, 0]), ring.add(both[0, 1], both[1, 1])
+            z = t.c + t.b.mul_public(e) + t.a.mul_public(f)
+            return z.add_public(ring.mul(e, f))
+
+    def b2a(self, x: XorShares, ring) -> AdditiveShares:
+        """:meth:`TwoPC.b2a` with its correlated OTs run from the dealer's random OTs, in the
+        one booked round: the helper (receiver, bit ``a``, random choice ``c``, ``m_c``)
+        sends ``e = a ^ c``; the evaluator (sender, bit ``b``, ``m0, m1``) sends
+        ``y = m0 + b - m1``, which does not depend on ``e``. The helper gets ``t' = m_c +
+        c y = m0 + c b`` and takes ``t = t'`` (``e = 0``) or ``-t'``; the evaluator takes
+        ``s = m0`` or ``-m0 - b``: ``t = s + a b``."""
+        m = x.shape[0]
+        if m > ring.k:
+            raise ValueError(f"{m}-bit values do not fit {ring!r}")
+        shape = x.shape[1:]
+        n = int(np.prod(shape, dtype=np.int64))
+        helper, evaluator = self.parties
+        led = self.ledger
+        with led.offline(), led.round():
+            led.send(helper, evaluator, m * n * self.ot.kappa, "B2A: random OTs")
+        for p in self.parties:
+            led.count("ot", m * n // 2 if p == helper else m * n - m * n // 2, p)
+        a = x.shares[0].astype(np.uint64)
+        b = x.shares[1].astype(np.uint64)
+        m0, m1, c, mc = self.dealer.random_ots(ring, a.shape)
+        with led.round():
+            e = led.transmit(helper, evaluator, m * n, "B2A: OT choice bits", a ^ c)
+            y = led.transmit(evaluator, helper, m * n * ring.k, "B2A: OT corrections",
+                             ring.sub(ring.add(m0, b), m1))
+        with self.timed():
+            t1 = ring.add(mc, ring.mul(c, y))
+            t = np.where(e == 1, ring.neg(t1), t1)
+            s = np.where(e == 1, ring.sub(ring.neg(m0), b), m0)
+            w = (np.uint64(1) << np.arange(m, dtype=np.uint64)).reshape((m,) + (1,) * len(shape))
+            w[m - 1] = ring.neg(w[m - 1])
+            w = ring.reduce(w)
+            two = np.uint64(2)
+            helper_sh = ring.sum(ring.mul(w, ring.sub(a, ring.mul(two, t))), axis=0)
+            eval_sh = ring.sum(ring.mul(w, ring.add(b, ring.mul(two, s))), axis=0)
+        return AdditiveShares(np.stack([helper_sh, eval_sh]), ring)
+
+
+# -- the dealer process ----------------------------------------------------------------------
+class _RecordingDealer(Dealer):
+    def __init__(self, rng, ledger, parties, events):
+        super().__init__(rng, ledger, parties)
+        self.events = events
+
+    def bit_triples(self, shape, k: int = 1):
+        t = super().bit_triples(shape, k)
+        self.events.append(("bit", self.parties, k, [(t.a.shares[i], t.b.shares[i],
+                                                      t.c.shares[i]) for i in (0, 1)]))
+        return t
+
+    def triple(self, ring, shape):
+        t = super().triple(ring, shape)
+        self.events.append(("arith", self.parties, ring.bits,
+                            [(t.a.shares[i], t.b.shares[i], t.c.shares[i]) for i in (0, 1)]))
+        return t
+
+
+class _RecordingTwoPC(TwoPC):
+    """The in-process 2PC engine, recording the triples its dealer makes and the shapes of
+    its B2A's OTs (the dealer process deals the random OTs for them)."""
+
+    def __init__(self, ledger, parties, rng, ot=None, timings=None, *, events):
+        super().__init__(ledger, parties, rng, ot, timings)
+        self.events = events
+        self.dealer = _RecordingDealer(rng, self._scratch, self.parties, events)
+
+    def b2a(self, x, ring):
+        self.events.append(("ot", self.parties, ring, x.shares[0].shape))
+        return super().b2a(x, ring)
+
+
+def _dealer_run(plan, x, seed):
+    """The in-process run (the simulation's draws and checks) and the 2PC material."""
+    imp, scenario = plan.impl, SWANN_FAMILIES[plan.family]
+    per = 1 if scenario == "client-server" else 2
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    events: list = []
+    led = Ledger(si.PARTIES[scenario])
+    logits = []
+    for j in range(0, len(x), per):
+        res = si.run_inference(imp["model"], x[j:j + per], scenario, imp["optimized"],
+                               imp["keys"], rng, simulated=True,
+                               twopc=partial(_RecordingTwoPC, events=events))
+        led.merge(res.ledger)
+        logits += [np.asarray(z, dtype=object) for z in res.logits]
+    return np.stack(logits), led, events
+
+
+def _send_material(wire: Wire, events, roles: dict[str, str], g) -> None:
+    for kind, parties, bits, payload in events:
+        if kind == "ot":
+            ring, shape = bits, payload
+            helper, evaluator = parties
+            m0, m1 = ring.random(g, shape), ring.random(g, shape)
+            c = g.integers(0, 2, size=shape, dtype=np.uint64)
+            mc = np.where(c == 1, m1, m0)
+            wire.send(roles[evaluator], [(m0, ring.bits), (m1, ring.bits)], "random OTs",
+                      "offline ideal")
+            wire.send(roles[helper], [(c, 1), (mc, ring.bits)], "random OTs", "offline ideal")
+            continue
+        for p, shares in zip(parties, payload):
+            wire.send(roles[p], [(s, bits) for s in shares], f"{kind} triple",
+                      "offline ideal")
+
+
+# -- jobs run in each process ---------------------------------------------------------------
+def _no_check(x_int) -> None:
+    """A party's process skips the lab's input check (neither party holds both the model
+    and the input; the launcher and the dealer's in-process run make it)."""
+
+
+def _garbage_model(model, g: np.random.Generator):
+    """The client's copy of the model: weights, biases and float parameters replaced by
+    garbage of their (public) shapes; the layers, widths and windows are public."""
+    out = copy.copy(model)
+    out.params = [{k: g.uniform(-1.0, 1.0, np.shape(v)) for k, v in p.items()}
+                  for p in model.params]
+    out.steps = [dataclasses.replace(
+        s, W=None if s.W is None else g.integers(-127, 128, s.W.shape),
+        b=None if s.b is None else np.array([int(v) for v in g.integers(-(1 << 20), 1 << 20,
+                                                                         np.shape(s.b))],
+                                            dtype=object).reshape(np.shape(s.b)))
+        for s in model.steps]
+    return out
+
+
+def _party_keys(keys, me: str, g: np.random.Generator):
+    """The keys as the party ``me`` holds them: the client all; a server the public key, a
+    stand-in for the secret key and garbage exponents for both shares (its own arrives in
+    the setup message)."""
+    if me == "client":
+        return keys
+    shares = None if keys.shares is None else tuple(
+        dataclasses.replace(s, d=int(g.integers(1 << 62))) for s in keys.shares)
+    return si.SwannKeys(keys.public_key, NotHeld(), shares)
+
+
+def swann_job(wire: Wire, task: dict) -> dict:
+    """What each process of a SwaNN wire run does (module-level for pickling)."""
+    if wire.role == "dealer":
+        _, led, events = _dealer_run(task["plan"], task["x"], task["seed"])
+        _send_material(wire, events, task["roles"],
+                       np.random.default_rng(np.random.SeedSequence()))
+        return {"output": None, "ledger": led}
+    scenario, roles = task["scenario"], task["roles"]
+    me = {r: p for p, r in roles.items()}[wire.role]
+    g = wire.garbage
+    model = copy.copy(task["model"])
+    model.check_input = _no_check
+    x = task.get("x")
+    if me != "client":
+        x = g.uniform(0.0, 1.0, task["x_shape"])
+    keys = _party_keys(task["keys"], me, g)
+    rng = np.random.Generator(np.random.SFC64(int(g.integers(1 << 62))))
+    per = 1 if scenario == "client-server" else 2
+    led, logits = Ledger(si.PARTIES[scenario]), []
+    with _broken(task.get("broken", False)):
+        for j in range(0, len(x), per):
+            wl = SwannWireLedger(si.PARTIES[scenario], wire, me, roles)
+            res = si.run_inference(model, x[j:j + per], scenario, task["optimized"], keys,
+                                   rng, simulated=True, ledger=wl, twopc=WireTwoPC,
+                                   paillier=WirePaillier)
+            led.merge(res.ledger)
+            logits += [np.asarray(z, dtype=object) for z in res.logits]
+    return {"output": np.stack(logits) if me == "client" else None, "ledger": led}
+
+
+# -- the deliberately broken step ---------------------------------------------------------
+def input_bits_reading_owner_mask(self: TwoPC, owner: str, bits, what: str) -> XorShares:
+    """A broken 2PC input: it sends and books what :meth:`TwoPC.input_bits` does, but the
+    receiver's share is the mask as *its own process* drew it -- reading the owner's draw
+    instead of the message it received."""
+    bits = np.asarray(bits, dtype=np.uint64)
+    other = self.parties[1 - self.parties.index(owner)]
+    mask = self.rng.integers(0, 2, size=bits.shape, dtype=np.uint64)
+    self.ledger.transmit(owner, other, bits.size, what, mask)  # received, then ignored
+    shares = np.stack([mask, bits ^ mask] if owner == self.parties[1]
+                      else [bits ^ mask, mask])
+    return XorShares(shares, 1)
+
+
+@contextlib.contextmanager
+def reading_owner_mask(on: bool = True):
+    """Within the block, 2PC inputs are :func:`input_bits_reading_owner_mask` (in process:
+    the same logits; in wire mode: the garbage test fails)."""
+    original = TwoPC.input_bits
+    if on:
+        TwoPC.input_bits = input_bits_reading_owner_mask
+    try:
+        yield
+    finally:
+        TwoPC.input_bits = original
+
+
+_broken = reading_owner_mask
+
+
+# -- the run ------------------------------------------------------------------------------
+def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None = 600.0,
+             broken: bool = False):
+    """``ppnn.run(plan, x, seed, transport="tcp")`` for SwaNN (simulated Paillier): a
+    :class:`~ppnn.protocols.api.Result` whose ``extra["wire"]`` is
+    :func:`~ppnn.wire.falcon.wire_summary`. ``broken``: the parties run
+    :func:`input_bits_reading_owner_mask` (the garbage test's negative control)."""
+    import pandas as pd
+
+    from ppnn.protocols.api import Plan, Result, _check_images
+
+    from .falcon import wire_summary
+
+    if not isinstance(plan, Plan):
+        raise TypeError(f"plan must be a Plan from ppnn.compile, got {type(plan).__name__}")
+    if plan.family not in SWANN_FAMILIES:
+        raise ValueError(f"plan must be of {tuple(SWANN_FAMILIES)}, got {plan.family!r}")
+    x = _check_images(plan, x)
+    scenario = SWANN_FAMILIES[plan.family]
+    per = 1 if scenario == "client-server" else 2
+    if len(x) % per:
+        raise ValueError(f"{plan.family} classifies {per} images per run, got {len(x)}")
+    imp = plan.impl
+    for img in x:  # the lab's input check (needs the model and the input: no party has both)
+        imp["model"].check_input(imp["model"].encode(img))
+    roles = ROLE_OF[scenario]
+    g = np.random.default_rng(np.random.SeedSequence())
+    base = {"scenario": scenario, "roles": roles, "optimized": imp["optimized"],
+            "broken": bool(broken)}
+    tasks = {"P0": {**base, "model": _garbage_model(imp["model"], g), "x": x,
+                    "keys": imp["keys"]}}
+    for p in si.PARTIES[scenario][1:]:
+        tasks[roles[p]] = {**base, "model": imp["model"], "x_shape": x.shape,
+                           "keys": _party_keys(imp["keys"], p, g)}
+    tasks["dealer"] = {"plan": plan, "x": x, "seed": seed, "roles": roles}
+    launched = launch(swann_job, tasks, timeout=timeout, deadline=deadline)
+    led = launched["dealer"][0]["ledger"]
+    for p in si.PARTIES[scenario]:
+        if launched[roles[p]][0]["ledger"].messages != led.messages:
+            raise WireError(f"{p}'s process booked a different ledger than the dealer's "
+                            "in-process run")
+    summary = wire_summary(led, launched)
+    seconds = max(summary["party seconds"][roles[p]] for p in si.PARTIES[scenario])
+    timings = pd.DataFrame([("online", "input, all layers, output", seconds)],
+                           columns=["phase", "layer", "seconds"])
+    who = ", ".join(si.PARTIES[scenario])
+    prov = {"communication": f"measured on a wire: {who} and the dealer as processes over "
+            "loopback TCP; ledger booked by every party's process and the dealer's in-process "
+            "run (equal); simulated Paillier ciphertexts: their residues at the booked 2 log2 N "
+            "bits; OT extension: zero filler of its booked size (the dealer supplies the "
+            "triples)",
+            "compute": "measured: the slowest party's process (SPMD with garbage: each runs "
+            "every party's steps, like the simulator)"}
+    logits = np.asarray(launched["P0"][0]["output"])
+    return Result(plan.family, "sim", logits, led, timings, prov,
+                  {"wall_s": launched.seconds, "wire": summary, "transport": "tcp"})
