@@ -93,14 +93,15 @@ def measure_all(quick: bool, seed: int = 0, *, log=print) -> pd.DataFrame:
 def measure_model(net, params, calib, x, label: str, quick: bool, seed: int = 0, *,
                   log=print) -> tuple[pd.DataFrame, dict]:
     """Your network (e.g. from ONNX) through every wire-mode family: compiled with
-    ``calib``, one image ``x[:1]`` on loopback and the links of :func:`settings`. Returns
-    the table and ``{family: why}`` for the families that cannot run the network."""
+    ``calib``, one image (two for SwaNN two-server) on loopback and the links of
+    :func:`settings`. Returns the table and ``{family: why}`` for the families that cannot
+    run the network."""
     import numpy as np
 
     import ppnn
 
     st = settings(quick)
-    from ppnn.wire import WIRE_FAMILIES
+    from ppnn.wire import WIRE_FAMILIES, timing
 
     jobs, skipped = [], {}
     for fam in WIRE_FAMILIES:
@@ -109,7 +110,7 @@ def measure_model(net, params, calib, x, label: str, quick: bool, seed: int = 0,
         except ValueError as e:  # UnsupportedNetwork is a ValueError
             skipped[fam] = str(e)
             continue
-        jobs.append((fam, label, plan, np.asarray(x[:1])))
+        jobs.append((fam, label, plan, np.asarray(x[:timing.images_for(fam)])))
     return _measure(st, jobs, seed, log), skipped
 
 
@@ -155,21 +156,21 @@ def plot(df: pd.DataFrame):
         return fig
     for c in cols:
         d[c] = pd.to_numeric(d[c], errors="coerce")
-    labels = [f"{r.family}\n{r.model}\n{r.network}" for r in d.itertuples(False)]
+    labels = [f"{f}\n{m}\n{n}" for f, m, n in zip(d["family"], d["model"], d["network"])]
     x = np.arange(len(d))
     fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(d) + 2), 4.2))
     for i, (c, lab) in enumerate(cols.items()):
         ax.bar(x + (i - 1) * 0.27, d[c], width=0.27, label=lab)
     ax.set_xticks(x, labels, fontsize=7)
     ax.set_yscale("log")
-    ax.set_ylabel("seconds per inference (one image)")
+    ax.set_ylabel("seconds per run (one image; SwaNN two-server: two)")
     ax.legend(fontsize=8, frameon=False)
     ax.set_title("Wire mode: measured vs projected", fontsize=10)
     fig.tight_layout()
     return fig
 
 
-_COLUMNS = ["family", "model", "network", "latency by", "ledger bytes online",
+_COLUMNS = ["family", "model", "images", "network", "latency by", "ledger bytes online",
             "wire bytes online", "ledger rounds", "measured depth",
             "latency-equivalent rounds", "compute in process s", "loopback s (median)",
             "measured s (median)", "projected s (tables)", "tables error %",

@@ -54,6 +54,13 @@ __all__ = ["measure", "calibrate_latency", "table", "error_summary", "write_csv"
 
 #: the zoo networks of the table (MiniONN and LeNet as the zoo names them)
 MODELS = ("minionn_mnist", "falcon_lenet")
+#: images per run where a family needs more than one (SwaNN's two servers classify in pairs)
+MIN_IMAGES = {"swann_2s": 2}
+
+
+def images_for(family: str, images: int = 1) -> int:
+    """The images a run of ``family`` takes: ``images``, at least :data:`MIN_IMAGES`."""
+    return max(int(images), MIN_IMAGES.get(family, 1))
 
 
 def _plan(family: str, model: str, images: int):
@@ -107,7 +114,7 @@ def measure(model: str, family: str = "falcon_sh", links=("lan", "wan"), *, repe
     if (plan is None) != (x is None):
         raise ValueError("plan and x must be given together (or neither)")
     if plan is None:
-        plan, x = _plan(family, model, images)
+        plan, x = _plan(family, model, images_for(family, images))
     elif plan.family != family:
         raise ValueError(f"family {family!r} does not match the plan's {plan.family!r}")
     comp = []
@@ -184,7 +191,8 @@ def table(measured: list[dict], k: float):
             wire_total = sum(c["wire bytes"] for c in w["classes"].values())
             wall = run["wall_s"]
             row = {
-                "family": m["family"], "model": m["model"], "network": key,
+                "family": m["family"], "model": m["model"], "images": m["images"],
+                "network": key,
                 "link": run["shaping"]["link"], "shaping": run["shaping"]["how"],
                 "latency by": run["shaping"]["latency"],
                 "ledger bytes online": led.total_bytes("online"),
