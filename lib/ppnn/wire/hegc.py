@@ -74,13 +74,13 @@ import numpy as np
 
 from ppnn.core import Ledger
 from ppnn.he import gc as gcmod
+from ppnn.nn import Dense
 from ppnn.protocols import gc_act
 from ppnn.protocols import hegc as hg
+from ppnn.protocols.delphi_gc import _windows
 from ppnn.protocols.gala import centered
 from ppnn.protocols.gala.network import quantize_input
 from ppnn.protocols.gala.protocol import check_plain_modulus
-from ppnn.protocols.delphi_gc import _windows
-from ppnn.nn import Dense
 
 from .launch import launch
 from .transport import Wire, WireError
@@ -240,7 +240,7 @@ def _activation(party: _Party, spec, cw, sw, led: Ledger, nonce: int):
 
 # -- one image (hegc.secure_inference, split by party) -------------------------------------
 def _inference(party: _Party, plan: hg.HEGCPlan, x, he, method, rng, led: Ledger):
-    p, g = plan.p, party.wire.garbage
+    p = plan.p
     client, server = hg.PARTIES
     a = quantize_input(x[None], plan.f_x)[0]  # server's process: a garbage image's
     a_srv = None
