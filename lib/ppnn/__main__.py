@@ -171,6 +171,8 @@ def _wire(args) -> int:
     df.loc[len(df)] = ["seconds (ledger: in process; wire: go to last result)",
                        round(t_in, 4), None, round(w["seconds"], 4), None, None]
     who = ("the client, the server and the dealer as processes" if args.family == "delphi_tabula"
+           else "the client and the server as processes" if args.family in ("gazelle_gc",
+                                                                            "gala_gc")
            else "P0, P1, P2 and the dealer as 4 processes")
     where = ("over loopback TCP (not shaped)" if not args.link else
              f"on {net_how['link']}; {net_how['how']}; latency: {net_how['latency']}")

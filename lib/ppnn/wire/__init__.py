@@ -6,7 +6,10 @@ party holds (SPMD with garbage, the honesty proof): a Falcon plan (``falcon_sh``
 ``falcon_mal``) as P0, P1, P2 and the dealer (which also plays the data holder and the model
 owner, :mod:`.falcon`); a Delphi + Tabula plan (``delphi_tabula``) as the client (holding the
 image), the server (holding the model) and the dealer of the tables and Delphi's masks
-(:mod:`.delphi`; the launcher's fourth process runs no job). Logits, predictions and the
+(:mod:`.delphi`; the launcher's fourth process runs no job); a GAZELLE or GALA + garbled
+ReLU plan (``gazelle_gc``, ``gala_gc``) as the client and the server (:mod:`.hegc`: the
+slot simulator's ciphertexts cross as their slot values inside frames of the booked size,
+the garbled circuits are real; P2 and the dealer run no job). Logits, predictions and the
 ledger equal the in-process run with the same seed; ``result.extra["wire"]`` gives the
 ledger's bytes and rounds beside the bytes, frames and causal depth measured on the wire.
 Every other family refuses ``transport="tcp"`` with a ValueError.
@@ -14,12 +17,14 @@ Every other family refuses ``transport="tcp"`` with a ValueError.
 Modules: :mod:`.framing` (the bytes of one message and their stated framing),
 :mod:`.transport` (one process's sockets, timeouts, counters), :mod:`.launch` (starting,
 joining and cleaning up the processes), :mod:`.falcon` (Falcon's parties on the wire, and
-the ledger-vs-wire summary), :mod:`.delphi` (Delphi + Tabula's parties on the wire).
+the ledger-vs-wire summary), :mod:`.delphi` (Delphi + Tabula's parties on the wire),
+:mod:`.hegc` (GAZELLE's and GALA's client and server on the wire).
 
 Real here: processes, sockets, bytes, rounds, wall time on loopback; shaped links
 (:mod:`.links`: namespaces, veth, tbf; latency by netem or held by the receiving
 transport). :mod:`.timing`: measured vs projected time. Not yet: families other than
-Falcon and Delphi + Tabula; the table in 00_overview and REPORT.md.
+Falcon, Delphi + Tabula, GAZELLE and GALA; HE-GC on real SEAL (TenSEAL) across
+processes; the table in 00_overview and REPORT.md.
 """
 
 from .falcon import WIRE_FAMILIES
