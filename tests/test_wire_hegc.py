@@ -121,3 +121,12 @@ def test_other_families_and_bad_arguments_are_refused(tiny):
         run_plan(plans["gala_gc"], x, SEED, broken="nope")
     with pytest.raises(ValueError, match="plan must be of"):
         run_plan(noflood, x, SEED)
+
+
+def test_cli_runs_gala_gc_on_the_wire(capsys):
+    from ppnn.__main__ import main
+
+    assert main(["wire", "gala_gc", "minionn_mnist", "--timeout", "60"]) == 0
+    out = capsys.readouterr().out
+    assert "the client and the server as processes" in out
+    assert "logits and ledger equal the in-process run: yes" in out
