@@ -32,7 +32,10 @@ the in-process run does, and changing only where values come from:
   tables (two 128-bit rows per AND gate), the active labels of the server's share and
   mask, and the decoding bits. The client picks the label of its own bit from each pair.
 * **Output.** The server sends its share of the logits (20 bits per element); the client
-  adds its own.
+  adds its own. The ledger books it one round after the last ``[y - r]_C``, but it is the
+  server's last mask plus its bias and depends on nothing the server receives after
+  ``[x_C]_C``: the causal depth measured on the wire is one round per image below the
+  ledger's (both messages can leave the server together).
 
 So if the client's logits equal the in-process run's, the client's computation used no
 weight, bias, share or mask of the server except through what it received, and the
