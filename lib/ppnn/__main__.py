@@ -177,7 +177,9 @@ def _wire(args) -> int:
                        round(t_in, 4), None, round(w["seconds"], 4), None, None]
     who = {"delphi_tabula": "the client, the server and the dealer as processes",
            "swann_cs": "the client, the server and the dealer as processes",
-           "swann_2s": "the client, server1, server2 and the dealer as processes"}.get(
+           "swann_2s": "the client, server1, server2 and the dealer as processes",
+           "gazelle_gc": "the client and the server as processes",
+           "gala_gc": "the client and the server as processes"}.get(
         args.family, "P0, P1, P2 and the dealer as 4 processes")
     where = ("over loopback TCP (not shaped)" if not args.link else
              f"on {net_how['link']}; {net_how['how']}; latency: {net_how['latency']}")

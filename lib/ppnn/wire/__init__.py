@@ -13,7 +13,12 @@ family declares (:mod:`.launch`):
   dealer), on the Paillier simulator, the dealer supplying the 2PC's triples,
   :mod:`.swann`. The simulator's ciphertexts are their plaintexts mod N, so the secret key
   cannot be separated on it (said precisely there); the honesty proof covers the image,
-  the model, every mask, share and ciphertext.
+  the model, every mask, share and ciphertext;
+* GAZELLE or GALA + garbled ReLU (``gazelle_gc``, ``gala_gc``): the client and the server,
+  :mod:`.hegc`. The slot simulator's ciphertexts cross as their slot values inside frames
+  of the booked size (so the proof shows which values each party used, not
+  confidentiality); the garbled circuits are real (the server garbles, the client
+  evaluates only from the frame it received); the OT is not run (label pairs cross).
 
 Logits, predictions and the ledger equal the in-process run with the same seed;
 ``result.extra["wire"]`` gives the ledger's bytes and rounds beside the bytes, frames and
@@ -23,31 +28,27 @@ ValueError.
 Modules: :mod:`.framing` (the bytes of one message and their stated framing),
 :mod:`.transport` (one process's sockets, timeouts, counters), :mod:`.launch` (starting,
 joining and cleaning up the processes), :mod:`.falcon` (Falcon's parties on the wire, and
-the ledger-vs-wire summary), :mod:`.delphi` (Delphi + Tabula), :mod:`.swann` (SwaNN).
+the ledger-vs-wire summary), :mod:`.delphi` (Delphi + Tabula), :mod:`.swann` (SwaNN),
+:mod:`.hegc` (GAZELLE's and GALA's client and server).
 
 Real here: processes, sockets, bytes, rounds, wall time on loopback; shaped links
 (:mod:`.links`: namespaces, veth, tbf; latency by netem or held by the receiving
-transport). :mod:`.timing`: measured vs projected time. Not yet: Delphi + GC, GAZELLE,
-GALA, SHE; SwaNN on real Paillier; the table in 00_overview and REPORT.md.
+transport). :mod:`.timing`: measured vs projected time, the table of 00_overview and
+REPORT.md (:mod:`ppnn.experiments.wire`). Not yet: Delphi + GC, SHE; SwaNN on real
+Paillier; GAZELLE / GALA on real SEAL across processes.
 
 **Delphi + GC** (``delphi_gc``) is not on the wire yet. Its linear layers are Delphi's and
 would run as in :mod:`.delphi`, but its ReLU (:func:`ppnn.protocols.gc_act.garbled_activation`)
 garbles and evaluates in one call that takes both parties' shares
-(:func:`ppnn.he.gc.garble_and_evaluate`). Tables and labels crossing as filler of their
-booked size (as Delphi's ciphertexts do) would leave the client's output share ``z`` to
-come from a process that saw both parties' shares online -- no party of the protocol, and
-not the dealer, which receives nothing. Doing it properly needs the garbling split in two:
-the server's process garbles and sends the tables, its input labels and the decoding bits as
-real bytes (their sizes read from the ledger's ``book_gc`` messages, whichever phase books
-the labels of ``r``), the client's process evaluates, its input labels coming from the
-dealer as the random OTs' stand-in.
-**GAZELLE / GALA** (``gazelle_gc``, ``gala_gc``): their linear layers run real BFV (SEAL)
-between client and server. On the wire the client process would generate the keys and
-keep the secret key, send the Galois / relinearisation keys and its ciphertexts as their
-serialized bytes (sizes then measured, not booked: they would have to match the ledger's
-counted sizes, or the ledger book SEAL's serialized sizes); the server process evaluates
-with the public and Galois keys only -- a true key separation the Paillier simulator cannot
-give. Their GC ReLUs are as in Delphi + GC.
+(:func:`ppnn.he.gc.garble_and_evaluate`). :mod:`.hegc` shows the way for GAZELLE/GALA's
+ReLU: the server's process garbles and sends tables, its input labels and the decoding bits
+as real bytes, the client's process evaluates from them; Delphi's split (the labels of
+``r`` in preprocessing) would take the same with the preprocessing frames from the dealer.
+**Real SEAL across processes** (GAZELLE / GALA): the client process would generate the keys
+and keep the secret key, send the Galois keys and its ciphertexts as their serialized bytes
+(sizes then measured, not booked: they would have to match the ledger's counted sizes); the
+server evaluates with the public and Galois keys only -- a true key separation the
+simulators cannot give.
 """
 
 from .falcon import WIRE_FAMILIES

@@ -66,8 +66,9 @@ __all__ = ["WireFalcon", "WireDealer", "WIRE_FAMILIES", "run_plan", "run_program
            "relu_program", "relu_reading_all_components", "wire_summary", "summary_frame"]
 
 #: the families that run with ``transport="tcp"`` (Delphi + Tabula: :mod:`.delphi`; SwaNN:
-#: :mod:`.swann`)
-WIRE_FAMILIES = ("falcon_sh", "falcon_mal", "delphi_tabula", "swann_cs", "swann_2s")
+#: :mod:`.swann`; GAZELLE / GALA + GC: :mod:`.hegc`)
+WIRE_FAMILIES = ("falcon_sh", "falcon_mal", "delphi_tabula", "swann_cs", "swann_2s",
+                 "gazelle_gc", "gala_gc")
 
 
 def _garbage(alg, shape, g: np.random.Generator) -> np.ndarray:
@@ -341,6 +342,12 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
 
     if plan.family in SWANN_FAMILIES:
         return swann_run_plan(plan, x, seed, timeout=timeout, deadline=deadline)
+
+    from .hegc import HEGC_FAMILIES
+    from .hegc import run_plan as hegc_run_plan
+
+    if plan.family in HEGC_FAMILIES:
+        return hegc_run_plan(plan, x, seed, timeout=timeout, deadline=deadline)
     x = _check_images(plan, x)
     skeleton = [{k: np.shape(v) for k, v in p.items()} for p in plan.impl["params"]]
     public = dataclasses.replace(plan, impl={**plan.impl, "params": None})

@@ -1,0 +1,383 @@
+"""GAZELLE / GALA + garbled ReLU in wire mode: the client and the server as processes, SPMD
+with garbage (the ``gazelle_gc`` and ``gala_gc`` families, :mod:`ppnn.protocols.hegc`).
+
+Each party's process runs the steps of :func:`ppnn.protocols.hegc.secure_inference` (GALA
+§II, Fig. 5) on its own copy of the slot simulator (:class:`~ppnn.he.bfv.sim.BFVSim`, the
+plan's parameters: N = 8192, flooding), booking every message and HE operation exactly as
+the in-process run does, and changing only where values come from:
+
+* **What a process holds is real; everything else is garbage.** The client holds the image
+  (and, conceptually, the HE secret key); the server holds the model (the integer weights
+  and biases of GALA's fixed-point plan; the plan's scales, clips and bounds are public).
+  Before the protocol starts the client's plan gets garbage weights and biases of the
+  public shapes and the server a garbage image; between layers the other party's share is
+  garbage in each process (the client holds ``z``, the server ``r``, ``z + r = y`` mod p),
+  and the server's share masks are drawn from garbage in the client's process.
+* **Linear layers.** The client packs and "encrypts" its input (its share after the first
+  layer) and sends ``[x]_C``: one frame of the booked size (``ciphertexts x 2 N log2 q``
+  bits) whose first ``ciphertexts x n x 20`` bits are the simulated ciphertexts' slot
+  values (a 4096-slot ciphertext needs 82 Kbit of its 2.85 Mbit), the rest zero filler.
+  The server's process *replaces* its own (garbage) ciphertexts by the ones it received,
+  adds its share (AddPlain), runs the kernel with its weights, masks with its ``r``, floods,
+  and returns ``[y - r]_C`` the same way; the client's process replaces its own (computed
+  on garbage weights) by what it received and decrypts. The Galois keys (offline, once per
+  rotation set) cross as zero filler of their booked size: the simulator builds no key.
+* **Garbled ReLU (+ max-pool, rescale, clip), real.** The server garbles the circuit of
+  :func:`ppnn.protocols.gc_act.act_circuit` (half-gates, free-XOR, fixed-key AES) with its
+  share and its fresh output mask ``r`` (OS CSPRNG) as garbler inputs; the client evaluates
+  it from what it received. The two booked messages: the client's IKNP receiver columns
+  (zero filler: the OT extension is not run) and the server's "OT answers, tables, labels"
+  frame, which holds exactly the booked bits: for each of the client's input wires the two
+  128-bit labels ``(W0, W0 ^ Delta)`` in the place of the OT's two ciphertexts, the garbled
+  tables (two 128-bit rows per AND gate), the active labels of the server's share and
+  mask, and the decoding bits. The client picks the label of its own bit from each pair.
+* **Output.** The server sends its share of the logits (20 bits per element); the client
+  adds its own. The ledger books it one round after the last ``[y - r]_C``, but it is the
+  server's last mask plus its bias and depends on nothing the server receives after
+  ``[x_C]_C``: the causal depth measured on the wire is one round per image below the
+  ledger's (both messages can leave the server together).
+
+So if the client's logits equal the in-process run's, the client's computation used no
+weight, bias, share or mask of the server except through what it received, and the
+server's used no image or client share except through the received ciphertexts.
+:data:`BROKEN` names deliberately broken steps (the server computes on its own copy of
+``[x]_C`` instead of the received one; the client reads the server's share of the logits
+from its own copy) that the in-process simulation cannot tell apart from the real ones
+(there both copies are the same) and that the garbage test catches.
+
+What the honesty proof covers on the slot simulator, precisely: the simulated ciphertexts
+*are* their plaintext slots, so the frame the client sends carries ``x`` (or its share) in
+the clear and the returned frame carries ``y - r``. The proof shows *data flow* -- which
+values each process's computation depends on and that they crossed in frames of the booked
+size -- not *confidentiality*: a server process could read the client's input out of the
+frame, which real BFV prevents (and the proof does not show that it does). The same holds
+for the garbled circuit's OT: the frame carries both labels of each of the client's wires
+in the clear (a real IKNP OT encrypts each pair so the client can open one), so the client
+could learn ``Delta``; the garbled tables, the server's labels and the decoding bits are
+the real garbler's. Not carried: the garbling session's hash nonce (64 bits per activation
+layer, unbooked) is here the public index of the layer (each chunk's fresh ``Delta`` keeps
+every tweak unique per ``Delta``, which is what the hash's proof needs).
+
+Processes: the launcher's ``P0`` (client) and ``P1`` (server), the only roles started
+(HE-GC has no dealer). What is real: the processes, the sockets, the bytes of every
+booked message at its booked size, the rounds (causal depth), the garbled circuits and the
+wall time. What is simulated: BFV (slot simulator: ciphertexts are slot vectors plus
+filler; same counts and sizes as SEAL), the OT (both labels in the clear), the flooding
+(changes no slot value; its noise is modelled). Left: the real-SEAL backend (TenSEAL: the
+secret key in the client's process, the server with the public and Galois keys and
+serialized ciphertexts).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+
+from ppnn.core import Ledger
+from ppnn.he import gc as gcmod
+from ppnn.nn import Dense
+from ppnn.protocols import gc_act
+from ppnn.protocols import hegc as hg
+from ppnn.protocols.delphi_gc import _windows
+from ppnn.protocols.gala import centered
+from ppnn.protocols.gala.network import quantize_input
+from ppnn.protocols.gala.protocol import check_plain_modulus
+
+from .launch import launch
+from .transport import Wire, WireError
+
+__all__ = ["HEGC_FAMILIES", "ROLE_OF", "BROKEN", "run_plan", "hegc_job"]
+
+#: the HE-GC families that run with ``transport="tcp"``
+HEGC_FAMILIES = ("gazelle_gc", "gala_gc")
+#: the launcher's role of each party (only these two processes are started)
+ROLE_OF = {"client": "P0", "server": "P1"}
+_PARTY_OF = {r: p for p, r in ROLE_OF.items()}
+#: deliberately broken steps (the garbage test's negative controls): ``"server reads x"``
+#: -- the server evaluates the kernel on its own copy of ``[x]_C`` instead of the one it
+#: received; ``"client reads logits share"`` -- the client adds its own copy of the
+#: server's share of the logits instead of the one it received
+BROKEN = ("server reads x", "client reads logits share")
+CHUNK = 1024  # instances per garbling (each its own Delta), as gc_act.garbled_activation
+
+
+class _Party:
+    """One party's process: its wire, its ledger's round offset and its broken step."""
+
+    def __init__(self, wire: Wire, me: str, broken: str | None):
+        self.wire, self.me, self.broken = wire, me, broken
+        self.offset = 0  # online rounds of earlier images (the per-image ledgers restart)
+
+    def cross(self, msg, parts, layout):
+        """Send ``parts`` (sender's process) or receive ``layout`` (receiver's) for the booked
+        ``msg``; returns what arrived, or None in the sender's process."""
+        online = msg.phase == "online"
+        cls = "online" if online else "offline setup"
+        rnd = msg.round + self.offset if online else None
+        if online:
+            self.wire.enter_round(rnd)
+        step = f"{msg.label}::{msg.what}"
+        if self.me == msg.sender:
+            bits = sum(int(np.size(a)) * b for a, b in parts)
+            if bits != msg.bits:
+                raise WireError(f"'{step}': the ledger books {msg.bits} bits, the frame has "
+                                f"{bits}")
+            self.wire.send(ROLE_OF[msg.receiver], parts, step, cls, round=rnd)
+            return None
+        if self.me == msg.receiver:
+            return self.wire.recv(ROLE_OF[msg.sender], layout, step, cls)
+        raise WireError(f"{self.me} is neither sender nor receiver of '{step}'")
+
+    def filler(self, msg) -> None:
+        """A message whose content the simulation does not build: zeros of its booked size."""
+        layout = _filler_layout(msg.bits)
+        self.cross(msg, [(np.zeros(s, t), b) for s, t, b in layout], layout)
+
+    def ciphertexts(self, msg, ct, he):
+        """``ct`` as the receiver has it: the slot values in a frame of the booked size."""
+        pbits = int(he.p - 1).bit_length()
+        data = np.broadcast_to(ct.data, ct.shape + (he.n,))
+        rest = msg.bits - data.size * pbits
+        if rest < 0:
+            raise WireError(f"'{msg.what}': {data.size} slots of {pbits} bits do not fit in the "
+                            f"booked {msg.bits} bits")
+        layout = [(data.shape, np.dtype(np.uint64), pbits), *_filler_layout(rest)]
+        parts = [(data.astype(np.uint64), pbits)] + [(np.zeros(s, t), b)
+                                                    for s, t, b in layout[1:]]
+        got = self.cross(msg, parts, layout)
+        if got is None:
+            return ct
+        return type(ct)(he, ct.shape, got[0].astype(np.int64), ct.noise, ct.ntt)
+
+
+def _filler_layout(bits: int):
+    return [((bits // 8,), np.dtype(np.uint8), 8), ((bits % 8,), np.dtype(np.uint8), 1)]
+
+
+# -- one linear layer (ppnn.protocols.gala.run_linear, split by party) ---------------------
+def _linear(party: _Party, kern, he, W, a, a_srv, rng, led: Ledger, label: str, x_bound):
+    client, server = hg.PARTIES
+    if party.me == server:  # the modulus check reads the weights: the server's
+        check_plain_modulus(kern, W, int(x_bound), he.p)
+    with he.recording(led), led.label(label):
+        with led.offline(), led.label("keys"):
+            new = he.keygen(kern.rotation_steps())
+            if new:
+                party.filler(led.send(client, server, len(new) * he.galois_key_bits,
+                                      f"Galois keys for {len(new)} rotations"))
+        ct_local = he.encrypt(kern.pack_input(a))  # 1. client (server's process: garbage)
+        msg = led.send(client, server, ct_local.size * he.ciphertext_bits,
+                       "[x]_C" if a_srv is None else "[x_C]_C (client's share)")
+        ct_x = party.ciphertexts(msg, ct_local, he)
+        if party.broken == "server reads x":
+            ct_x = ct_local
+        if a_srv is not None:  # server: [x]_C = [x_C]_C + x_S
+            ct_x = he.add_plain(ct_x, he.encode(kern.pack_input(a_srv)))
+        with led.label("eval"):  # 2. server: the kernel
+            out = kern.evaluate(he, ct_x, W)
+        # 3. server: mask r (the simulation seed, as on the simulator in process), flood
+        r = rng.integers(0, he.p, size=out.shape + (he.n,), dtype=np.int64)
+        masked = he.sub_plain(out, he.encode(r))
+        if he.flood_bits:
+            with led.label("flood"):
+                masked = he.flood(masked)
+        msg = led.send(server, client, masked.size * he.ciphertext_bits, "[y - r]_C")
+        masked = party.ciphertexts(msg, masked, he)
+        # 4. client: decrypt; both read out their shares
+        client_share = kern.read_out(he.decrypt(masked), he.p, led, client)
+        server_share = kern.read_out(r, he.p, led, server)
+    return client_share, server_share
+
+
+# -- one garbled activation layer (gc_act.garbled_activation, split by party) --------------
+def _activation(party: _Party, spec, cw, sw, led: Ledger, nonce: int):
+    """The server garbles with its share ``sw`` and a fresh mask ``r``, the client
+    evaluates with its share ``cw`` on what it received; returns ``(z, r, seconds)``."""
+    c = gc_act.act_circuit(spec)
+    n, k, m = cw.shape[0], spec.k, spec.m
+    gc_act.book_gc(led, n, c, "online", hg.PARTIES)
+    ot_cols, answers = led.messages[-2], led.messages[-1]
+    party.filler(ot_cols)  # the client's IKNP receiver columns (the OT is not run)
+    n_ev, n_gb, n_and, n_out = (c.evaluator_inputs.size, c.garbler_inputs.size, c.n_and,
+                                c.outputs.size)
+    layout = [((n_ev, n, 2, 2), np.dtype(np.uint64), 64),
+              ((n_and, n, 2, 2), np.dtype(np.uint64), 64),
+              ((n_gb, n, 2), np.dtype(np.uint64), 64), ((n_out, n), np.dtype(np.uint8), 1)]
+    g, t0 = party.wire.garbage, time.perf_counter()
+    if party.me == "server":  # the garbler
+        r = gc_act._random_mod(np.random.default_rng(np.random.SeedSequence()),
+                               spec.modulus, n)  # fresh OS entropy, as the real GC's mask
+        gb_bits = np.concatenate([gcmod.bits_of(sw[:, j], k) for j in range(m)]
+                                 + [gcmod.bits_of(r, k)])
+        ot, tables, labels, decoding = (np.empty(s, t) for s, t, _ in layout)
+        tweak = 0
+        for j0 in range(0, n, CHUNK):
+            sl = slice(j0, min(n, j0 + CHUNK))
+            gc = gcmod.garble(c, sl.stop - sl.start, None, tweak, np.uint64(nonce))
+            tweak += gcmod.tweaks_used(c, gc.n)
+            w0 = gc.zero_labels[c.evaluator_inputs]
+            ot[:, sl] = np.stack([w0, w0 ^ gc.delta], axis=2)
+            tables[:, sl] = gc.tables
+            labels[:, sl] = gcmod.input_labels(gc, c.garbler_inputs, gb_bits[:, sl])
+            decoding[:, sl] = gc.decoding
+        parts = [(ot, 64), (tables, 64), (labels, 64), (decoding, 1)]
+        party.cross(answers, parts, layout)
+        z = gc_act._random_mod(g, spec.modulus, n)  # the client's share: garbage here
+        return z, r, {"garble_s": time.perf_counter() - t0, "evaluate_s": 0.0}
+    ot, tables, labels, decoding = party.cross(answers, None, layout)  # the evaluator
+    ev_bits = np.concatenate([gcmod.bits_of(cw[:, j], k) for j in range(m)])
+    out = np.empty((n_out, n), dtype=np.uint8)
+    tweak = 0
+    for j0 in range(0, n, CHUNK):
+        sl = slice(j0, min(n, j0 + CHUNK))
+        mine = np.take_along_axis(ot[:, sl], ev_bits[:, sl, None, None].astype(np.int64),
+                                  axis=2)[:, :, 0]  # the label of its bit from each pair
+        got, _ = gcmod.evaluate(c, tables[:, sl], labels[:, sl], mine, tweak, np.uint64(nonce))
+        tweak += gcmod.tweaks_used(c, sl.stop - sl.start)
+        out[:, sl] = gcmod.decode(got, decoding[:, sl])
+    r = gc_act._random_mod(g, spec.modulus, n)  # the server's mask: garbage here
+    return gcmod.from_bits(out), r, {"garble_s": 0.0, "evaluate_s": time.perf_counter() - t0}
+
+
+# -- one image (hegc.secure_inference, split by party) -------------------------------------
+def _inference(party: _Party, plan: hg.HEGCPlan, x, he, method, rng, led: Ledger):
+    p = plan.p
+    client, server = hg.PARTIES
+    a = quantize_input(x[None], plan.f_x)[0]  # server's process: a garbage image's
+    a_srv = None
+    shares = None
+    t = {"garble_s": 0.0, "evaluate_s": 0.0}
+    acts = 0
+    for st in plan.steps:
+        if st.kind == "linear":
+            q, layer = st.q, st.layer
+            if isinstance(layer, Dense):
+                a = a.reshape(-1)
+                a_srv = None if a_srv is None else a_srv.reshape(-1)
+                bias = q.b
+            else:
+                bias = q.b.reshape(-1, 1, 1)
+            kern = hg._kernel(method, st, a.shape, he.n)
+            c_sh, s_sh = _linear(party, kern, he, q.W, a, a_srv, rng, led, st.name, q.x_bound)
+            shares = (np.mod(c_sh, p), np.mod(s_sh + bias, p))
+        elif st.kind == "act":
+            with led.label(st.name):
+                cw, sw = (_windows(s[None], st.pool)[0] for s in shares)
+                out_shape = cw.shape[:-1]
+                z, r, tg = _activation(party, st.spec, cw.reshape(-1, st.spec.m),
+                                       sw.reshape(-1, st.spec.m), led, acts)
+            acts += 1
+            t["garble_s"] += tg["garble_s"]
+            t["evaluate_s"] += tg["evaluate_s"]
+            a = (z.astype(np.int64) % p).reshape(out_shape)
+            a_srv = (r.astype(np.int64) % p).reshape(out_shape)
+        else:
+            a = a.reshape(-1)
+            a_srv = None if a_srv is None else a_srv.reshape(-1)
+    pbits = int(p).bit_length()
+    with led.label("output"):
+        msg = led.send(server, client, int(shares[1].size) * pbits,
+                       "server's share of the logits")
+        got = party.cross(msg, [(shares[1].astype(np.uint64), pbits)],
+                          [(shares[1].shape, np.dtype(np.uint64), pbits)])
+    if got is not None and party.broken != "client reads logits share":
+        shares = (shares[0], got[0].astype(np.int64))
+    party.offset += led.rounds("online")
+    return centered(shares[0] + shares[1], p)[None], t
+
+
+def _garbage_plan(hp: hg.HEGCPlan, g: np.random.Generator) -> hg.HEGCPlan:
+    """The client's copy: the server's weights and biases replaced by garbage of their
+    (public) shapes; scales, clips and bounds are the public fixed-point plan."""
+    qs = {}
+    for q in hp.qplan:
+        qs[q.index] = dataclasses.replace(
+            q, W=g.integers(-(1 << 10), 1 << 10, np.shape(q.W)).astype(np.asarray(q.W).dtype),
+            b=g.integers(0, hp.p, np.shape(q.b)).astype(np.asarray(q.b).dtype))
+    steps = [dataclasses.replace(st, q=qs[st.q.index]) if st.q is not None else st
+             for st in hp.steps]
+    return dataclasses.replace(hp, qplan=[qs[q.index] for q in hp.qplan], steps=steps)
+
+
+def _fresh(g: np.random.Generator) -> np.random.Generator:
+    return np.random.Generator(np.random.SFC64(int(g.integers(1 << 62))))
+
+
+def hegc_job(wire: Wire, task: dict) -> dict:
+    """What each process of a GAZELLE / GALA wire run does (module-level for pickling)."""
+    from ppnn.protocols.api import family
+
+    if wire.role not in _PARTY_OF:
+        return {"output": None, "ledger": None}
+    me, g = _PARTY_OF[wire.role], wire.garbage
+    plan = task["plan"]
+    fam = family(plan.family)
+    if me == "server":
+        x = g.uniform(0.0, 1.0, task["x_shape"])
+        rng = np.random.default_rng(task["seed"])
+    else:
+        x, rng = task["x"], _fresh(g)  # the server's masks: garbage in the client's process
+    party = _Party(wire, me, task.get("broken"))
+    he = fam.he_backend(plan)
+    ledger, logits = Ledger(hg.PARTIES), []
+    secs = {"garble_s": 0.0, "evaluate_s": 0.0}
+    for i in range(len(x)):
+        led = Ledger(hg.PARTIES)
+        z, t = _inference(party, plan.impl["plan"], x[i], he, fam.method, rng, led)
+        ledger.merge(led)
+        logits.append(z[0])
+        secs = {k: secs[k] + t[k] for k in secs}
+    return {"output": np.stack(logits) if me == "client" else None, "ledger": ledger,
+            "gc": secs}
+
+
+# -- the run ------------------------------------------------------------------------------
+def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None = 600.0,
+             broken: str | None = None):
+    """``ppnn.run(plan, x, seed, transport="tcp")`` for ``gazelle_gc`` / ``gala_gc``: a
+    :class:`~ppnn.protocols.api.Result` whose ``extra["wire"]`` is
+    :func:`~ppnn.wire.falcon.wire_summary`. ``broken``: one of :data:`BROKEN` (the garbage
+    test's negative controls)."""
+    import pandas as pd
+
+    from ppnn.protocols.api import Plan, Result, _check_images
+
+    from .falcon import wire_summary
+
+    if not isinstance(plan, Plan):
+        raise TypeError(f"plan must be a Plan from ppnn.compile, got {type(plan).__name__}")
+    if plan.family not in HEGC_FAMILIES:
+        raise ValueError(f"plan must be of {HEGC_FAMILIES}, got {plan.family!r}")
+    if broken is not None and broken not in BROKEN:
+        raise ValueError(f"broken must be None or one of {BROKEN}, got {broken!r}")
+    if isinstance(seed, np.random.Generator):
+        raise TypeError("wire mode of the HE-GC families takes an int seed (it crosses to the "
+                        "server's process)")
+    x = _check_images(plan, x)
+    g = np.random.default_rng(np.random.SeedSequence())
+    client_plan = dataclasses.replace(
+        plan, impl={**plan.impl, "plan": _garbage_plan(plan.impl["plan"], g)})
+    tasks = {"P0": {"plan": client_plan, "x": x, "broken": broken},
+             "P1": {"plan": plan, "x_shape": x.shape, "seed": seed, "broken": broken}}
+    launched = launch(hegc_job, tasks, timeout=timeout, deadline=deadline)
+    client, server = launched["P0"][0], launched["P1"][0]
+    led = client["ledger"]
+    if server["ledger"].messages != led.messages:
+        raise WireError("the server's process booked a different ledger than the client's")
+    summary = wire_summary(led, launched)
+    seconds = max(summary["party seconds"][r] for r in ("P0", "P1"))
+    timings = pd.DataFrame([("online", "garbling", server["gc"]["garble_s"]),
+                            ("online", "evaluation", client["gc"]["evaluate_s"]),
+                            ("online", "input, all layers, output", seconds)],
+                           columns=["phase", "layer", "seconds"])
+    prov = {"communication": "measured on a wire: client and server as processes over "
+            "loopback TCP (two processes); ledger booked by both processes (equal); "
+            "simulated ciphertexts: their slot values in frames of the booked size, zero "
+            "filler after; Galois keys and OT receiver columns: zero filler; the OT answers: "
+            "both labels of each client wire in the clear",
+            "compute": "measured: the slower party's process (SPMD with garbage: each runs "
+            "every HE operation of the simulator; the server garbles, the client evaluates)"}
+    return Result(plan.family, "sim", np.asarray(client["output"]), led, timings, prov,
+                  {"wall_s": launched.seconds, "wire": summary, "transport": "tcp"})
