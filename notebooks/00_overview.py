@@ -467,9 +467,9 @@ display(box)
 # **tables** (the projection the comparison above and the paper tables use), **network**
 # (the link's extra time over plain loopback, against the projection's network part alone)
 # and **calibrated** (the same run's loopback time + k × rounds × latency + bytes /
-# bandwidth, with k measured on a separate run). In quick mode two families on MiniONN over
+# bandwidth, with k measured on a separate run). In [quick mode](../GLOSSARY.md#quick-mode) two families on MiniONN over
 # the LAN, once each; the pipeline measures every wire-mode family on MiniONN and LeNet over
-# LAN and WAN, three times each, before any notebook starts.
+# LAN and WAN, twice each (the median of two is their mean), before any notebook starts.
 
 # %%
 from ppnn.experiments import wire as wire_exp
