@@ -163,6 +163,7 @@ class Wire:
         self.received = {c: Traffic() for c in CLASSES}
         self._seq_out = dict.fromkeys(socks, 0)
         self._seq_in = dict.fromkeys(socks, 0)
+        self._later: list[tuple] = []  # receives deferred to the next settle()
         self._queues: dict[str, queue.SimpleQueue] = {}
         self._threads: dict[str, threading.Thread] = {}
         self._errors: dict[str, BaseException] = {}
@@ -219,11 +220,37 @@ class Wire:
         if round is None or round != self._round:
             self._round, self._round_base = round, self.depth
 
+    def expect(self, peer: str, layout: Sequence[tuple[tuple[int, ...], np.dtype, int]],
+               what: str, cls: str = "online", into: Sequence[np.ndarray] | None = None
+               ) -> list[np.ndarray]:
+        """A receive deferred to the next :meth:`settle`: returns the arrays (``into``, or
+        new ones of ``layout``'s shapes) that :meth:`settle` fills with the message. So a
+        party sends every message of a round before it waits for the round's receives,
+        whatever their order in the SPMD program (a round costs one latency, not more)."""
+        self._check_peer(peer)
+        if into is None:
+            into = [np.empty(shape, dtype) for shape, dtype, _ in layout]
+        self._later.append((peer, layout, what, cls, into))
+        return list(into)
+
+    def settle(self) -> None:
+        """Receive every deferred message (:meth:`expect`), in program order."""
+        later, self._later = self._later, []
+        for peer, layout, what, cls, into in later:
+            for dst, got in zip(into, self._recv(peer, layout, what, cls)):
+                dst[...] = got
+
     def recv(self, peer: str, layout: Sequence[tuple[tuple[int, ...], np.dtype, int]],
              what: str, cls: str = "online") -> list[np.ndarray]:
         """Receive the next message from ``peer``; ``layout`` is what this process's copy
-        of the protocol expects: each part's ``(shape, dtype, bits per element)``."""
+        of the protocol expects: each part's ``(shape, dtype, bits per element)``. Deferred
+        receives (:meth:`expect`) are settled first."""
         self._check_peer(peer)
+        if self._later:
+            self.settle()
+        return self._recv(peer, layout, what, cls)
+
+    def _recv(self, peer: str, layout, what: str, cls: str) -> list[np.ndarray]:
         sock, seq = self.socks[peer], self._seq_in[peer]
         label = f"message #{seq} '{what}'"
         got_seq, depth, length = HEADER.unpack(
@@ -244,6 +271,7 @@ class Wire:
     def close(self) -> None:
         """Flush every sender thread, then close the connections (no port stays open)."""
         try:
+            self.settle()
             for q in self._queues.values():
                 q.put(None)
             deadline = time.monotonic() + self.timeout
