@@ -5,9 +5,11 @@ other process (a full mesh of six connections over loopback, ports chosen by the
 ``TCP_NODELAY`` set). :class:`Wire` sends and receives the frames of
 :mod:`ppnn.wire.framing` on them:
 
-* **send** packs the payload and hands the frame to the connection's sender thread (sends
-  never block the protocol, so a party can send its message of a round and then wait for
-  the one it receives, as the parties of a real deployment do);
+* **send** packs the payload and writes the frame to the socket at once, without blocking
+  (what the kernel's socket buffer does not take, and every frame after it, goes to the
+  connection's sender thread): sends never block the protocol, so a party sends its
+  messages of a round and then waits for the ones it receives, as the parties of a real
+  deployment do;
 * **receive** blocks until the whole frame has arrived, with a timeout: if no byte arrives
   for ``timeout`` seconds a :class:`WireTimeout` names the receiving process, the sender,
   the frame number and the protocol step it was waiting for; a closed connection (the
@@ -34,6 +36,7 @@ do not depend on each other).
 
 from __future__ import annotations
 
+import os
 import queue
 import socket
 import threading
@@ -117,7 +120,8 @@ def connect_mesh(role: str, listener: socket.socket, ports: dict[str, int], toke
     return socks
 
 
-def _recv_exact(sock: socket.socket, n: int, role: str, peer: str, what: str) -> bytes:
+def _recv_exact(sock: socket.socket, n: int, role: str, peer: str, what: str
+                ) -> bytearray:
     buf = bytearray(n)
     view, got = memoryview(buf), 0
     while got < n:
@@ -133,7 +137,7 @@ def _recv_exact(sock: socket.socket, n: int, role: str, peer: str, what: str) ->
             raise WireError(f"{role}: {peer} closed the connection before {what} "
                             f"(did {peer} die?)")
         got += k
-    return bytes(buf)
+    return buf
 
 
 class Wire:
@@ -167,7 +171,11 @@ class Wire:
         self._queues: dict[str, queue.SimpleQueue] = {}
         self._threads: dict[str, threading.Thread] = {}
         self._errors: dict[str, BaseException] = {}
+        self._locks = {peer: threading.Lock() for peer in socks}
+        self._backlog = dict.fromkeys(socks, 0)  # frames handed to the sender thread
         for peer, s in socks.items():
+            if s.gettimeout() is None:  # _write needs a non-blocking descriptor
+                s.settimeout(self.timeout)
             q: queue.SimpleQueue = queue.SimpleQueue()
             t = threading.Thread(target=self._pump, args=(peer, s, q), daemon=True,
                                  name=f"wire {role}->{peer}")
@@ -185,6 +193,26 @@ class Wire:
             except OSError as e:  # reported by the next send or by close()
                 self._errors[peer] = e
                 return
+            with self._locks[peer]:
+                self._backlog[peer] -= 1
+
+    def _write(self, peer: str, frame: bytes) -> None:
+        """Write ``frame`` to ``peer``'s socket now if nothing is queued before it (the
+        socket is non-blocking: a timeout socket); the rest goes to the sender thread."""
+        with self._locks[peer]:
+            if not self._backlog[peer]:
+                try:
+                    n = os.write(self.socks[peer].fileno(), frame)
+                except (BlockingIOError, InterruptedError):
+                    n = 0
+                except OSError as e:
+                    self._errors[peer] = e
+                    raise WireError(f"{self.role}: sending to {peer} failed: {e}") from None
+                if n == len(frame):
+                    return
+                frame = memoryview(frame)[n:]
+            self._backlog[peer] += 1
+        self._queues[peer].put(frame)
 
     def _check_peer(self, peer: str) -> None:
         if peer not in self.socks:
@@ -211,7 +239,7 @@ class Wire:
             self.max_depth = max(self.max_depth, depth)
         seq = self._seq_out[peer]
         self._seq_out[peer] = seq + 1
-        self._queues[peer].put(HEADER.pack(seq, depth, len(payload)) + payload)
+        self._write(peer, HEADER.pack(seq, depth, len(payload)) + payload)
         self.sent[cls].add(bits, len(payload))
 
     def enter_round(self, round: int | None) -> None:
