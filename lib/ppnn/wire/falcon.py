@@ -69,8 +69,23 @@ __all__ = ["WireFalcon", "WireDealer", "WIRE_FAMILIES", "run_plan", "run_program
 WIRE_FAMILIES = ("falcon_sh", "falcon_mal", "delphi_tabula")
 
 
+#: garbage of more elements than this is cut from a per-process pool of random elements at a
+#: random offset (drawing it fresh was a large part of a party's time on big layers)
+_POOL = 1 << 16
+_pools: dict = {}
+
+
 def _garbage(alg, shape, g: np.random.Generator) -> np.ndarray:
-    return np.asarray(alg.random(g, shape), dtype=alg.dtype)
+    """Elements of ``alg`` this process's party does not hold: random, from its own ``g``."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if n <= _POOL:
+        return np.asarray(alg.random(g, shape), dtype=alg.dtype)
+    key = (id(g), repr(alg))
+    if key not in _pools:
+        _pools[key] = np.asarray(alg.random(g, 2 * _POOL), dtype=alg.dtype)
+    pool = _pools[key]
+    off = int(g.integers(_POOL))
+    return np.resize(pool[off:off + _POOL], n).reshape(shape)
 
 
 def _fresh(g: np.random.Generator) -> np.random.Generator:
