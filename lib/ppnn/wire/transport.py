@@ -27,7 +27,8 @@ bytes and wire bytes (payload and headers).
 sender had reached when the frame's round began, where a process's depth is the largest
 depth of every online frame it has received (a Lamport clock of messages, taken at round
 boundaries: a party sends its messages of a round before it waits for that round's, as a
-real party does, although the SPMD program may book a receive of the round first). The
+real party does, although the SPMD program may book a receive of the round first --
+:meth:`Wire.expect` defers such a receive to :meth:`Wire.settle`). The
 largest depth of a run is the length of its longest chain of messages each of which may
 depend on the one before -- the number of one-way latencies on its critical path, measured
 on the wire and compared with the ledger's rounds (it is smaller where consecutive rounds
