@@ -1,7 +1,6 @@
 """Wire-mode benchmark: Falcon's parties as four processes, on loopback and on a shaped LAN.
 
-Cases (semi-honest ``falcon_sh``; ``--malicious`` switches to ``falcon_mal`` once its wire
-mode works -- it is being repaired on another branch):
+Cases (semi-honest ``falcon_sh``; ``--malicious`` switches to ``falcon_mal``):
 
 * ``relu`` -- Falcon ReLU (Algorithm 3) on 2^20 ring elements (``--quick``: 2^14), shared by
   the dealer, opened at the end;
@@ -85,8 +84,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="ReLU on 2^14, one run each")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--link", default="lan", help="the shaped link (lan, wan, MS,MBPS)")
-    ap.add_argument("--malicious", action="store_true",
-                    help="falcon_mal (once its wire mode is repaired)")
+    ap.add_argument("--malicious", action="store_true", help="falcon_mal instead of falcon_sh")
     args = ap.parse_args()
     if args.repeats < 1:
         ap.error("--repeats must be >= 1")

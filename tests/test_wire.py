@@ -89,6 +89,32 @@ def test_a_mixed_message_packs_to_the_ceiling_of_its_total_bits():
     assert all(np.array_equal(x, y) for x, y in zip(back, [p for p, _ in parts]))
 
 
+def _bit_string_oracle(parts) -> bytes:
+    """The documented format, element by element: aligned parts as little-endian integers,
+    then every other part's low bits, LSB first, one bit string padded to a byte."""
+    aligned = b"".join(int(v).to_bytes(b // 8, "little") for a, b in parts
+                       if b in (8, 16, 32, 64) for v in a.reshape(-1))
+    stream = [(int(v) >> j) & 1 for a, b in parts if b not in (8, 16, 32, 64)
+              for v in a.reshape(-1) for j in range(b)]
+    stream += [0] * (-len(stream) % 8)
+    return aligned + bytes(sum(stream[i + j] << j for j in range(8))
+                           for i in range(0, len(stream), 8))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_pack_matches_the_bit_string_element_by_element(seed):
+    # runs of one narrow width start on and off byte boundaries (the fast path and the other)
+    g = np.random.default_rng(seed)
+    parts = []
+    for _ in range(int(g.integers(1, 6))):
+        bits = int(g.choice([1, 2, 3, 6, 7, 8, 9, 13, 32]))
+        parts.append((g.integers(0, 1 << bits, int(g.integers(0, 30)), dtype=np.uint64), bits))
+    payload = pack(parts)
+    assert payload == _bit_string_oracle(parts)
+    back = unpack(payload, [(a.shape, a.dtype, b) for a, b in parts])
+    assert all(np.array_equal(x, a) for x, (a, _) in zip(back, parts))
+
+
 def test_pack_refuses_values_wider_than_their_booked_width():
     with pytest.raises(ValueError, match="does not fit in 6 bits"):
         pack([(np.array([64], np.uint8), 6)])

@@ -71,8 +71,23 @@ WIRE_FAMILIES = ("falcon_sh", "falcon_mal", "delphi_tabula", "swann_cs", "swann_
                  "gazelle_gc", "gala_gc")
 
 
+#: garbage of more elements than this is cut from a per-process pool of random elements at a
+#: random offset (drawing it fresh was a large part of a party's time on big layers)
+_POOL = 1 << 16
+_pools: dict = {}
+
+
 def _garbage(alg, shape, g: np.random.Generator) -> np.ndarray:
-    return np.asarray(alg.random(g, shape), dtype=alg.dtype)
+    """Elements of ``alg`` this process's party does not hold: random, from its own ``g``."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if n <= _POOL:
+        return np.asarray(alg.random(g, shape), dtype=alg.dtype)
+    key = (id(g), repr(alg))
+    if key not in _pools:
+        _pools[key] = np.asarray(alg.random(g, 2 * _POOL), dtype=alg.dtype)
+    pool = _pools[key]
+    off = int(g.integers(_POOL))
+    return np.resize(pool[off:off + _POOL], n).reshape(shape)
 
 
 def _fresh(g: np.random.Generator) -> np.random.Generator:
@@ -200,21 +215,39 @@ class WireFalcon(Falcon):
 
     # -- the choke point ----------------------------------------------------------------
     def _transmit(self, sender: int, receiver: int, value: np.ndarray, alg, what: str,
-                  change: bool = False) -> np.ndarray:
+                  change: bool = False, into: np.ndarray | None = None) -> np.ndarray:
         """Book the message (as the simulation does), then: the sender's process sends it,
-        the receiver's process returns what arrived, any other process returns garbage."""
+        the receiver's process gets the array the message will fill at the next
+        :meth:`_settle` (``into``, if given), any other process returns garbage."""
         out = super()._transmit(sender, receiver, value, alg, what, change)
         w = self.wire
-        w.enter_round(self.ledger.messages[-1].round)
+        rnd = self.ledger.messages[-1].round
+        w.enter_round(rnd)
         if w.party == sender:
-            w.send(PARTIES[receiver], [(out, alg.bits)], self._step(what),
-                   round=self.ledger.messages[-1].round)
-            return out
-        if w.party == receiver:
-            self._received = w.recv(PARTIES[sender], [(out.shape, out.dtype, alg.bits)],
-                                    self._step(what))[0]
+            w.send(PARTIES[receiver], [(out, alg.bits)], self._step(what), round=rnd)
+        elif w.party == receiver:
+            self._received = w.expect(PARTIES[sender], [(out.shape, out.dtype, alg.bits)],
+                                      self._step(what),
+                                      into=None if into is None else [into])[0]
             return self._received
-        return _garbage(alg, out.shape, w.garbage)
+        else:
+            out = _garbage(alg, out.shape, w.garbage)
+        if into is None:
+            return out
+        into[...] = out
+        return into
+
+    def _settle(self) -> None:
+        """Wait for the messages of the round (the sends of the round have all gone)."""
+        self.wire.settle()
+
+    def _reshare(self, z: np.ndarray, alg, what: str) -> tuple[RSS, bool]:
+        """:meth:`Falcon._reshare` for an honest party, whose received component is filled
+        in place at :meth:`_settle` (the simulation's version stacks the delivered values)."""
+        comps = np.empty(z.shape, dtype=alg.dtype)
+        for i in range(3):
+            self._transmit(i, (i - 1) % 3, z[i], alg, what, into=comps[i])
+        return RSS(comps, alg), self._zero_off
 
 
 # -- jobs run in each process ---------------------------------------------------------------

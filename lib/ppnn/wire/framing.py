@@ -21,7 +21,9 @@ a ``Z_2^32`` element is 4 bytes, a ``Z_2`` bit one bit (``np.packbits``), a ``Z_
 element 6 bits. A message made of several parts (a dealer message carries both components of
 several sharings) puts its byte-aligned parts (8, 16, 32 or 64 bits per element) first, in
 order, as little-endian integers, then every other part as one bit string (least
-significant bit first), padded with zeros to a whole byte. So for every message::
+significant bit first), padded with zeros to a whole byte (consecutive parts of one width
+of at most 8 bits that start on a byte boundary are packed eight elements to a ``uint64``:
+the same bits, without a Python loop or a byte per bit). So for every message::
 
     wire bytes = ceil(ledger bits / 8) + HEADER_BYTES
 
@@ -76,6 +78,45 @@ def _bit_string(a: np.ndarray, bits: int) -> np.ndarray:
     return np.unpackbits(raw, axis=1, bitorder="little")[:, :bits].reshape(-1)
 
 
+def _pack_narrow(a: np.ndarray, bits: int) -> np.ndarray:
+    """The bit string of ``a`` (``bits`` <= 8 per element, LSB first) as bytes, the last one
+    padded with zeros: 8 elements fill ``bits`` bytes, so each group of 8 is one uint64."""
+    n = a.size
+    groups = -(-n // 8)
+    v = np.zeros(groups * 8, dtype=np.uint64)
+    v[:n] = a
+    v = v.reshape(groups, 8)
+    word = v[:, 0].copy()
+    for j in range(1, 8):
+        word |= v[:, j] << np.uint64(j * bits)
+    raw = word.astype("<u8").view(np.uint8).reshape(groups, 8)[:, :bits]
+    return raw.reshape(-1)[:-(-n * bits // 8)]
+
+
+def _unpack_narrow(raw: np.ndarray, n: int, bits: int) -> np.ndarray:
+    """Inverse of :func:`_pack_narrow`: ``n`` elements (uint64) from the bytes ``raw``."""
+    groups = -(-n // 8)
+    words = np.zeros((groups, 8), dtype=np.uint8)
+    flat = np.zeros(groups * bits, dtype=np.uint8)
+    flat[:raw.size] = raw
+    words[:, :bits] = flat.reshape(groups, bits)
+    word = words.view("<u8")  # (groups, 1)
+    shifts = np.arange(8, dtype=np.uint64) * np.uint64(bits)
+    vals = (word >> shifts) & np.uint64((1 << bits) - 1)
+    return vals.reshape(-1)[:n]
+
+
+def _runs(parts):
+    """Consecutive parts of equal width, joined: ``[(width, [arrays...])]``."""
+    out: list[tuple[int, list]] = []
+    for a, bits in parts:
+        if out and out[-1][0] == bits:
+            out[-1][1].append(a)
+        else:
+            out.append((bits, [a]))
+    return out
+
+
 def pack(parts: Sequence[tuple[np.ndarray, int]]) -> bytes:
     """The payload of one message: ``parts`` is a sequence of ``(integer array, bits per
     element)``; every element must fit its bit width (a ValueError names the part if not)."""
@@ -90,9 +131,27 @@ def pack(parts: Sequence[tuple[np.ndarray, int]]) -> bytes:
         if bits in _ALIGNED:
             aligned.append(a.astype(f"<u{bits // 8}", copy=False).tobytes())
         elif a.size:
-            loose.append(_bit_string(a, bits))
-    if loose:
-        aligned.append(np.packbits(np.concatenate(loose), bitorder="little").tobytes())
+            loose.append((a, bits))
+    # the loose parts as one bit string: a run of equal narrow widths starting on a byte
+    # boundary is packed 8 elements per uint64; anything else bit by bit
+    carry = np.zeros(0, dtype=np.uint8)  # bits (0/1) not yet in a whole byte
+    for bits, arrays in _runs(loose):
+        a = arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+        if not carry.size and bits <= 8:
+            raw = (np.packbits(a.astype(np.uint8), bitorder="little") if bits == 1
+                   else _pack_narrow(a, bits))
+            tail = (a.size * bits) % 8
+            if tail:
+                carry = np.unpackbits(raw[-1:], bitorder="little")[:tail]
+                raw = raw[:-1]
+            aligned.append(raw.tobytes())
+            continue
+        stream = np.concatenate([carry, _bit_string(a, bits)])
+        whole = stream.size - stream.size % 8
+        aligned.append(np.packbits(stream[:whole], bitorder="little").tobytes())
+        carry = stream[whole:]
+    if carry.size:
+        aligned.append(np.packbits(carry, bitorder="little").tobytes())
     return b"".join(aligned)
 
 
@@ -107,25 +166,37 @@ def unpack(payload: bytes, layout: Sequence[tuple[tuple[int, ...], np.dtype, int
                          f"for {total} bits")
     out: list[np.ndarray | None] = [None] * len(layout)
     off = 0
+    loose = []
     for k, ((shape, dtype, bits), n) in enumerate(zip(layout, sizes)):
         if bits in _ALIGNED:
             a = np.frombuffer(payload, dtype=f"<u{bits // 8}", count=n, offset=off)
             out[k] = a.astype(dtype).reshape(shape)
             off += n * bits // 8
-    stream = np.unpackbits(np.frombuffer(payload, dtype=np.uint8, offset=off),
-                           bitorder="little")
-    pos = 0
-    for k, ((shape, dtype, bits), n) in enumerate(zip(layout, sizes)):
-        if bits in _ALIGNED:
-            continue
-        chunk = stream[pos:pos + n * bits]
-        pos += n * bits
-        if bits == 1:
-            out[k] = chunk.astype(dtype).reshape(shape)
-            continue
-        w = _container(bits)
-        full = np.zeros((n, 8 * w), dtype=np.uint8)
-        full[:, :bits] = chunk.reshape(n, bits)
-        vals = np.packbits(full, axis=1, bitorder="little").reshape(-1).view(f"<u{w}")
-        out[k] = vals.astype(dtype).reshape(shape)
+        elif n:
+            loose.append((k, bits))
+        else:
+            out[k] = np.zeros(shape, dtype)
+    data = np.frombuffer(payload, dtype=np.uint8)
+    pos = 8 * off  # bit position in the payload
+    for bits, ks in _runs(loose):
+        count = sum(sizes[k] for k in ks)
+        end = pos + count * bits
+        if pos % 8 == 0 and 1 < bits <= 8:
+            vals = _unpack_narrow(data[pos // 8:-(-end // 8)], count, bits)
+        else:
+            chunk = np.unpackbits(data[pos // 8:-(-end // 8)], bitorder="little")
+            chunk = chunk[pos % 8:pos % 8 + count * bits]
+            if bits == 1:
+                vals = chunk
+            else:
+                w = _container(bits)
+                full = np.zeros((count, 8 * w), dtype=np.uint8)
+                full[:, :bits] = chunk.reshape(count, bits)
+                vals = np.packbits(full, axis=1, bitorder="little").reshape(-1).view(f"<u{w}")
+        at = 0
+        for k in ks:
+            shape, dtype, _ = layout[k]
+            out[k] = vals[at:at + sizes[k]].astype(dtype).reshape(shape)
+            at += sizes[k]
+        pos = end
     return out  # type: ignore[return-value]

@@ -190,6 +190,9 @@ class HeldSocket:
     def setsockopt(self, *a) -> None:
         self._sock.setsockopt(*a)
 
+    def fileno(self) -> int:  # the sender writes to the real socket directly
+        return self._sock.fileno()
+
     def shutdown(self, how) -> None:
         self._sock.shutdown(how)
 

@@ -5,9 +5,11 @@ other process (a full mesh of six connections over loopback, ports chosen by the
 ``TCP_NODELAY`` set). :class:`Wire` sends and receives the frames of
 :mod:`ppnn.wire.framing` on them:
 
-* **send** packs the payload and hands the frame to the connection's sender thread (sends
-  never block the protocol, so a party can send its message of a round and then wait for
-  the one it receives, as the parties of a real deployment do);
+* **send** packs the payload and writes the frame to the socket at once, without blocking
+  (what the kernel's socket buffer does not take, and every frame after it, goes to the
+  connection's sender thread): sends never block the protocol, so a party sends its
+  messages of a round and then waits for the ones it receives, as the parties of a real
+  deployment do;
 * **receive** blocks until the whole frame has arrived, with a timeout: if no byte arrives
   for ``timeout`` seconds a :class:`WireTimeout` names the receiving process, the sender,
   the frame number and the protocol step it was waiting for; a closed connection (the
@@ -25,7 +27,8 @@ bytes and wire bytes (payload and headers).
 sender had reached when the frame's round began, where a process's depth is the largest
 depth of every online frame it has received (a Lamport clock of messages, taken at round
 boundaries: a party sends its messages of a round before it waits for that round's, as a
-real party does, although the SPMD program may book a receive of the round first). The
+real party does, although the SPMD program may book a receive of the round first --
+:meth:`Wire.expect` defers such a receive to :meth:`Wire.settle`). The
 largest depth of a run is the length of its longest chain of messages each of which may
 depend on the one before -- the number of one-way latencies on its critical path, measured
 on the wire and compared with the ledger's rounds (it is smaller where consecutive rounds
@@ -34,6 +37,7 @@ do not depend on each other).
 
 from __future__ import annotations
 
+import os
 import queue
 import socket
 import threading
@@ -121,7 +125,8 @@ def connect_mesh(role: str, listener: socket.socket, ports: dict[str, int], toke
     return socks
 
 
-def _recv_exact(sock: socket.socket, n: int, role: str, peer: str, what: str) -> bytes:
+def _recv_exact(sock: socket.socket, n: int, role: str, peer: str, what: str
+                ) -> bytearray:
     buf = bytearray(n)
     view, got = memoryview(buf), 0
     while got < n:
@@ -137,7 +142,7 @@ def _recv_exact(sock: socket.socket, n: int, role: str, peer: str, what: str) ->
             raise WireError(f"{role}: {peer} closed the connection before {what} "
                             f"(did {peer} die?)")
         got += k
-    return bytes(buf)
+    return buf
 
 
 class Wire:
@@ -167,10 +172,15 @@ class Wire:
         self.received = {c: Traffic() for c in CLASSES}
         self._seq_out = dict.fromkeys(socks, 0)
         self._seq_in = dict.fromkeys(socks, 0)
+        self._later: list[tuple] = []  # receives deferred to the next settle()
         self._queues: dict[str, queue.SimpleQueue] = {}
         self._threads: dict[str, threading.Thread] = {}
         self._errors: dict[str, BaseException] = {}
+        self._locks = {peer: threading.Lock() for peer in socks}
+        self._backlog = dict.fromkeys(socks, 0)  # frames handed to the sender thread
         for peer, s in socks.items():
+            if s.gettimeout() is None:  # _write needs a non-blocking descriptor
+                s.settimeout(self.timeout)
             q: queue.SimpleQueue = queue.SimpleQueue()
             t = threading.Thread(target=self._pump, args=(peer, s, q), daemon=True,
                                  name=f"wire {role}->{peer}")
@@ -188,6 +198,26 @@ class Wire:
             except OSError as e:  # reported by the next send or by close()
                 self._errors[peer] = e
                 return
+            with self._locks[peer]:
+                self._backlog[peer] -= 1
+
+    def _write(self, peer: str, frame: bytes) -> None:
+        """Write ``frame`` to ``peer``'s socket now if nothing is queued before it (the
+        socket is non-blocking: a timeout socket); the rest goes to the sender thread."""
+        with self._locks[peer]:
+            if not self._backlog[peer]:
+                try:
+                    n = os.write(self.socks[peer].fileno(), frame)
+                except (BlockingIOError, InterruptedError):
+                    n = 0
+                except OSError as e:
+                    self._errors[peer] = e
+                    raise WireError(f"{self.role}: sending to {peer} failed: {e}") from None
+                if n == len(frame):
+                    return
+                frame = memoryview(frame)[n:]
+            self._backlog[peer] += 1
+        self._queues[peer].put(frame)
 
     def _check_peer(self, peer: str) -> None:
         if peer not in self.socks:
@@ -214,7 +244,7 @@ class Wire:
             self.max_depth = max(self.max_depth, depth)
         seq = self._seq_out[peer]
         self._seq_out[peer] = seq + 1
-        self._queues[peer].put(HEADER.pack(seq, depth, len(payload)) + payload)
+        self._write(peer, HEADER.pack(seq, depth, len(payload)) + payload)
         self.sent[cls].add(bits, len(payload))
 
     def enter_round(self, round: int | None) -> None:
@@ -223,11 +253,37 @@ class Wire:
         if round is None or round != self._round:
             self._round, self._round_base = round, self.depth
 
+    def expect(self, peer: str, layout: Sequence[tuple[tuple[int, ...], np.dtype, int]],
+               what: str, cls: str = "online", into: Sequence[np.ndarray] | None = None
+               ) -> list[np.ndarray]:
+        """A receive deferred to the next :meth:`settle`: returns the arrays (``into``, or
+        new ones of ``layout``'s shapes) that :meth:`settle` fills with the message. So a
+        party sends every message of a round before it waits for the round's receives,
+        whatever their order in the SPMD program (a round costs one latency, not more)."""
+        self._check_peer(peer)
+        if into is None:
+            into = [np.empty(shape, dtype) for shape, dtype, _ in layout]
+        self._later.append((peer, layout, what, cls, into))
+        return list(into)
+
+    def settle(self) -> None:
+        """Receive every deferred message (:meth:`expect`), in program order."""
+        later, self._later = self._later, []
+        for peer, layout, what, cls, into in later:
+            for dst, got in zip(into, self._recv(peer, layout, what, cls)):
+                dst[...] = got
+
     def recv(self, peer: str, layout: Sequence[tuple[tuple[int, ...], np.dtype, int]],
              what: str, cls: str = "online") -> list[np.ndarray]:
         """Receive the next message from ``peer``; ``layout`` is what this process's copy
-        of the protocol expects: each part's ``(shape, dtype, bits per element)``."""
+        of the protocol expects: each part's ``(shape, dtype, bits per element)``. Deferred
+        receives (:meth:`expect`) are settled first."""
         self._check_peer(peer)
+        if self._later:
+            self.settle()
+        return self._recv(peer, layout, what, cls)
+
+    def _recv(self, peer: str, layout, what: str, cls: str) -> list[np.ndarray]:
         sock, seq = self.socks[peer], self._seq_in[peer]
         label = f"message #{seq} '{what}'"
         got_seq, depth, length = HEADER.unpack(
@@ -248,6 +304,7 @@ class Wire:
     def close(self) -> None:
         """Flush every sender thread, then close the connections (no port stays open)."""
         try:
+            self.settle()
             for q in self._queues.values():
                 q.put(None)
             deadline = time.monotonic() + self.timeout

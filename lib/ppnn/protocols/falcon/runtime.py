@@ -370,6 +370,12 @@ class Falcon:
             flat[:] = alg.add(flat, delta)
         return out
 
+    def _settle(self) -> None:
+        """Messages received in the current round are read after this call. A no-op here
+        (:meth:`_transmit` delivers at once); in wire mode (:mod:`ppnn.wire`) a party sends
+        every message of a round before it waits for the ones it receives, as a real party
+        does, and this is where it waits."""
+
     def _checking(self) -> tuple[int, ...]:
         """The parties whose checks run here: all three in the simulation; in wire mode
         (:mod:`ppnn.wire`, one process per party) only the process's own party."""
@@ -451,6 +457,7 @@ class Falcon:
             if redundant:
                 copy = [self._transmit((i + 1) % 3, i, C[(i - 1) % 3], alg, what,
                                        copy2 and (i + 1) % 3 == bad) for i in range(3)]
+        self._settle()  # what was received is read below
         if redundant:
             for i in self._checking():
                 if not np.array_equal(got[i], copy[i]):
@@ -574,6 +581,7 @@ class Falcon:
                 if verify_pending:
                     self.verify()
                 self._check_mul(x, y, out, triple, what, tampered)
+        self._settle()  # the reshared product is read by the caller
         if self._depth == 0:  # a product outside any protocol is verified at once
             self.verify()
         return out
@@ -664,6 +672,7 @@ class Falcon:
                 if verify_pending:
                     self.verify()
                 self._check_matmul(x, w, out, triple, what, tampered)
+        self._settle()  # the reshared product is read by the caller
         if self._depth == 0:
             self.verify()
         return out
