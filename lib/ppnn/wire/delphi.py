@@ -52,7 +52,6 @@ of their booked size).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 
 import numpy as np
@@ -62,7 +61,7 @@ from ppnn.protocols import delphi as dl
 from ppnn.protocols.tabula import network as tn
 from ppnn.protocols.tabula.tables import LazyTables, TabulaTables, _book_dealer
 
-from .launch import launch
+from .launch import launch, swapped
 from .transport import Wire, WireError
 
 __all__ = ["WireLedger", "DELPHI_FAMILIES", "ROLE_OF", "run_plan",
@@ -278,17 +277,10 @@ def delphi_online_reading_client_share(x, layer, W, bias, masks, ledger, parties
     return AdditiveShares(np.stack([masks.client_share, y_s]), ring)
 
 
-@contextlib.contextmanager
 def reading_client_share(on: bool = True):
     """Within the block, Delphi's online step is :func:`delphi_online_reading_client_share`
     (in process: the same logits; in wire mode: the garbage test fails)."""
-    original = dl.delphi_online
-    if on:
-        dl.delphi_online = delphi_online_reading_client_share
-    try:
-        yield
-    finally:
-        dl.delphi_online = original
+    return swapped(dl, "delphi_online", delphi_online_reading_client_share, on)
 
 
 _broken = reading_client_share

@@ -31,6 +31,7 @@ itself (it watches its control connection), so no process and no port outlives t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pickle
@@ -283,3 +284,16 @@ def launch(job: Callable, tasks: dict[str, object], *, timeout: float = 30.0,
     out = Launched(done)
     out.ports, out.seconds = dict(ports), seconds
     return out
+
+
+@contextlib.contextmanager
+def swapped(owner, name: str, replacement, on: bool = True):
+    """Within the block, ``owner.name`` is ``replacement`` when ``on`` (a wire family's
+    deliberately broken step: the garbage test's negative control), restored after."""
+    original = getattr(owner, name)
+    if on:
+        setattr(owner, name, replacement)
+    try:
+        yield
+    finally:
+        setattr(owner, name, original)

@@ -60,7 +60,6 @@ disguise, above), OT extension (filler of its booked size; the dealer supplies t
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import dataclasses
 from functools import partial
@@ -76,7 +75,7 @@ from ppnn.he.paillier.keys import KeyShare
 from ppnn.protocols.swann import inference as si
 from ppnn.protocols.swann.twopc import TwoPC
 
-from .launch import launch
+from .launch import launch, swapped
 from .transport import Wire, WireError
 
 __all__ = ["SWANN_FAMILIES", "ROLE_OF", "SwannWireLedger", "WireTwoPC", "WirePaillier",
@@ -516,17 +515,10 @@ def input_bits_reading_owner_mask(self: TwoPC, owner: str, bits, what: str) -> X
     return XorShares(shares, 1)
 
 
-@contextlib.contextmanager
 def reading_owner_mask(on: bool = True):
     """Within the block, 2PC inputs are :func:`input_bits_reading_owner_mask` (in process:
     the same logits; in wire mode: the garbage test fails)."""
-    original = TwoPC.input_bits
-    if on:
-        TwoPC.input_bits = input_bits_reading_owner_mask
-    try:
-        yield
-    finally:
-        TwoPC.input_bits = original
+    return swapped(TwoPC, "input_bits", input_bits_reading_owner_mask, on)
 
 
 _broken = reading_owner_mask
