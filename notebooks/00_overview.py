@@ -469,7 +469,8 @@ display(box)
 # and **calibrated** (the same run's loopback time + k × rounds × latency + bytes /
 # bandwidth, with k measured on a separate run). In [quick mode](../GLOSSARY.md#quick-mode) two families on MiniONN over
 # the LAN, once each; the pipeline measures every wire-mode family on MiniONN and LeNet over
-# LAN and WAN, twice each (the median of two is their mean), before any notebook starts.
+# LAN and WAN, once each (single runs: read the errors as ± the run-to-run noise of a
+# shared 2-core machine), before any notebook starts.
 
 # %%
 from ppnn.experiments import wire as wire_exp

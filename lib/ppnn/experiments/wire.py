@@ -49,7 +49,7 @@ def settings(quick: bool) -> dict:
                 "models": MODELS[:1], "links": ("lan",), "repeats": 1,
                 "calibration": {"link": "20,100", "n": 200, "repeats": 1}}
     return {"families": tuple(WIRE_FAMILIES), "models": MODELS, "links": ("lan", "wan"),
-            "repeats": 2, "calibration": {"link": "20,100", "n": 1000, "repeats": 3}}
+            "repeats": 1, "calibration": {"link": "20,100", "n": 1000, "repeats": 3}}
 
 
 def csv_path() -> Path:

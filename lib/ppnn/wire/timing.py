@@ -124,10 +124,17 @@ def measure(model: str, family: str = "falcon_sh", links=("lan", "wan"), *, repe
         comp.append(time.perf_counter() - t0)
     out = {"model": model, "family": family, "images": len(x), "repeats": repeats,
            "compute_s": statistics.median(comp), "ledger": ref.ledger, "runs": {}}
+    rounds = ref.ledger.rounds("online")
     for link in (None, *links):
         walls, res = [], None
+        # a party may wait through many rounds between two of its messages (SwaNN two-server:
+        # the client waits while the servers run ~1100 rounds): the receive timeout grows with
+        # the run's rounds x latency
+        lat = 0.0 if link is None else parse_link(link).latency_s
+        wait = timeout + 4 * rounds * lat
         for _ in range(repeats):
-            res = wire.run(plan, x, seed, timeout=timeout, link=link)
+            res = wire.run(plan, x, seed, timeout=wait, deadline=max(600.0, 10 * wait),
+                           link=link)
             if not np.array_equal(res.logits, ref.logits):
                 raise RuntimeError(f"{model} on {link}: wire logits differ from in-process")
             walls.append(res.extra["wire"]["seconds"])
