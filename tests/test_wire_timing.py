@@ -83,3 +83,11 @@ def test_the_pipeline_csv_is_read_in_full_mode(tmp_path, monkeypatch):
     wire_exp.csv_path().write_text(frame.to_csv(index=False))
     got = wire_exp.measured_vs_projected(False)
     assert list(got["family"]) == ["falcon_sh"]
+
+
+def test_save_and_show_writes_both_files_and_returns_nothing(measured, tmp_path, monkeypatch):
+    """A notebook cell ending in it shows the table once (no list of paths as a raw repr)."""
+    monkeypatch.setenv("PPNN_FIGURES", str(tmp_path))
+    assert wire_exp.save_and_show(timing.table([measured], k=1.0)) is None
+    assert (tmp_path / "tables" / "overview_wire_timings.csv").exists()
+    assert "Measured vs projected" in (tmp_path / "tables" / "overview_wire.md").read_text()

@@ -199,10 +199,11 @@ _PROSE = (
 )
 
 
-def save_and_show(df: pd.DataFrame) -> list[Path]:
+def save_and_show(df: pd.DataFrame) -> None:
     """Write ``tables/overview_wire_timings.csv`` (the whole table) and
     ``tables/overview_wire.md`` (prose, the table, the per-family error summary) -- both
-    atomically -- and show the table and the summary."""
+    atomically -- say which files were written, and show the table and the summary. Returns
+    nothing, so a cell ending in it shows the table once."""
     from IPython.display import Markdown, display
 
     from ppnn.report import to_markdown
@@ -219,7 +220,6 @@ def save_and_show(df: pd.DataFrame) -> list[Path]:
     for p in out:
         print("wrote", p)
     display(Markdown("\n".join(md[len(_PROSE):])))
-    return out
 
 
 def projection_note(tables_dir: Path) -> list[str]:
