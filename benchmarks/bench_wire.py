@@ -7,13 +7,13 @@ Cases (semi-honest ``falcon_sh``; ``--malicious`` switches to ``falcon_mal``):
 * ``lenet`` -- private inference of one MNIST image through LeNet (``falcon_lenet``).
 
 Each case runs on plain loopback and on a shaped LAN (``--link``, default ``lan``: Falcon
-§5.1 as ``core.netmodel.LAN``: 0.2 ms one-way, 625 MB/s per process uplink; namespaces, veth,
-tbf, see ``ppnn.wire.links``; without root the "shaped" rows say they ran on loopback). For
-each it gives the online bytes on the wire (ledger bytes + the 12-byte frame header per
-message), the bytes of every class (dealer material, setup, inputs), the ledger's online
-rounds and the measured causal depth, and the wall time from "go" to the last result, the
-median of ``--repeats`` runs (the machine is shared: read medians). Writes
-``figures/falcon/bench_wire.csv`` (atomically) and prints it.
+§5.1 as ``core.netmodel.LAN``: 0.1 ms one-way (half the 0.2 ms ping), 625 MB/s per process
+uplink; namespaces, veth, tbf, see ``ppnn.wire.links``; without root the "shaped" rows say
+they ran on loopback). For each it gives the online bytes on the wire (ledger bytes + the
+12-byte frame header per message), the bytes of every class (dealer material, setup,
+inputs), the ledger's online rounds and the measured causal depth, and the wall time from
+"go" to the last result, the median of ``--repeats`` runs (the machine is shared: read
+medians). Writes ``figures/falcon/bench_wire.csv`` (atomically) and prints it.
 
 Run::
 
