@@ -341,17 +341,9 @@ class WireTwoPC(TwoPC):
         ``y = m0 + b - m1``, which does not depend on ``e``. The helper gets ``t' = m_c +
         c y = m0 + c b`` and takes ``t = t'`` (``e = 0``) or ``-t'``; the evaluator takes
         ``s = m0`` or ``-m0 - b``: ``t = s + a b``."""
-        m = x.shape[0]
-        if m > ring.k:
-            raise ValueError(f"{m}-bit values do not fit {ring!r}")
-        shape = x.shape[1:]
-        n = int(np.prod(shape, dtype=np.int64))
+        m, n = self._b2a_offline(x, ring)
         helper, evaluator = self.parties
         led = self.ledger
-        with led.offline(), led.round():
-            led.send(helper, evaluator, m * n * self.ot.kappa, "B2A: random OTs")
-        for p in self.parties:
-            led.count("ot", m * n // 2 if p == helper else m * n - m * n // 2, p)
         a = x.shares[0].astype(np.uint64)
         b = x.shares[1].astype(np.uint64)
         m0, m1, c, mc = self.dealer.random_ots(ring, a.shape)
@@ -363,13 +355,7 @@ class WireTwoPC(TwoPC):
             t1 = ring.add(mc, ring.mul(c, y))
             t = np.where(e == 1, ring.neg(t1), t1)
             s = np.where(e == 1, ring.sub(ring.neg(m0), b), m0)
-            w = (np.uint64(1) << np.arange(m, dtype=np.uint64)).reshape((m,) + (1,) * len(shape))
-            w[m - 1] = ring.neg(w[m - 1])
-            w = ring.reduce(w)
-            two = np.uint64(2)
-            helper_sh = ring.sum(ring.mul(w, ring.sub(a, ring.mul(two, t))), axis=0)
-            eval_sh = ring.sum(ring.mul(w, ring.add(b, ring.mul(two, s))), axis=0)
-        return AdditiveShares(np.stack([helper_sh, eval_sh]), ring)
+            return self._b2a_shares(a, b, t, s, ring)
 
 
 # -- the dealer process ----------------------------------------------------------------------

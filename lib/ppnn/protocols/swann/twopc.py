@@ -311,17 +311,8 @@ class TwoPC:
         ``t_j = s_j + a_j b_j``. Booked as a precomputed random OT (``κ`` bits, offline) that
         is derandomized online (1 choice bit one way, one k-bit correction the other).
         """
-        m = x.shape[0]
-        if m > ring.k:
-            raise ValueError(f"{m}-bit values do not fit {ring!r}")
-        shape = x.shape[1:]
-        n = int(np.prod(shape, dtype=np.int64))
+        m, n = self._b2a_offline(x, ring)
         helper, evaluator = self.parties
-        with self.ledger.offline(), self.ledger.round():
-            self.ledger.send(helper, evaluator, m * n * self.ot.kappa, "B2A: random OTs",
-                             value=SIZE_ONLY)
-        for p in self.parties:
-            self.ledger.count("ot", m * n // 2 if p == helper else m * n - m * n // 2, p)
         with self.ledger.round():
             # the random OTs are not simulated, so neither are their derandomization messages
             self.ledger.send(helper, evaluator, m * n, "B2A: OT choice bits", value=SIZE_ONLY)
@@ -332,12 +323,36 @@ class TwoPC:
             b = x.shares[1].astype(np.uint64)                 # evaluator's bits
             s = ring.random(self.rng, a.shape)                # sender's OT masks
             t = ring.add(s, a & b)                            # receiver's OT output
-            w = (np.uint64(1) << np.arange(m, dtype=np.uint64)).reshape((m,) + (1,) * len(shape))
-            w[m - 1] = ring.neg(w[m - 1])                     # sign bit weighs −2^{m−1}
-            w = ring.reduce(w)
-            two = np.uint64(2)
-            helper_sh = ring.sum(ring.mul(w, ring.sub(a, ring.mul(two, t))), axis=0)
-            eval_sh = ring.sum(ring.mul(w, ring.add(b, ring.mul(two, s))), axis=0)
+            return self._b2a_shares(a, b, t, s, ring)
+
+    def _b2a_offline(self, x: XorShares, ring: Ring) -> tuple[int, int]:
+        """B2A's width check and its offline part: ``m * n`` random OTs (``κ`` bits each)
+        booked and counted. Returns ``(m, n)``: bits per value, values."""
+        m = x.shape[0]
+        if m > ring.k:
+            raise ValueError(f"{m}-bit values do not fit {ring!r}")
+        n = int(np.prod(x.shape[1:], dtype=np.int64))
+        helper, evaluator = self.parties
+        with self.ledger.offline(), self.ledger.round():
+            self.ledger.send(helper, evaluator, m * n * self.ot.kappa, "B2A: random OTs",
+                             value=SIZE_ONLY)
+        for p in self.parties:
+            self.ledger.count("ot", m * n // 2 if p == helper else m * n - m * n // 2, p)
+        return m, n
+
+    @staticmethod
+    def _b2a_shares(a, b, t, s, ring: Ring) -> AdditiveShares:
+        """The two arithmetic shares from the share bits ``a`` (helper), ``b`` (evaluator)
+        and the OT outputs ``t = s + a b`` (helper) and ``s`` (evaluator):
+        ``Σ_j w_j (a_j − 2 t_j)`` and ``Σ_j w_j (b_j + 2 s_j)``, ``w_j = 2^j`` (the sign bit
+        ``−2^{m−1}``)."""
+        m = a.shape[0]
+        w = (np.uint64(1) << np.arange(m, dtype=np.uint64)).reshape((m,) + (1,) * (a.ndim - 1))
+        w[m - 1] = ring.neg(w[m - 1])                         # sign bit weighs −2^{m−1}
+        w = ring.reduce(w)
+        two = np.uint64(2)
+        helper_sh = ring.sum(ring.mul(w, ring.sub(a, ring.mul(two, t))), axis=0)
+        eval_sh = ring.sum(ring.mul(w, ring.add(b, ring.mul(two, s))), axis=0)
         return AdditiveShares(np.stack([helper_sh, eval_sh]), ring)
 
     @staticmethod
