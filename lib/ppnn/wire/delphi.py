@@ -61,7 +61,7 @@ from ppnn.protocols import delphi as dl
 from ppnn.protocols.tabula import network as tn
 from ppnn.protocols.tabula.tables import LazyTables, TabulaTables, _book_dealer
 
-from .launch import launch, swapped
+from .launch import checked_images, launch, swapped
 from .transport import Wire, WireError
 
 __all__ = ["WireLedger", "DELPHI_FAMILIES", "ROLE_OF", "run_plan",
@@ -248,7 +248,7 @@ def delphi_job(wire: Wire, task: dict) -> dict:
         x = g.uniform(0.0, 1.0, task["x_shape"])
     mat = _PartyMaterial(wire, me)
     led = WireLedger(tn.PARTIES, wire, me)
-    with _broken(task.get("broken", False)):
+    with reading_client_share(task.get("broken", False)):
         out = tn.secure_inference(impl, x, _fresh(g), led, linear="delphi",
                                   tables=mat.tables, preprocess=mat.masks)
     return {"output": out if me == "client" else None, "ledger": led}
@@ -283,9 +283,6 @@ def reading_client_share(on: bool = True):
     return swapped(dl, "delphi_online", delphi_online_reading_client_share, on)
 
 
-_broken = reading_client_share
-
-
 # -- the run ------------------------------------------------------------------------------
 def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None = 600.0,
              broken: bool = False):
@@ -295,15 +292,11 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
     :func:`delphi_online_reading_client_share` (the garbage test's negative control)."""
     import pandas as pd
 
-    from ppnn.protocols.api import Plan, Result, _check_images
+    from ppnn.protocols.api import Result
 
     from .falcon import wire_summary
 
-    if not isinstance(plan, Plan):
-        raise TypeError(f"plan must be a Plan from ppnn.compile, got {type(plan).__name__}")
-    if plan.family not in DELPHI_FAMILIES:
-        raise ValueError(f"plan must be of {DELPHI_FAMILIES}, got {plan.family!r}")
-    x = _check_images(plan, x)
+    x = checked_images(plan, x, DELPHI_FAMILIES)
     g = np.random.default_rng(np.random.SeedSequence())
     tasks = {"P0": {"plan": _garbage_plan(plan.impl, g), "x": x, "broken": bool(broken)},
              "P1": {"plan": plan.impl, "x_shape": x.shape, "broken": bool(broken)},

@@ -365,22 +365,13 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
     if plan.family not in WIRE_FAMILIES:
         raise ValueError(f"transport='tcp' is implemented for {', '.join(WIRE_FAMILIES)}; "
                          f"got a plan of {plan.family!r}")
-    from .delphi import DELPHI_FAMILIES
-    from .delphi import run_plan as delphi_run_plan
+    from . import delphi, hegc, swann
 
-    if plan.family in DELPHI_FAMILIES:
-        return delphi_run_plan(plan, x, seed, timeout=timeout, deadline=deadline)
-    from .swann import SWANN_FAMILIES
-    from .swann import run_plan as swann_run_plan
-
-    if plan.family in SWANN_FAMILIES:
-        return swann_run_plan(plan, x, seed, timeout=timeout, deadline=deadline)
-
-    from .hegc import HEGC_FAMILIES
-    from .hegc import run_plan as hegc_run_plan
-
-    if plan.family in HEGC_FAMILIES:
-        return hegc_run_plan(plan, x, seed, timeout=timeout, deadline=deadline)
+    for runner, families in ((delphi.run_plan, delphi.DELPHI_FAMILIES),
+                             (swann.run_plan, swann.SWANN_FAMILIES),
+                             (hegc.run_plan, hegc.HEGC_FAMILIES)):
+        if plan.family in families:
+            return runner(plan, x, seed, timeout=timeout, deadline=deadline)
     x = _check_images(plan, x)
     skeleton = [{k: np.shape(v) for k, v in p.items()} for p in plan.impl["params"]]
     public = dataclasses.replace(plan, impl={**plan.impl, "params": None})

@@ -85,7 +85,7 @@ from ppnn.protocols.gala import centered
 from ppnn.protocols.gala.network import quantize_input
 from ppnn.protocols.gala.protocol import check_plain_modulus
 
-from .launch import launch
+from .launch import checked_images, launch
 from .transport import Wire, WireError
 
 __all__ = ["HEGC_FAMILIES", "ROLE_OF", "BROKEN", "run_plan", "hegc_job"]
@@ -342,20 +342,16 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
     test's negative controls)."""
     import pandas as pd
 
-    from ppnn.protocols.api import Plan, Result, _check_images
+    from ppnn.protocols.api import Result
 
     from .falcon import wire_summary
 
-    if not isinstance(plan, Plan):
-        raise TypeError(f"plan must be a Plan from ppnn.compile, got {type(plan).__name__}")
-    if plan.family not in HEGC_FAMILIES:
-        raise ValueError(f"plan must be of {HEGC_FAMILIES}, got {plan.family!r}")
+    x = checked_images(plan, x, HEGC_FAMILIES)
     if broken is not None and broken not in BROKEN:
         raise ValueError(f"broken must be None or one of {BROKEN}, got {broken!r}")
     if isinstance(seed, np.random.Generator):
         raise TypeError("wire mode of the HE-GC families takes an int seed (it crosses to the "
                         "server's process)")
-    x = _check_images(plan, x)
     g = np.random.default_rng(np.random.SeedSequence())
     client_plan = dataclasses.replace(
         plan, impl={**plan.impl, "plan": _garbage_plan(plan.impl["plan"], g)})

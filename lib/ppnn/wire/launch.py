@@ -297,3 +297,15 @@ def swapped(owner, name: str, replacement, on: bool = True):
         yield
     finally:
         setattr(owner, name, original)
+
+
+def checked_images(plan, x, families):
+    """``x`` as ``plan`` takes it (:func:`ppnn.protocols.api._check_images`), after checking
+    that ``plan`` is a compiled plan of one of ``families`` (a wire family's run)."""
+    from ppnn.protocols.api import Plan, _check_images
+
+    if not isinstance(plan, Plan):
+        raise TypeError(f"plan must be a Plan from ppnn.compile, got {type(plan).__name__}")
+    if plan.family not in families:
+        raise ValueError(f"plan must be of {tuple(families)}, got {plan.family!r}")
+    return _check_images(plan, x)

@@ -75,7 +75,7 @@ from ppnn.he.paillier.keys import KeyShare
 from ppnn.protocols.swann import inference as si
 from ppnn.protocols.swann.twopc import TwoPC
 
-from .launch import launch, swapped
+from .launch import checked_images, launch, swapped
 from .transport import Wire, WireError
 
 __all__ = ["SWANN_FAMILIES", "ROLE_OF", "SwannWireLedger", "WireTwoPC", "WirePaillier",
@@ -476,7 +476,7 @@ def swann_job(wire: Wire, task: dict) -> dict:
     rng = np.random.Generator(np.random.SFC64(int(g.integers(1 << 62))))
     per = 1 if scenario == "client-server" else 2
     led, logits = Ledger(si.PARTIES[scenario]), []
-    with _broken(task.get("broken", False)):
+    with reading_owner_mask(task.get("broken", False)):
         for j in range(0, len(x), per):
             wl = SwannWireLedger(si.PARTIES[scenario], wire, me, roles)
             res = si.run_inference(model, x[j:j + per], scenario, task["optimized"], keys,
@@ -507,9 +507,6 @@ def reading_owner_mask(on: bool = True):
     return swapped(TwoPC, "input_bits", input_bits_reading_owner_mask, on)
 
 
-_broken = reading_owner_mask
-
-
 # -- the run ------------------------------------------------------------------------------
 def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None = 600.0,
              broken: bool = False):
@@ -519,15 +516,11 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
     :func:`input_bits_reading_owner_mask` (the garbage test's negative control)."""
     import pandas as pd
 
-    from ppnn.protocols.api import Plan, Result, _check_images
+    from ppnn.protocols.api import Result
 
     from .falcon import wire_summary
 
-    if not isinstance(plan, Plan):
-        raise TypeError(f"plan must be a Plan from ppnn.compile, got {type(plan).__name__}")
-    if plan.family not in SWANN_FAMILIES:
-        raise ValueError(f"plan must be of {tuple(SWANN_FAMILIES)}, got {plan.family!r}")
-    x = _check_images(plan, x)
+    x = checked_images(plan, x, SWANN_FAMILIES)
     scenario = SWANN_FAMILIES[plan.family]
     per = 1 if scenario == "client-server" else 2
     if len(x) % per:
