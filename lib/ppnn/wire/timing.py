@@ -232,15 +232,19 @@ def table(measured: list[dict], k: float):
 
 def error_summary(df):
     """Per family and network: the largest absolute error (%) of each model over the
-    models measured -- what the paper tables' projected rows quote."""
+    models measured -- what the paper tables' projected rows quote. Takes :func:`table`'s
+    frame or the same read back from CSV (text cells); an error that could not be computed
+    (a network term measured <= 0) is left out of its maximum, which is NaN only when no
+    model gave one."""
     import pandas as pd
 
     shaped_rows = df[df["network"] != "loopback"]
+    cols = ("tables error %", "network error %", "calibrated error %")
     out = []
     for (fam, net), g in shaped_rows.groupby(["family", "network"], sort=False):
         out.append({"family": fam, "network": net, "models": ", ".join(g["model"]),
-                    **{f"max |{c}|": max(abs(float(v)) for v in g[c])
-                       for c in ("tables error %", "network error %", "calibrated error %")}})
+                    **{f"max |{c}|": pd.to_numeric(g[c], errors="coerce").abs().max()
+                       for c in cols}})
     return pd.DataFrame(out)
 
 
