@@ -158,9 +158,12 @@ def _wire(args) -> int:
         net, params = nn.zoo.get(args.model), nn.pretrained(args.model, quick=True, seed=0)
     x, _, xt, _ = data.load_mnist()
     plan = ppnn.compile(args.family, net, params, calib=np.asarray(x[:256]))
-    n_img = args.images + args.images % 2 if args.family == "swann_2s" else args.images
+    from ppnn.wire.timing import images_for
+
+    n_img = images_for(args.family, args.images)
     if n_img != args.images:
-        print(f"note: swann_2s classifies images in pairs: running {n_img}")
+        per = ppnn.protocols.api.family(args.family).spec.images_per_run
+        print(f"note: {args.family} classifies {per} images per run: running {n_img}")
     imgs = np.asarray(xt[:n_img])
     t0 = time.perf_counter()
     ref = ppnn.run(plan, imgs, args.seed)

@@ -516,13 +516,13 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
     :func:`input_bits_reading_owner_mask` (the garbage test's negative control)."""
     import pandas as pd
 
-    from ppnn.protocols.api import Result
+    from ppnn.protocols.api import Result, family
 
     from .falcon import wire_summary
 
     x = checked_images(plan, x, SWANN_FAMILIES)
     scenario = SWANN_FAMILIES[plan.family]
-    per = 1 if scenario == "client-server" else 2
+    per = family(plan.family).spec.images_per_run
     if len(x) % per:
         raise ValueError(f"{plan.family} classifies {per} images per run, got {len(x)}")
     imp = plan.impl

@@ -54,13 +54,15 @@ __all__ = ["measure", "calibrate_latency", "table", "error_summary", "write_csv"
 
 #: the zoo networks of the table (MiniONN and LeNet as the zoo names them)
 MODELS = ("minionn_mnist", "falcon_lenet")
-#: images per run where a family needs more than one (SwaNN's two servers classify in pairs)
-MIN_IMAGES = {"swann_2s": 2}
 
 
 def images_for(family: str, images: int = 1) -> int:
-    """The images a run of ``family`` takes: ``images``, at least :data:`MIN_IMAGES`."""
-    return max(int(images), MIN_IMAGES.get(family, 1))
+    """The images a run of ``family`` takes: ``images`` rounded up to a multiple of the
+    family's images per run (SwaNN's two servers classify in pairs)."""
+    from ppnn.protocols.api import family as family_of
+
+    per = family_of(family).spec.images_per_run
+    return -(-int(images) // per) * per
 
 
 def _plan(family: str, model: str, images: int):
