@@ -481,12 +481,12 @@ display(wire_table[["family", "model", "network", "ledger bytes online", "wire b
                     "projected s (tables)", "calibrated s", "calibrated error %"]])
 
 # %% [markdown]
-# Measured against projected, one group of bars per run: where the bars differ, the model
-# is off. The tables' projection adds the *in-process* compute, but on this machine each
-# wire-mode process computes every share component (that is how the garbage check works)
-# and three or four processes share two cores -- so the projection misses compute, not the
-# network. The calibrated model takes compute from the loopback run and only models the
-# network.
+# Measured against projected, one panel per link, one group of bars per run: where the bars
+# differ, the model is off. The tables' projection adds the *in-process* compute, but on
+# this machine each wire-mode process computes every share component (that is how the
+# garbage check works) and two to four processes share two cores -- so on the LAN the
+# projection misses compute, not the network. The calibrated model takes compute from the
+# loopback run and only models the network.
 
 # %%
 fig = wire_exp.plot(wire_table)

@@ -133,9 +133,9 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot(df: pd.DataFrame):
-    """Measured wall time beside the tables' projection and the calibrated model, one group
-    of bars per family, network and link (log scale): where the bars differ, the projection
-    is off."""
+    """Measured wall time beside the tables' projection and the calibrated model: one panel
+    per link (LAN, WAN), one group of bars per family and network (log scale). Where the
+    bars differ, the model is off."""
     import matplotlib.pyplot as plt
     import numpy as np
 
@@ -151,16 +151,21 @@ def plot(df: pd.DataFrame):
         return fig
     for c in cols:
         d[c] = pd.to_numeric(d[c], errors="coerce")
-    labels = [f"{f}\n{m}\n{n}" for f, m, n in zip(d["family"], d["model"], d["network"])]
-    x = np.arange(len(d))
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(d) + 2), 4.2))
-    for i, (c, lab) in enumerate(cols.items()):
-        ax.bar(x + (i - 1) * 0.27, d[c], width=0.27, label=lab)
-    ax.set_xticks(x, labels, fontsize=7)
-    ax.set_yscale("log")
-    ax.set_ylabel("seconds per run (one image; SwaNN two-server: two)")
-    ax.legend(fontsize=8, frameon=False)
-    ax.set_title("Wire mode: measured vs projected", fontsize=10)
+    links = list(dict.fromkeys(d["network"]))
+    width = max(len(g) for _, g in d.groupby("network"))
+    fig, axes = plt.subplots(len(links), 1, figsize=(max(6.0, 0.75 * width + 2),
+                                                     3.6 * len(links)), squeeze=False)
+    for ax, link in zip(axes[:, 0], links):
+        g = d[d["network"] == link]
+        x = np.arange(len(g))
+        for i, (c, lab) in enumerate(cols.items()):
+            ax.bar(x + (i - 1) * 0.27, g[c], width=0.27, label=lab)
+        ax.set_xticks(x, [f"{f}\n{m}" for f, m in zip(g["family"], g["model"])], fontsize=7)
+        ax.set_yscale("log")
+        ax.set_ylabel("seconds per run")
+        ax.set_title(f"{link}: measured vs projected (one image; SwaNN two-server: two)",
+                     fontsize=10)
+    axes[0, 0].legend(fontsize=8, frameon=False)
     fig.tight_layout()
     return fig
 
