@@ -124,6 +124,29 @@ def test_pack_refuses_values_wider_than_their_booked_width():
         unpack(b"abc", [((2,), np.uint64, 32)])
 
 
+def test_a_receive_waits_only_for_its_own_peers_deferred_messages():
+    """``Wire.recv(peer)`` settles the deferred receives (``expect``) from that peer only:
+    a message from P2 is read while the one deferred from P1 has not been sent yet."""
+    from ppnn.wire.transport import Wire
+
+    a1, b1 = socket.socketpair()
+    a2, b2 = socket.socketpair()
+    g = np.random.default_rng(0)
+    p0 = Wire("P0", {"P1": a1, "P2": a2}, 2.0, g)
+    p1, p2 = Wire("P1", {"P0": b1}, 2.0, g), Wire("P2", {"P0": b2}, 2.0, g)
+    try:
+        layout = [((3,), np.dtype(np.uint64), 32)]
+        later = p0.expect("P1", layout, "from P1")[0]
+        p2.send("P0", [(np.arange(3, dtype=np.uint64), 32)], "from P2")
+        assert p0.recv("P2", layout, "from P2")[0].tolist() == [0, 1, 2]
+        p1.send("P0", [(np.arange(3, 6, dtype=np.uint64), 32)], "from P1")
+        p0.settle()
+        assert later.tolist() == [3, 4, 5]
+    finally:
+        for w in (p1, p2, p0):
+            w.close()
+
+
 # -- the garbage test on Falcon's ReLU -----------------------------------------------------
 @pytest.fixture(scope="module", params=[False, True], ids=["semi-honest", "malicious"])
 def relu_run(request):
@@ -167,6 +190,47 @@ def test_every_message_is_its_booked_bits_plus_the_header(relu_run):
 def test_measured_rounds_equal_ledger_rounds(relu_run):
     _, _, led, out, _ = relu_run
     assert out["wire"]["measured rounds"] == led.rounds("online") > 5
+
+
+NO_EXTRA = dict.fromkeys(("P0", "P1", "P2", "dealer"), 0)
+
+
+def test_every_party_sends_all_of_a_round_before_it_waits_for_the_round(relu_run):
+    """No party waits twice in one ledger round (a second wait costs a second latency on a
+    shaped link): the malicious multiplication check opens rho and sigma (and, where the
+    protocol says so, the pending checks) with one wait."""
+    mal, _, led, out, _ = relu_run
+    assert out["wire"]["extra waits"] == NO_EXTRA, out["wire"]["extra wait steps"]
+    assert 0 < max(out["wire"]["waits"].values()) <= led.rounds(None)
+
+
+def two_openings_one_after_the_other(fal, inputs):
+    """Two values opened in one round, the second sent only after the first arrived: each
+    party waits twice in the round."""
+    a = fal.share(inputs["a"])
+    with fal.protocol("output"), fal.ledger.round():
+        x = fal.open(a, "first", "masked")
+        y = fal.open(a, "second", "masked")
+    return np.concatenate([x, y])
+
+
+def two_openings_together(fal, inputs):
+    """The same two openings with :meth:`Falcon.open_many`: one wait."""
+    a = fal.share(inputs["a"])
+    with fal.protocol("output"):
+        return np.concatenate(fal.open_many([(a, "first", "masked"), (a, "second", "masked")]))
+
+
+def test_extra_waits_count_a_second_wait_in_one_round():
+    inputs = _relu_input(16)
+    late = run_program(two_openings_one_after_the_other, inputs, SEED, timeout=20)
+    together = run_program(two_openings_together, inputs, SEED, timeout=20)
+    assert late["ledger"].messages == together["ledger"].messages  # the same protocol
+    assert all(np.array_equal(late["outputs"][p], together["outputs"][p])
+               for p in ("P0", "P1", "P2"))
+    assert late["wire"]["extra waits"] == {**NO_EXTRA, "P0": 1, "P1": 1, "P2": 1}
+    assert all(s == ["output::second"] for s in late["wire"]["extra wait steps"].values())
+    assert together["wire"]["extra waits"] == NO_EXTRA
 
 
 def test_no_process_or_port_outlives_the_run(relu_run):

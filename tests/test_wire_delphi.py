@@ -81,6 +81,15 @@ def test_measured_rounds_equal_ledger_rounds(runs):
     assert "offline ideal bytes" in list(table["quantity"])
 
 
+def test_no_party_waits_twice_in_a_round(runs):
+    """Tabula's exchange of ``x_trunc_i + s_i``: each party sends its half before it waits
+    for the other's (the server's receive is deferred to the end of the round); the counted
+    HE's filler is not waited for."""
+    ref, res = runs
+    w = res.extra["wire"]
+    assert set(w["extra waits"].values()) == {0}, w["extra wait steps"]
+    assert 0 < max(w["waits"].values()) <= ref.ledger.rounds(None)
+
 def test_a_step_reading_the_client_share_fails_the_garbage_test(tiny, runs):
     plan, x = tiny
     ref, _ = runs

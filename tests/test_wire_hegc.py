@@ -104,6 +104,13 @@ def test_measured_rounds(runs, fam):
     assert res.extra["wire"]["measured rounds"] == ref.ledger.rounds("online") - images
 
 
+@pytest.mark.parametrize("fam", FAMILIES)
+def test_no_party_waits_twice_in_a_round(runs, fam):
+    ref, res = runs[fam]
+    w = res.extra["wire"]
+    assert set(w["extra waits"].values()) == {0}, w["extra wait steps"]
+    assert 0 < max(w["waits"].values()) <= ref.ledger.rounds(None)
+
 @pytest.mark.parametrize("broken", BROKEN)
 def test_a_step_reading_the_other_partys_value_fails_the_garbage_test(tiny, runs, broken):
     plans, x, _ = tiny

@@ -92,6 +92,16 @@ def test_measured_rounds_are_the_ledgers_causal_depth(runs):
     assert measured == causal_depth(ref.ledger) <= ref.ledger.rounds("online")
 
 
+def test_no_party_waits_twice_in_a_round(runs):
+    """The OT extension's filler of an AND layer (booked offline, read by no one) is
+    received without waiting for it, and no other party's process (the dealer's frames are
+    sent ahead) is waited for twice in one ledger round: a round costs one latency on a
+    shaped link (it cost two while the filler was waited for before the Beaver openings)."""
+    _, _, ref, res = runs
+    w = res.extra["wire"]
+    assert set(w["extra waits"].values()) == {0}, w["extra wait steps"]
+    assert 0 < max(w["waits"].values()) <= ref.ledger.rounds(None)
+
 def test_only_the_familys_processes_run(runs):
     plan, _, _, res = runs
     scenario = "client-server" if plan.family == "swann_cs" else "two-server"

@@ -232,7 +232,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="run the families on a running Dask cluster")
     wp = sub.add_parser("wire", help="a network in wire mode: the parties as processes "
                         "over loopback TCP")
-    wp.add_argument("family", help="falcon_sh, falcon_mal or delphi_tabula")
+    from ppnn.wire.falcon import WIRE_FAMILIES
+
+    wp.add_argument("family", help=", ".join(WIRE_FAMILIES))
     wp.add_argument("model", help="a zoo network name or a path to an .onnx file")
     wp.add_argument("--images", type=int, default=1, help="test images (default 1)")
     wp.add_argument("--seed", type=int, default=0)

@@ -37,15 +37,17 @@ transport). :mod:`.timing`: measured vs projected time, the table of 00_overview
 REPORT.md (:mod:`ppnn.experiments.wire`). Not yet: Delphi + GC, SHE; SwaNN on real
 Paillier; GAZELLE / GALA on real SEAL across processes.
 
-**Where a round costs more than one latency.** Falcon's semi-honest parties send every
-message of a round before they wait for the round's receives (``Wire.expect`` /
-``Wire.settle``), and a round costs one one-way latency on a shaped link. The other
-families' wire parties still receive in program order inside a round (``WireLedger``'s
-``transmit`` returns the received value at once), so in a round where both parties send,
-one of them waits for the other's message before sending its own: SwaNN's rounds (the 2PC
-openings) cost about two latencies on the WAN, and so do Falcon malicious's multiplications
-(the reshare and the check's opening each wait). The ledger's round counts are the
-protocols'; the wire-mode rows of those families measure this implementation's ordering.
+**A round costs one latency.** Every wire party sends every message of a round before it
+waits for the round's receives, and does not wait for a message nothing reads: Falcon's
+parties defer their receives to the round's end (``Wire.expect`` / ``Wire.settle``; the
+malicious multiplication check opens ``rho``, ``sigma`` and the pending checks together,
+:meth:`~ppnn.protocols.falcon.Falcon.open_many`); Delphi + Tabula's parties defer the
+receives of an online round to its end; SwaNN's and Delphi's parties defer the filler of the
+booked offline messages (OT extension, counted HE), which is taken off the socket before the
+next message from the same peer (``Wire.recv`` settles only that peer's deferred receives).
+``result.extra["wire"]["extra waits"]`` counts, per process, the waits that began in a
+round that already had one (each can cost a second latency, :mod:`.transport`); the tests
+assert none for every family.
 
 **Delphi + GC** (``delphi_gc``) is not on the wire yet. Its linear layers are Delphi's and
 would run as in :mod:`.delphi`, but its ReLU (:func:`ppnn.protocols.gc_act.garbled_activation`)

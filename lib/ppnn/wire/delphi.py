@@ -52,6 +52,7 @@ of their booked size).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 
 import numpy as np
@@ -109,7 +110,21 @@ class WireLedger(Ledger):
         msg = Ledger.send(self, sender, receiver, bits, what)
         return self._cross(msg, np.asarray(value))
 
+    @contextlib.contextmanager
+    def round(self):
+        """:meth:`Ledger.round`; at the end of the outermost online round the process waits
+        for the round's deferred receives (:meth:`_cross`), having sent all of its own (the
+        filler of an offline round, which nothing reads, stays deferred)."""
+        with Ledger.round(self):
+            yield self
+        if self._round_depth == 0 and self.phase == "online":
+            self.wire.settle()
+
     def _cross(self, msg, value):
+        """Send or receive one booked message. A receive is deferred (``Wire.expect``) when
+        nothing reads it (a counted ciphertext's filler) or it is booked inside a round
+        (read after the round: Tabula's exchange of ``x_trunc_i + s_i``), so the process
+        sends every message of a round before it waits for the round's receives."""
         w = self.wire
         online = msg.phase == "online"
         cls = "online" if online else "offline setup"
@@ -122,7 +137,10 @@ class WireLedger(Ledger):
             w.send(ROLE_OF[msg.receiver], parts, step, cls, round=msg.round if online else None)
             return value
         if self.me == msg.receiver:
-            got = w.recv(ROLE_OF[msg.sender], layout, step, cls)
+            if value is None or self._round_depth:
+                got = w.expect(ROLE_OF[msg.sender], layout, step, cls)
+            else:
+                got = w.recv(ROLE_OF[msg.sender], layout, step, cls)
             return None if value is None else got[0]
         raise WireError(f"{self.me} is neither sender nor receiver of '{step}'")
 

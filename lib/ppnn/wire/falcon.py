@@ -199,8 +199,8 @@ class WireFalcon(Falcon):
         self._missing(out)
         return out
 
-    def open(self, x: RSS, *args, **kwargs) -> np.ndarray:
-        value = super().open(x, *args, **kwargs)
+    def _public(self, value: np.ndarray) -> np.ndarray:
+        """The dealer's process (no party) uses zeros for every opened value."""
         return value if self.wire.party is not None else np.zeros_like(value)
 
     def open_components(self, x: RSS, what: str = "open", kind: str = "plain",
@@ -320,6 +320,11 @@ def wire_summary(ledger, launched) -> dict:
             "wire bytes": sent["wire"]}
     out["ledger rounds"] = ledger.rounds("online")
     out["measured rounds"] = max(s["depth"] for s in stats.values())
+    # waits in a round that already had one (each can add a latency; transport docstring)
+    out["waits"] = {r: s["waits"] for r, s in stats.items()}
+    out["extra waits"] = {r: s["extra waits"] for r, s in stats.items()}
+    out["extra wait steps"] = {r: s["extra wait steps"] for r, s in stats.items()
+                               if s["extra wait steps"]}
     out["seconds"] = launched.seconds
     out["party seconds"] = {r: s["seconds"] for r, s in stats.items()}
     out["ports"] = dict(launched.ports)

@@ -143,9 +143,9 @@ class SwannWireLedger(Ledger):
         """A message booked by size only (the OT extension's columns, B2A's random OTs): the
         sender's process sends that many bits of zero filler."""
         msg = super().send(sender, receiver, bits, what, value)
-        if sender != self.DEALER:
+        if sender != self.DEALER:  # nothing reads the filler: its receive is deferred
             self._cross(msg, [((bits // 8,), np.dtype(np.uint8), 8),
-                              ((bits % 8,), np.dtype(np.uint8), 1)], None)
+                              ((bits % 8,), np.dtype(np.uint8), 1)], None, defer=True)
         return msg
 
     def transmit(self, sender, receiver, bits, what, value, recorded=None):
@@ -202,9 +202,12 @@ class SwannWireLedger(Ledger):
                             "width")
         return per
 
-    def _cross(self, msg, layout, parts):
+    def _cross(self, msg, layout, parts, defer: bool = False):
         """Send (``parts()``: the frame's parts; None: zero filler of ``layout``) or receive
-        one booked message; None in the process of a party that is neither end."""
+        one booked message; None in the process of a party that is neither end. ``defer``:
+        the receiver does not wait for it here (``Wire.expect``: nothing reads it; it is
+        taken off the socket before the next receive), so the OT extension's filler of an
+        AND layer does not make a party wait before it sends its Beaver openings."""
         w = self.wire
         online = msg.phase == "online"
         cls = "online" if online else "offline setup"
@@ -217,6 +220,9 @@ class SwannWireLedger(Ledger):
                    round=msg.round if online else None)
             return None
         if self.me == msg.receiver:
+            if defer:
+                w.expect(self.roles[msg.sender], layout, step, cls)
+                return None
             return w.recv(self.roles[msg.sender], layout, step, cls)
         return None
 

@@ -33,6 +33,16 @@ largest depth of a run is the length of its longest chain of messages each of wh
 depend on the one before -- the number of one-way latencies on its critical path, measured
 on the wire and compared with the ledger's rounds (it is smaller where consecutive rounds
 do not depend on each other).
+
+**Waits.** A process *waits* when it receives a message of another party (not the dealer's:
+its material is sent ahead) after having sent something: consecutive receives form one wait.
+A wait that begins while the process's current ledger round already had one is an *extra
+wait*: the process sent something (a late message of the round, or filler nothing reads) and
+then waited again, so on a link with latency ``L`` that round costs about ``2 L`` instead of
+``L``. The causal depth cannot see this (the later message does not depend on what was
+received); :meth:`Wire.stats` counts both, with the protocol steps of the first extra waits.
+A run whose parties send every message of a round before they wait for the round's receives
+(and defer the receives nothing reads) has none.
 """
 
 from __future__ import annotations
@@ -168,6 +178,11 @@ class Wire:
         self.max_depth = 0
         self._round: int | None = None  # the ledger round of the last online message
         self._round_base = 0  # the depth when that round began
+        self.waits = 0  # receives of a party's message after a send (module docstring)
+        self.extra_waits = 0  # waits beginning in a round that already had one
+        self.extra_wait_steps: list[str] = []  # the first few of them (protocol steps)
+        self._sent_last = True  # the last message sent or received was a send
+        self._wait_round: int | None = None  # the ledger round of the last wait
         self.sent = {c: Traffic() for c in CLASSES}
         self.received = {c: Traffic() for c in CLASSES}
         self._seq_out = dict.fromkeys(socks, 0)
@@ -246,6 +261,7 @@ class Wire:
         self._seq_out[peer] = seq + 1
         self._write(peer, HEADER.pack(seq, depth, len(payload)) + payload)
         self.sent[cls].add(bits, len(payload))
+        self._sent_last = True
 
     def enter_round(self, round: int | None) -> None:
         """The program reached a message of ledger round ``round`` (sent, received or
@@ -266,26 +282,41 @@ class Wire:
         self._later.append((peer, layout, what, cls, into))
         return list(into)
 
-    def settle(self) -> None:
-        """Receive every deferred message (:meth:`expect`), in program order."""
-        later, self._later = self._later, []
-        for peer, layout, what, cls, into in later:
-            for dst, got in zip(into, self._recv(peer, layout, what, cls)):
+    def settle(self, peer: str | None = None) -> None:
+        """Receive every deferred message (:meth:`expect`), in program order; ``peer``: only
+        those from ``peer`` (the others stay deferred)."""
+        later = self._later
+        if peer is None:
+            self._later, todo = [], later
+        else:
+            todo = [it for it in later if it[0] == peer]
+            self._later = [it for it in later if it[0] != peer]
+        for src, layout, what, cls, into in todo:
+            for dst, got in zip(into, self._recv(src, layout, what, cls)):
                 dst[...] = got
 
     def recv(self, peer: str, layout: Sequence[tuple[tuple[int, ...], np.dtype, int]],
              what: str, cls: str = "online") -> list[np.ndarray]:
         """Receive the next message from ``peer``; ``layout`` is what this process's copy
         of the protocol expects: each part's ``(shape, dtype, bits per element)``. Deferred
-        receives (:meth:`expect`) are settled first."""
+        receives (:meth:`expect`) from ``peer`` are settled first (its frames arrive in
+        order on one connection); those from other peers need not have arrived yet."""
         self._check_peer(peer)
         if self._later:
-            self.settle()
+            self.settle(peer)
         return self._recv(peer, layout, what, cls)
 
     def _recv(self, peer: str, layout, what: str, cls: str) -> list[np.ndarray]:
         sock, seq = self.socks[peer], self._seq_in[peer]
         label = f"message #{seq} '{what}'"
+        if peer != "dealer" and self._sent_last:  # a wait begins (module docstring)
+            self._sent_last = False
+            self.waits += 1
+            if self._round is not None and self._wait_round == self._round:
+                self.extra_waits += 1
+                if len(self.extra_wait_steps) < 8:
+                    self.extra_wait_steps.append(what)
+            self._wait_round = self._round
         got_seq, depth, length = HEADER.unpack(
             _recv_exact(sock, HEADER.size, self.role, peer, label))
         bits = sum(int(np.prod(s, dtype=np.int64)) * int(b) for s, _, b in layout)
@@ -326,8 +357,10 @@ class Wire:
                 s.close()
 
     def stats(self) -> dict:
-        """Traffic per direction and class, measured depth and seconds since the start."""
-        return {"role": self.role, "depth": self.max_depth,
+        """Traffic per direction and class, measured depth, waits and extra waits (see the
+        module docstring) and seconds since the start."""
+        return {"role": self.role, "depth": self.max_depth, "waits": self.waits,
+                "extra waits": self.extra_waits, "extra wait steps": list(self.extra_wait_steps),
                 "seconds": time.perf_counter() - self.t_start,
                 "sent": {c: asdict(t) for c, t in self.sent.items()},
                 "received": {c: asdict(t) for c, t in self.received.items()}}

@@ -127,11 +127,12 @@ def private_compare(fal: Falcon, r_bits: RSS, x, beta2: RSS, betap: RSS, m: RSS)
         factors = RSS(np.concatenate([c.components, m.components[:, None, :]], axis=1), F)
         d_sh = product_tree(fal, factors, "pc step 9: m * prod c",
                             verify_before_last=fal.VERIFY_BEFORE_OPEN)
-        with fal.ledger.round():  # d, and the check of the tree's last level
-            d = fal.open(d_sh, "pc step 9: open d", "blinded",
-                         held="d = m * prod c (opened)")
-            if fal.VERIFY_BEFORE_OPEN:
-                fal.verify()
+        # d, and in the same round the check of the tree's last level (judged after d)
+        d_item = (d_sh, "pc step 9: open d", "blinded", None, "d = m * prod c (opened)")
+        if fal.malicious and fal.VERIFY_BEFORE_OPEN:
+            d, = fal.open_many([d_item], verify_pending=True, checks_last=True)
+        else:
+            d = fal.open(*d_item)
         beta_prime = (d != 0).astype(np.uint64)
         return beta2.add_public(beta_prime)
 

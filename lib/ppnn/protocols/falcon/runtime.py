@@ -429,13 +429,62 @@ class Falcon:
               held: str | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
         """:meth:`open`, also returning what each party reconstructed (its two components
         plus the one it received first)."""
-        if kind not in OPEN_KINDS:
-            raise ValueError(f"opening kind must be one of {OPEN_KINDS}, got {kind!r}")
-        if self.malicious and kind == "plain" and self._pending and self.VERIFY_BEFORE_OPEN:
+        return self._open_many([(x, what, kind, material, held)])[0]
+
+    def open_many(self, items, verify_pending: bool = False, checks_last: bool = False
+                  ) -> list[np.ndarray]:
+        """Several openings in one round: ``items`` of ``(x, what, kind[, material[,
+        held]])`` (as for :meth:`open`). Every party sends the messages of all of them
+        before it waits for any (:meth:`_settle` once), so in wire mode the round costs one
+        latency, not one per opening; the ledger is the same as opening them one after the
+        other in one round (the malicious multiplication check's ``rho`` and ``sigma``).
+        ``verify_pending``:
+        the checks of every pending product are opened in the same round and judged
+        (:meth:`verify`) -- before the items (their messages first, and the items' values
+        are used only if the checks pass), or with ``checks_last`` after them (private
+        compare's ``d`` and the check of the tree's last level)."""
+        full = [(*it, *(None,) * (5 - len(it))) for it in items]
+        return [value for value, _ in self._open_many(full, verify_pending, checks_last)]
+
+    def _open_many(self, items, verify_pending: bool = False, checks_last: bool = False
+                   ) -> list[tuple[np.ndarray, list[np.ndarray]]]:
+        """:meth:`open_many` with ``held`` per item, returning each item's value and what each
+        party reconstructed. The checks run after every message has arrived, in order."""
+        for _, _, kind, _, _ in items:
+            if kind not in OPEN_KINDS:
+                raise ValueError(f"opening kind must be one of {OPEN_KINDS}, got {kind!r}")
+        if (self.malicious and self._pending and self.VERIFY_BEFORE_OPEN
+                and any(kind == "plain" for _, _, kind, _, _ in items)):
             if getattr(self.ledger, "_round_depth", 0):
                 raise RuntimeError("a plain opening inside an open round cannot verify the "
                                    "products it depends on first")
             self.verify()
+        pending = list(self._pending) if verify_pending else []
+        checks = [(v, f"mult-check v: {what}", "check", "triple c", None)
+                  for v, what, _ in pending]
+        order = items + checks if checks_last else checks + items
+        with self.ledger.round():
+            sent = [self._open_send(x, what, kind, material)
+                    for x, what, kind, material, _ in order]
+        self._settle()  # what was received is read below
+        sent_items = sent[:len(items)] if checks_last else sent[len(checks):]
+        sent_checks = sent[len(items):] if checks_last else sent[:len(checks)]
+
+        def judge():
+            if checks:
+                self._judge(pending, [self._open_finish(*c, *got)[1]
+                                      for c, got in zip(checks, sent_checks)])
+
+        if not checks_last:
+            judge()
+        out = [self._open_finish(*it, *got) for it, got in zip(items, sent_items)]
+        if checks_last:
+            judge()
+        return out
+
+    def _open_send(self, x: RSS, what: str, kind: str, material: str | None):
+        """An opening's messages, as :meth:`open` describes (inside the caller's round);
+        returns what each party receives, and the second copies when malicious."""
         alg, C = x.ring, x.components
         step = self._step(what)
         # malicious: a redundant second copy, except for a check value (one way, see verify)
@@ -451,14 +500,25 @@ class Falcon:
             if t.hit("dealer_local" if t.kind == "dealer_local" else "open", step, material):
                 first, copy2 = t.sends()
         bad = t.index if t is not None else -1
-        with self.ledger.round():
-            got = [self._transmit((i - 1) % 3, i, C[(i - 1) % 3], alg, what,
-                                  first and (i - 1) % 3 == bad) for i in range(3)]
-            if redundant:
-                copy = [self._transmit((i + 1) % 3, i, C[(i - 1) % 3], alg, what,
-                                       copy2 and (i + 1) % 3 == bad) for i in range(3)]
-        self._settle()  # what was received is read below
+        got = [self._transmit((i - 1) % 3, i, C[(i - 1) % 3], alg, what,
+                              first and (i - 1) % 3 == bad) for i in range(3)]
+        copy = None
         if redundant:
+            copy = [self._transmit((i + 1) % 3, i, C[(i - 1) % 3], alg, what,
+                                   copy2 and (i + 1) % 3 == bad) for i in range(3)]
+        return got, copy
+
+    def _public(self, value: np.ndarray) -> np.ndarray:
+        """An opened value as this process uses it (itself here; see :mod:`ppnn.wire`)."""
+        return value
+
+    def _open_finish(self, x: RSS, what: str, kind: str, material: str | None,
+                     held: str | None, got, copy) -> tuple[np.ndarray, list[np.ndarray]]:
+        """After the round's messages arrived: the malicious consistency check, what each
+        party holds, and the opened value."""
+        alg, C = x.ring, x.components
+        step = self._step(what)
+        if copy is not None:
             for i in self._checking():
                 if not np.array_equal(got[i], copy[i]):
                     j, a, b = (i - 1) % 3, PARTIES[(i - 1) % 3], PARTIES[(i + 1) % 3]
@@ -477,7 +537,7 @@ class Falcon:
         # what each party reconstructed (all three only for a check value: see verify)
         views = [np.asarray(alg.add(alg.add(C[i], C[(i + 1) % 3]), got[i]), dtype=np.uint64)
                  if i == h or kind == "check" else None for i in range(3)]
-        value = views[h]
+        value = self._public(views[h])
         if self.openings is not None:
             tainted = self._tampered_pending()
             exposed = (kind == "plain" and tainted) or (
@@ -528,18 +588,15 @@ class Falcon:
     def verify(self) -> None:
         """Open every pending multiplication check ``v`` (one round, or the caller's round)
         and abort unless v = 0."""
-        if not self._pending:
-            return
-        pending = list(self._pending)
-        results = []
-        with self.ledger.round():
-            for v, what, _ in pending:
-                results.append((self._open(v, f"mult-check v: {what}", "check", "triple c")[1],
-                                what))
+        if self._pending:
+            self._open_many([], verify_pending=True)
+
+    def _judge(self, pending: list, opened: list[list[np.ndarray]]) -> None:
+        """The pending checks' verdict: every honest party tests the ``v`` it reconstructed
+        (``opened``, one-way openings) and aborts unless it is zero."""
         self._pending = []
         bad = self.deviation.party if self.deviation is not None else None
-        for views, what in results:
-            # every honest party tests the v it reconstructed (one-way opening)
+        for views, (_, what, _) in zip(opened, pending):
             nonzero = [i for i in self._checking()
                        if PARTIES[i] != bad and np.any(views[i] != 0)]
             if nonzero:
@@ -578,9 +635,7 @@ class Falcon:
         with self.ledger.round():
             out, tampered = self._reshare(z, alg, what)
             if self.malicious:
-                if verify_pending:
-                    self.verify()
-                self._check_mul(x, y, out, triple, what, tampered)
+                self._check_mul(x, y, out, triple, what, tampered, verify_pending)
         self._settle()  # the reshared product is read by the caller
         if self._depth == 0:  # a product outside any protocol is verified at once
             self.verify()
@@ -627,11 +682,16 @@ class Falcon:
             return x
         return t.perturb(np.asarray(x, dtype=alg.dtype), alg).astype(np.asarray(x).dtype)
 
-    def _check_mul(self, x: RSS, y: RSS, z: RSS, triple, what: str, tampered: bool) -> None:
+    def _check_mul(self, x: RSS, y: RSS, z: RSS, triple, what: str, tampered: bool,
+                   verify_pending: bool = False) -> None:
+        """Open ``rho = x - a`` and ``sigma = y - b`` (with every pending check, if
+        ``verify_pending``, in the same round) and queue ``v = z - c - rho b - sigma a -
+        rho sigma`` as pending."""
         alg = x.ring
         ta, tb, tc = triple
-        rho = self.open(x - ta, f"mult-check rho: {what}", "masked", "triple a")
-        sigma = self.open(y - tb, f"mult-check sigma: {what}", "masked", "triple b")
+        rho, sigma = self.open_many([(x - ta, f"mult-check rho: {what}", "masked", "triple a"),
+                                     (y - tb, f"mult-check sigma: {what}", "masked",
+                                      "triple b")], verify_pending)
         # v = z - c - rho b - sigma a - rho sigma (broadcasting like the product)
         if isinstance(alg, Zp):  # one reduction: z + (p - c) + (p^2 - rho b) + (p^2 - sigma a)
             wide = alg.wide
@@ -669,9 +729,7 @@ class Falcon:
         with self.ledger.round():
             out, tampered = self._reshare(z, ring, what)
             if self.malicious:
-                if verify_pending:
-                    self.verify()
-                self._check_matmul(x, w, out, triple, what, tampered)
+                self._check_matmul(x, w, out, triple, what, tampered, verify_pending)
         self._settle()  # the reshared product is read by the caller
         if self._depth == 0:
             self.verify()
@@ -688,12 +746,13 @@ class Falcon:
                          ta, tb, tc)
         return ta, tb, tc
 
-    def _check_matmul(self, x: RSS, w: RSS, z: RSS, triple, what: str, tampered: bool
-                      ) -> None:
+    def _check_matmul(self, x: RSS, w: RSS, z: RSS, triple, what: str, tampered: bool,
+                      verify_pending: bool = False) -> None:
         ring = x.ring
         ta, tb, tc = triple
-        rho = self.open(x - ta, f"mult-check rho: {what}", "masked", "triple a")
-        sigma = self.open(w - tb, f"mult-check sigma: {what}", "masked", "triple b")
+        rho, sigma = self.open_many([(x - ta, f"mult-check rho: {what}", "masked", "triple a"),
+                                     (w - tb, f"mult-check sigma: {what}", "masked",
+                                      "triple b")], verify_pending)
         m, n = x.shape
         p = w.shape[1]
         # rho b_i and a_i sigma for the three components, each as one product
