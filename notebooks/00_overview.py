@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -466,11 +468,13 @@ display(box)
 # The table puts the measured median wall time of one image beside three models:
 # **tables** (the projection the comparison above and the paper tables use), **network**
 # (the link's extra time over plain loopback, against the projection's network part alone)
-# and **calibrated** (the same run's loopback time + k × rounds × latency + bytes /
-# bandwidth, with k measured on a separate run). In [quick mode](../GLOSSARY.md#quick-mode) two families on MiniONN over
+# and **calibrated** (the same run's loopback time + the longer of the parties' path,
+# k × rounds × latency + their bytes / bandwidth, and the dealer's, its material / bandwidth
+# on its own uplink; k measured on a separate run). In [quick mode](../GLOSSARY.md#quick-mode) two families on MiniONN over
 # the LAN, once each; the pipeline measures every wire-mode family on MiniONN and LeNet over
-# LAN and WAN, once each (single runs: read the errors as ± the run-to-run noise of a
-# shared 2-core machine), before any notebook starts.
+# LAN and WAN before any notebook starts: loopback and LAN runs three times (medians), a WAN
+# run, dominated by its latency, once (read its error as ± the run-to-run noise of a shared
+# 2-core machine).
 
 # %%
 from ppnn.experiments import wire as wire_exp

@@ -42,8 +42,11 @@ def test_the_models_are_their_formulas(measured):
     comm = netmodel.project(led, lan.network).total_s
     assert row["projected s (tables)"] == pytest.approx(measured["compute_s"] + comm, abs=1e-4)
     assert row["network s projected"] == pytest.approx(comm, abs=1e-4)
-    s_all = timing._online_bytes_per_round(led) + timing._offline_bytes_busiest(led)
-    cal = loop + k * led.rounds("online") * lan.latency_s + s_all / lan.bandwidth_Bps
+    party_off, dealer = timing._offline_bytes(led)
+    s_parties = timing._online_bytes_per_round(led) + party_off
+    assert dealer > 0 and party_off > 0  # Delphi + Tabula: the tables, and the counted HE
+    cal = loop + max(k * led.rounds("online") * lan.latency_s + s_parties / lan.bandwidth_Bps,
+                     dealer / lan.bandwidth_Bps)
     assert row["calibrated s"] == pytest.approx(cal, abs=1e-4)
     wall = row["measured s (median)"]
     assert row["calibrated error %"] == pytest.approx(100 * (cal - wall) / wall, abs=0.1)
@@ -68,11 +71,19 @@ def test_loopback_only_table_plots_and_summarises(measured):
     assert fig is not None
 
 
+def test_full_mode_takes_medians_of_three_on_loopback_and_lan_and_one_wan_run():
+    assert wire_exp.settings(False)["repeats"] == {"loopback": 3, "lan": 3, "wan": 1}
+
+
 def test_bad_settings_are_refused():
     with pytest.raises(TypeError, match="quick"):
         wire_exp.settings("yes")
     with pytest.raises(ValueError, match="repeats"):
         timing.measure("minionn_mnist", "falcon_sh", repeats=0)
+    with pytest.raises(ValueError, match="repeats"):
+        timing.measure("minionn_mnist", "falcon_sh", repeats={"loopback": 0})
+    with pytest.raises(ValueError, match="no count for 'lan'"):
+        timing.measure("minionn_mnist", "falcon_sh", links=("lan",), repeats={"loopback": 1})
     with pytest.raises(ValueError, match="plan and x"):
         timing.measure("mine", "falcon_sh", plan=object())
 

@@ -48,8 +48,11 @@ def settings(quick: bool) -> dict:
         return {"families": tuple(f for f in _QUICK_FAMILIES if f in WIRE_FAMILIES),
                 "models": MODELS[:1], "links": ("lan",), "repeats": 1,
                 "calibration": {"link": "20,100", "n": 200, "repeats": 1}}
+    # loopback and LAN runs take seconds and their error is run-to-run noise: medians of 3;
+    # a WAN run is dominated by its latency (SwaNN: ~550 rounds x 35 ms): once
     return {"families": tuple(WIRE_FAMILIES), "models": MODELS, "links": ("lan", "wan"),
-            "repeats": 1, "calibration": {"link": "20,100", "n": 1000, "repeats": 3}}
+            "repeats": {"loopback": 3, "lan": 3, "wan": 1},
+            "calibration": {"link": "20,100", "n": 1000, "repeats": 3}}
 
 
 def csv_path() -> Path:
@@ -188,8 +191,9 @@ _PROSE = (
     "the receiving transport -- column *latency by*), and the measured median wall time is "
     "put beside three models: **tables** (the projection the paper tables use), **network** "
     "(the link's extra time over loopback, against `netmodel.project` alone) and "
-    "**calibrated** (the same run's loopback time + k x rounds x latency + every class's "
-    "bytes of the busiest sender / bandwidth; k fitted on a separate run). Wire bytes = "
+    "**calibrated** (the same run's loopback time + the longer of the parties' path, k x "
+    "rounds x latency + their bytes / bandwidth, and the dealer's, its material / bandwidth "
+    "on its own uplink; k fitted on a separate run). Wire bytes = "
     "ledger bytes + a 12-byte frame header per message. A wire run here starts one process "
     "per party (and a dealer) on this machine's cores, each computing every share component "
     "(SPMD with garbage, the honesty check), so the tables' projection -- which adds the "

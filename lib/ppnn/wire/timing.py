@@ -23,15 +23,17 @@ and three models of the time beside the measured median:
   predict (on LAN it is a few ms against seconds of compute, so its measured value is noise);
 * **the calibrated model** (``netmodel.project`` itself is not changed)::
 
-      T = loopback + k * rounds * latency + S / bandwidth
+      T = loopback + max(k * rounds * latency + S / bandwidth, D / bandwidth)
 
   ``loopback``: the same run's wall time on plain loopback (compute, framing and
   per-message cost as deployed); ``k``: one-way latencies per ledger round, fitted on a
   *separate* calibration run (:func:`calibrate_latency`: Falcon ReLU on 1000 elements over a
-  20 ms link); ``S``: the busiest sender's bytes per online round (as the projection) plus
-  the 12-byte frame header per message, plus the busiest sender's bytes of the other classes
-  (the dealer's material, Delphi's setup), which a wire run sends and the online-only
-  projection leaves out.
+  20 ms link); ``S``: the parties' path -- the busiest sender's bytes per online round (as
+  the projection) plus the 12-byte frame header per message, plus the busiest party's bytes
+  of the offline classes it sends itself (SwaNN's OT extension, Delphi's counted HE), which a
+  wire run sends and the online-only projection leaves out; ``D``: the dealer's material,
+  which leaves on the dealer's own uplink (every process has one, :mod:`.links`) while the
+  parties run their rounds, so it adds to the time only where it takes longer than they do.
 
 Latency is emulated (netem where present, else the receiving transport holds each frame);
 bandwidth is the kernel's ``tbf``. What the rows say comes from ``result.extra["link"]``.
@@ -89,30 +91,45 @@ def _online_bytes_per_round(ledger) -> float:
     return total
 
 
-def _offline_bytes_busiest(ledger) -> float:
-    """The busiest sender's bytes of every class but online (the dealer's material, Delphi's
-    setup), framing included: a wire run sends them too, before or beside the online
-    rounds, and the online-only projection leaves them out."""
+def _offline_bytes(ledger) -> tuple[float, float]:
+    """The booked bytes of every class but online, framing included, that a wire run sends
+    and the online-only projection leaves out: ``(busiest party's, dealer's)`` -- a party's
+    go out on its own uplink with its online messages (SwaNN's OT extension, Delphi's
+    counted HE), the dealer's material on the dealer's uplink, beside the parties' rounds."""
     per: dict[str, float] = {}
     for m in ledger.messages:
         if m.phase != "online":
             per[m.sender] = per.get(m.sender, 0) + -(-m.bits // 8) + HEADER_BYTES
-    return max(per.values(), default=0.0)
+    dealer = per.pop(ledger.DEALER, 0.0)
+    return max(per.values(), default=0.0), dealer
 
 
 def measure(model: str, family: str = "falcon_sh", links=("lan", "wan"), *, repeats: int = 3,
             images: int = 1, seed: int = 0, timeout: float = 60.0, plan=None,
             x=None) -> dict:
     """Run ``model`` in process and in wire mode on loopback and on each of ``links``,
-    ``repeats`` times each; returns the medians and the counts (see the module docstring).
+    ``repeats`` times each (an int, or a dict giving ``"loopback"`` and each link its count);
+    returns the medians and the counts (see the module docstring).
 
     ``model`` names a zoo network (compiled here with MNIST calibration images), or, with
     ``plan`` and ``x`` given, is only the label of that plan (e.g. a user's ONNX model)."""
     import ppnn
     from ppnn import wire
 
-    if not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats must be an int >= 1, got {repeats!r}")
+    per_link = dict(repeats) if isinstance(repeats, dict) else None
+    counts = list(per_link.values()) if per_link is not None else [repeats]
+    if not counts or not all(isinstance(r, int) and not isinstance(r, bool) and r >= 1
+                             for r in counts):
+        raise ValueError(f"repeats must be an int >= 1 or a dict of link -> int >= 1, got "
+                         f"{repeats!r}")
+
+    def times(key) -> int:  # runs of one link ("loopback", or the link as given)
+        if per_link is None:
+            return repeats
+        if key not in per_link:
+            raise ValueError(f"repeats gives no count for {key!r}: {sorted(per_link)}")
+        return per_link[key]
+
     if (plan is None) != (x is None):
         raise ValueError("plan and x must be given together (or neither)")
     if plan is None:
@@ -120,11 +137,11 @@ def measure(model: str, family: str = "falcon_sh", links=("lan", "wan"), *, repe
     elif plan.family != family:
         raise ValueError(f"family {family!r} does not match the plan's {plan.family!r}")
     comp = []
-    for _ in range(repeats):
+    for _ in range(times("loopback")):
         t0 = time.perf_counter()
         ref = ppnn.run(plan, x, seed)
         comp.append(time.perf_counter() - t0)
-    out = {"model": model, "family": family, "images": len(x), "repeats": repeats,
+    out = {"model": model, "family": family, "images": len(x), "repeats": times("loopback"),
            "compute_s": statistics.median(comp), "ledger": ref.ledger, "runs": {}}
     rounds = ref.ledger.rounds("online")
     for link in (None, *links):
@@ -134,7 +151,7 @@ def measure(model: str, family: str = "falcon_sh", links=("lan", "wan"), *, repe
         # the run's rounds x latency
         lat = 0.0 if link is None else parse_link(link).latency_s
         wait = timeout + 4 * rounds * lat
-        for _ in range(repeats):
+        for _ in range(times("loopback" if link is None else link)):
             res = wire.run(plan, x, seed, timeout=wait, deadline=max(600.0, 10 * wait),
                            link=link)
             if not np.array_equal(res.logits, ref.logits):
@@ -185,8 +202,9 @@ def table(measured: list[dict], k: float):
       same run's on plain loopback, projected by ``netmodel.project`` -- which is what the
       network model claims to predict;
     * ``calibrated s``: the same run's loopback wall time (compute, framing and per-message
-      cost as deployed) + ``k`` x rounds x latency (``k`` from :func:`calibrate_latency`, a
-      separate run) + every class's bytes of the busiest sender / bandwidth.
+      cost as deployed) + the longer of the parties' path (``k`` x rounds x latency, ``k``
+      from :func:`calibrate_latency`, a separate run, + the parties' bytes of every class /
+      bandwidth) and the dealer's (its material / bandwidth): module docstring.
     """
     import pandas as pd
 
@@ -194,7 +212,8 @@ def table(measured: list[dict], k: float):
     for m in measured:
         led = m["ledger"]
         loop = m["runs"]["loopback"]["wall_s"]
-        s_all = _online_bytes_per_round(led) + _offline_bytes_busiest(led)
+        party_off, dealer = _offline_bytes(led)
+        s_parties = _online_bytes_per_round(led) + party_off
         for key, run in m["runs"].items():
             w, lk = run["wire"], run["link"]
             wire_total = sum(c["wire bytes"] for c in w["classes"].values())
@@ -210,13 +229,14 @@ def table(measured: list[dict], k: float):
                 "wire bytes all": wire_total,
                 "ledger rounds": w["ledger rounds"], "measured depth": w["measured rounds"],
                 "compute in process s": round(m["compute_s"], 4),
-                "measured s (median)": round(wall, 4), "runs": m["repeats"],
+                "measured s (median)": round(wall, 4), "runs": len(run["walls"]),
                 "loopback s (median)": round(loop, 4),
             }
             if lk is not None:
                 comm = netmodel.project(led, lk.network).total_s
                 lat = lk.latency_s
-                model_s = loop + k * w["ledger rounds"] * lat + s_all / lk.bandwidth_Bps
+                model_s = loop + max(k * w["ledger rounds"] * lat + s_parties / lk.bandwidth_Bps,
+                                     dealer / lk.bandwidth_Bps)
                 row.update({
                     "latency-equivalent rounds": round((wall - loop) / lat, 1) if lat else None,
                     "projected s (tables)": round(m["compute_s"] + comm, 4),
