@@ -88,3 +88,22 @@ def test_training_gives_the_same_bits_on_every_cpu(dtype):
     if not numerics.pinned():
         pytest.skip(f"numerics not pinned here ({numerics.fingerprint()}): bits may differ")
     assert _train_digest(np.dtype(dtype)) == TRAINING_DIGEST[dtype]
+
+
+def test_float_inference_gives_the_same_bits_on_any_number_of_blas_threads():
+    """OpenBLAS sums a large product in another order on one thread than on several (here:
+    float32 LeNet logits of 1000 images differ by ~1e-6 between one and two threads), so the
+    float forward pass -- every accuracy, the quantizers' calibration -- runs on one thread,
+    as training does: its bits do not depend on the machine's cores or the caller's
+    setting."""
+    from ppnn.nn._blas import blas_threads
+    from ppnn.nn.forward import forward
+
+    net = nn.zoo.get("falcon_lenet")
+    params = nn.init_params(net, np.random.default_rng(0))
+    x = np.random.default_rng(1).uniform(0, 1, (1000, *net.input_shape)).astype(np.float32)
+    logits = []
+    for threads in (1, 2, 4):
+        with blas_threads(threads):
+            logits.append(forward(net, params, x).tobytes())
+    assert logits[0] == logits[1] == logits[2]

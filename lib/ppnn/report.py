@@ -665,10 +665,12 @@ def numerics_note() -> list[str]:
     fp = numerics.fingerprint()
     if numerics.pinned():
         return [f"Float kernels: `{fp}`, pinned by `ppnn.numerics` (OpenBLAS's Haswell kernels "
-                "and numpy's AVX2 loops on every x86-64-v3 CPU), so the rows computed from "
+                "and numpy's AVX2 loops on every x86-64-v3 CPU; float training and inference "
+                "on one BLAS thread), so the rows computed from "
                 "float training -- trained weights, every accuracy, SHE's calibrated gate "
-                "counts -- have the same bits on every such CPU "
-                "(`tests/test_numerics.py` checks a training digest).", ""]
+                "counts -- have the same bits on every such CPU, whatever its number of cores "
+                "(`tests/test_numerics.py` checks a training digest and the inference bits).",
+                ""]
     return [f"**Float kernels not pinned** (`{fp}`): the rows computed from float training -- "
             "every accuracy row and SHE's calibrated gate counts (Tables 2 and 4) -- depend on "
             "this CPU in their last digits and may differ from another machine's. "

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..core import FixedPoint
 from . import ops
+from ._blas import blas_threads
 from .layers import (
     BatchNorm,
     Conv2d,
@@ -191,12 +192,18 @@ def forward(net: Network, params, x, return_layers: bool = False):
 
     ``x`` has shape ``(N, *net.input_shape)``; float32 input stays float32, anything else is
     computed in float64. With ``return_layers`` returns the list of every top-level layer's
-    output instead of the logits."""
+    output instead of the logits.
+
+    Runs on one OpenBLAS thread, as training does: OpenBLAS sums a large product in another
+    order with one thread than with several (float32 LeNet logits differ by ~1e-6 between
+    one and two threads), and accuracies and quantization scales are computed from these
+    outputs -- so they do not depend on the number of cores."""
     x = _batch_input(net, x, "forward")
     if x.dtype not in (np.float32, np.float64):
         x = x.astype(np.float64)
     outs: list | None = [] if return_layers else None
-    y = _fwd_seq(net.layers, params, x, outs)
+    with blas_threads(1):
+        y = _fwd_seq(net.layers, params, x, outs)
     return outs if return_layers else y
 
 

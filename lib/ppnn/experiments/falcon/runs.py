@@ -20,6 +20,7 @@ import pandas as pd
 
 from ppnn.core import LAN, WAN, project_counts
 from ppnn.nn import BatchNorm, Network
+from ppnn.nn._blas import blas_threads
 from ppnn.nn.backprop import forward_train
 from ppnn.nn.forward import forward, predict
 from ppnn.protocols.falcon import costs as C
@@ -78,7 +79,10 @@ def private_training(net: Network, params, x, y, x_test, y_test, iters: int, bat
             if any(isinstance(layer, BatchNorm) for layer in net.layers):
                 # private training keeps no running statistics: estimate them in the clear
                 # from 1024 training images with the revealed weights (evaluation only)
-                forward_train(net.layers, p, np.asarray(x[:1024], np.float64), momentum=1.0)
+                # (one BLAS thread, as training and inference: the same bits on any cores)
+                with blas_threads(1):
+                    forward_train(net.layers, p, np.asarray(x[:1024], np.float64),
+                                  momentum=1.0)
             row["test_acc"] = float((predict(net, p, x_test[:n_eval]) == y_test[:n_eval]).mean())
         rows.append(row)
     info = {"seconds_per_iteration": t_total / iters, "ledger": fal.ledger}
