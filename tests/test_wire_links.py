@@ -89,6 +89,22 @@ def test_shaped_run_holds_latency_same_bytes_and_cleans_up():
 
 
 @root
+def test_the_base_stack_runs_in_namespaces_with_no_tc_and_the_reader_holding_nothing():
+    """links.BASE, the calibrated model's base: the shaped runs' namespaces, veth pairs and
+    receiving transport (holding 0 s where there is no netem), no qdisc of ours."""
+    ns0, link0 = _ours()
+    with links.shaped(links.BASE) as sh:
+        assert sh.shaped and sh.hold_s in (None, 0.0)
+        ns = sh.namespaces["P0"]
+        qd = subprocess.run(["tc", "-n", ns, "qdisc", "show", "dev", "eth0"],
+                            capture_output=True, text=True).stdout
+        assert "tbf" not in qd and "netem" not in qd
+        base = run_program(relu_program, X, 0, timeout=30, deadline=60)["wire"]
+    assert _ours() == (ns0, link0)
+    assert base["ledger rounds"] > 0 and "no bandwidth limit" in str(links.BASE)
+
+
+@root
 def test_failed_run_and_stale_namespaces_are_cleaned_up():
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()

@@ -22,6 +22,8 @@ def measured():
     lan.update(link=parse_link("lan"), wall_s=m["runs"]["loopback"]["wall_s"] + 0.05)
     lan["shaping"] = {**lan["shaping"], "link": "LAN", "how": "test", "latency": "test"}
     m["runs"]["LAN"] = lan
+    # the base stack (namespaces, no shaping), as measure() adds it when links are measured
+    m["base"] = {"wall_s": m["runs"]["loopback"]["wall_s"] - 0.03, "walls": [], "shaped": True}
     return m
 
 
@@ -38,17 +40,19 @@ def test_the_models_are_their_formulas(measured):
     k = 1.7
     row = timing.table([measured], k=k).set_index("network").loc["LAN"]
     led, lan = measured["ledger"], parse_link("lan")
-    loop = measured["runs"]["loopback"]["wall_s"]
+    base = measured["base"]["wall_s"]
     comm = netmodel.project(led, lan.network).total_s
     assert row["projected s (tables)"] == pytest.approx(measured["compute_s"] + comm, abs=1e-4)
     assert row["network s projected"] == pytest.approx(comm, abs=1e-4)
     party_off, dealer = timing._offline_bytes(led)
     s_parties = timing._online_bytes_per_round(led) + party_off
     assert dealer > 0 and party_off > 0  # Delphi + Tabula: the tables, and the counted HE
-    cal = loop + max(k * led.rounds("online") * lan.latency_s + s_parties / lan.bandwidth_Bps,
+    cal = base + max(k * led.rounds("online") * lan.latency_s + s_parties / lan.bandwidth_Bps,
                      dealer / lan.bandwidth_Bps)
-    assert row["calibrated s"] == pytest.approx(cal, abs=1e-4)
     wall = row["measured s (median)"]
+    assert row["network s measured"] == pytest.approx(wall - base, abs=1e-4)
+    assert row["base s (median)"] == pytest.approx(base, abs=1e-4)
+    assert row["calibrated s"] == pytest.approx(cal, abs=1e-4)
     assert row["calibrated error %"] == pytest.approx(100 * (cal - wall) / wall, abs=0.1)
 
 
@@ -71,8 +75,8 @@ def test_loopback_only_table_plots_and_summarises(measured):
     assert fig is not None
 
 
-def test_full_mode_takes_medians_of_three_on_loopback_and_lan_and_one_wan_run():
-    assert wire_exp.settings(False)["repeats"] == {"loopback": 3, "lan": 3, "wan": 1}
+def test_full_mode_takes_medians_of_three_on_loopback_base_and_lan_and_one_wan_run():
+    assert wire_exp.settings(False)["repeats"] == {"loopback": 3, "base": 3, "lan": 3, "wan": 1}
 
 
 def test_bad_settings_are_refused():
@@ -102,3 +106,9 @@ def test_save_and_show_writes_both_files_and_returns_nothing(measured, tmp_path,
     assert wire_exp.save_and_show(timing.table([measured], k=1.0)) is None
     assert (tmp_path / "tables" / "overview_wire_timings.csv").exists()
     assert "Measured vs projected" in (tmp_path / "tables" / "overview_wire.md").read_text()
+
+
+def test_base_runs_alternate_with_the_first_links_runs():
+    assert timing._interleave(["b"] * 3, ["lan"] * 3) == ["b", "lan"] * 3
+    assert timing._interleave(["b"] * 3, ["lan"]) == ["b", "lan", "b", "b"]
+    assert timing._interleave([], ["wan"]) == ["wan"]

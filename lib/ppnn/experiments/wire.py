@@ -51,7 +51,7 @@ def settings(quick: bool) -> dict:
     # loopback and LAN runs take seconds and their error is run-to-run noise: medians of 3;
     # a WAN run is dominated by its latency (SwaNN: ~550 rounds x 35 ms): once
     return {"families": tuple(WIRE_FAMILIES), "models": MODELS, "links": ("lan", "wan"),
-            "repeats": {"loopback": 3, "lan": 3, "wan": 1},
+            "repeats": {"loopback": 3, "base": 3, "lan": 3, "wan": 1},
             "calibration": {"link": "20,100", "n": 1000, "repeats": 3}}
 
 
@@ -176,6 +176,7 @@ def plot(df: pd.DataFrame):
 _COLUMNS = ["family", "model", "images", "network", "latency by", "ledger bytes online",
             "wire bytes online", "ledger rounds", "measured depth",
             "latency-equivalent rounds", "compute in process s", "loopback s (median)",
+            "base s (median)",
             "measured s (median)", "projected s (tables)", "tables error %",
             "network s measured", "network s projected", "network error %", "calibrated s",
             "calibrated error %"]
@@ -190,15 +191,16 @@ _PROSE = (
     "(veth, `tbf` for bandwidth; latency by `netem` or, where the kernel lacks it, held by "
     "the receiving transport -- column *latency by*), and the measured median wall time is "
     "put beside three models: **tables** (the projection the paper tables use), **network** "
-    "(the link's extra time over loopback, against `netmodel.project` alone) and "
-    "**calibrated** (the same run's loopback time + the longer of the parties' path, k x "
+    "(the link's extra time over the *base* run -- the same namespaces, veth pairs and "
+    "receiving transport with no latency and no bandwidth limit -- against `netmodel.project` "
+    "alone) and **calibrated** (the same run's base time + the longer of the parties' path, k x "
     "rounds x latency + their bytes / bandwidth, and the dealer's, its material / bandwidth "
     "on its own uplink; k fitted on a separate run). Wire bytes = "
     "ledger bytes + a 12-byte frame header per message. A wire run here starts one process "
     "per party (and a dealer) on this machine's cores, each computing every share component "
     "(SPMD with garbage, the honesty check), so the tables' projection -- which adds the "
     "in-process compute -- underestimates what these processes take; the calibrated model "
-    "replaces that compute by the measured loopback time.",
+    "replaces that compute by the measured base time.",
     "",
 )
 

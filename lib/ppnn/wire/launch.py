@@ -94,7 +94,8 @@ def _child(cfg: dict) -> None:
         job, task, ports = pickle.loads(conn.recv_bytes())
         socks = connect_mesh(role, listener, ports, token, timeout, cfg.get("hosts"),
                              tuple(cfg.get("roles", ROLES)))
-        if cfg.get("hold"):  # shaped links without netem: the receiver holds each frame
+        if cfg.get("hold") is not None:  # shaped, no netem: the receiver holds each frame
+            # (also for 0 s: a zero link runs the same receiving code as the shaped ones)
             from .links import HeldSocket
 
             socks = {p: HeldSocket(s, cfg["hold"]) for p, s in socks.items()}

@@ -36,6 +36,7 @@ for the run and removed after it:
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import queue
 import re
@@ -50,7 +51,7 @@ from ppnn.core import netmodel
 
 from .framing import HEADER
 
-__all__ = ["Link", "parse_link", "Shaping", "shaped", "HeldSocket", "PREFIX",
+__all__ = ["Link", "BASE", "parse_link", "Shaping", "shaped", "HeldSocket", "PREFIX",
            "stale_namespaces", "our_namespaces", "current"]
 
 #: prefix of every namespace a run creates (``ppnnw-<pid>-<role>``)
@@ -74,9 +75,16 @@ class Link:
         return netmodel.Network(self.name, self.latency_s, self.bandwidth_Bps)
 
     def __str__(self) -> str:
+        if math.isinf(self.bandwidth_Bps):
+            return f"{self.name}: {self.latency_s * 1e3:g} ms one-way, no bandwidth limit"
         return (f"{self.name}: {self.latency_s * 1e3:g} ms one-way, "
                 f"{self.bandwidth_Bps / 1e6:g} MB/s per process uplink")
 
+
+#: the shaped runs' stack without shaping: namespaces, veth and bridge, the receiving
+#: transport's reader (holding 0 s), no ``tbf`` -- the base the calibrated time model adds the
+#: network to (:mod:`.timing`), so that it compares a link with the same stack, not with loopback
+BASE = Link("base (namespaces, no latency, no tbf)", 0.0, math.inf)
 
 _FORMS = ("'lan' (Falcon §5.1 as core.netmodel.LAN: 0.1 ms, 625 MB/s), 'wan' (core.netmodel.WAN:"
           " 35 ms, 40 MB/s) or 'LATENCY_MS,MBPS' (one-way milliseconds >= 0, megabytes/s > 0, "
@@ -256,7 +264,8 @@ class Shaping:
     shaped: bool = False
     how: str = "loopback (not shaped)"
     latency: str = "none"
-    hold_s: float = 0.0  # seconds the receiving transport holds each frame
+    hold_s: float | None = None  # seconds the receiving transport holds each frame (None:
+    # no holding transport -- plain loopback, or netem adds the latency)
     hosts: dict[str, str] = field(default_factory=dict)
     namespaces: dict[str, str] = field(default_factory=dict)
 
@@ -351,18 +360,20 @@ def shaped(link):
             _run("ip", "-n", ns, "link", "set", "lo", "up")
             _run("ip", "-n", ns, "addr", "add", f"{host}/24", "dev", "eth0")
             _run("ip", "-n", ns, "link", "set", "eth0", "up")
-            if netem:
+            limited = not math.isinf(link.bandwidth_Bps)  # BASE: no tbf
+            if netem and link.latency_s > 0:
                 _run("tc", "-n", ns, "qdisc", "add", "dev", "eth0", "root", "handle", "1:",
                      "netem", "delay", f"{link.latency_s * 1e6:.0f}us", "limit", "100000")
-                _run("tc", "-n", ns, "qdisc", "add", "dev", "eth0", "parent", "1:1",
-                     "handle", "10:", *_tbf(link.bandwidth_Bps))
-            else:
+                if limited:
+                    _run("tc", "-n", ns, "qdisc", "add", "dev", "eth0", "parent", "1:1",
+                         "handle", "10:", *_tbf(link.bandwidth_Bps))
+            elif limited:
                 _run("tc", "-n", ns, "qdisc", "add", "dev", "eth0", "root",
                      *_tbf(link.bandwidth_Bps))
             hosts[role] = host
         sh = Shaping(link, True, "network namespaces + veth/bridge, tbf uplink per process",
                      "netem" if netem else "transport hold (no netem)",
-                     0.0 if netem else link.latency_s, hosts, names)
+                     None if netem else link.latency_s, hosts, names)
         _current = sh
         yield sh
     finally:

@@ -11,29 +11,35 @@ For a family and a network (a zoo name, or a compiled plan such as a user's ONNX
 ``repeats`` times each, and keeps the medians (the machine is shared: single timings are
 noisy). :func:`table` gives, per network: ledger bytes and wire bytes (online and all
 classes), ledger rounds and measured round trips (the causal depth on the wire, and the
-*latency-equivalent* count: extra wall time over the loopback run per one-way latency),
+*latency-equivalent* count: extra wall time over the base run, below, per one-way latency),
 and three models of the time beside the measured median:
 
 * **the tables' projection**: in-process compute + ``netmodel.project`` (rounds x latency +
   the busiest sender's online bytes / bandwidth). On this machine its error is dominated by
   compute: a wire run starts 3-4 processes on 2 cores, each computing *all* components
   (SPMD with garbage), so loopback wall time is several times the in-process time;
-* **the network term alone**: measured as the link's wall time minus the loopback wall time
-  of the same run, projected by ``netmodel.project`` -- the part the network model claims to
-  predict (on LAN it is a few ms against seconds of compute, so its measured value is noise);
+* **the network term alone**: measured as the link's wall time minus the base wall time
+  (below) of the same run, projected by ``netmodel.project`` -- the part the network model
+  claims to predict (on LAN it is a few ms against seconds of compute, so its measured value
+  is noise);
 * **the calibrated model** (``netmodel.project`` itself is not changed)::
 
-      T = loopback + max(k * rounds * latency + S / bandwidth, D / bandwidth)
+      T = base + max(k * rounds * latency + S / bandwidth, D / bandwidth)
 
-  ``loopback``: the same run's wall time on plain loopback (compute, framing and
-  per-message cost as deployed); ``k``: one-way latencies per ledger round, fitted on a
-  *separate* calibration run (:func:`calibrate_latency`: Falcon ReLU on 1000 elements over a
-  20 ms link); ``S``: the parties' path -- the busiest sender's bytes per online round (as
-  the projection) plus the 12-byte frame header per message, plus the busiest party's bytes
-  of the offline classes it sends itself (SwaNN's OT extension, Delphi's counted HE), which a
-  wire run sends and the online-only projection leaves out; ``D``: the dealer's material,
-  which leaves on the dealer's own uplink (every process has one, :mod:`.links`) while the
-  parties run their rounds, so it adds to the time only where it takes longer than they do.
+  ``base``: the same run's wall time on the shaped runs' own stack with the shaping taken
+  away (:data:`~ppnn.wire.links.BASE`: the namespaces, veth pairs and bridge, the receiving
+  transport's reader thread holding 0 s, no ``tbf``): compute, framing and per-message cost
+  as deployed. (Plain loopback is not that base: its receives skip the reader thread, and
+  on this 2-core machine a loopback run took ~25% *longer* than the same run through the
+  namespaces, which made the LAN rows' error the difference of two stacks.) ``k``: one-way
+  latencies per ledger round, fitted on a *separate* calibration run
+  (:func:`calibrate_latency`: Falcon ReLU on 1000 elements over a 20 ms link). ``S``: the
+  parties' path -- the busiest sender's bytes per online round (as the projection) plus the
+  12-byte frame header per message, plus the busiest party's bytes of the offline classes it
+  sends itself (SwaNN's OT extension, Delphi's counted HE), which a wire run sends and the
+  online-only projection leaves out. ``D``: the dealer's material, which leaves on the
+  dealer's own uplink (every process has one, :mod:`.links`) while the parties run their
+  rounds, so it adds to the time only where it takes longer than they do.
 
 Latency is emulated (netem where present, else the receiving transport holds each frame);
 bandwidth is the kernel's ``tbf``. What the rows say comes from ``result.extra["link"]``.
@@ -50,7 +56,7 @@ import numpy as np
 from ppnn.core import netmodel
 
 from .framing import HEADER_BYTES
-from .links import Link, parse_link
+from .links import BASE, Link, parse_link
 
 __all__ = ["measure", "calibrate_latency", "table", "error_summary", "write_csv", "MODELS"]
 
@@ -144,44 +150,69 @@ def measure(model: str, family: str = "falcon_sh", links=("lan", "wan"), *, repe
     out = {"model": model, "family": family, "images": len(x), "repeats": times("loopback"),
            "compute_s": statistics.median(comp), "ledger": ref.ledger, "runs": {}}
     rounds = ref.ledger.rounds("online")
-    for link in (None, *links):
-        walls, res = [], None
+    # the schedule: loopback runs, then each link's runs; the base runs (the shaped stack
+    # with no latency and no bandwidth limit: the model's base) alternate with the first
+    # link's, so a change of the machine's load over time hits both alike
+    n_base = 0
+    if links:
+        n_base = times("base") if per_link is None or "base" in per_link else times("loopback")
+    schedule = [None] * times("loopback")
+    for i, link in enumerate(links):
+        runs = [link] * times(link)
+        schedule += _interleave([BASE] * n_base, runs) if i == 0 else runs
+    walls: dict = {}
+    last: dict = {}
+    for link in schedule:
         # a party may wait through many rounds between two of its messages (SwaNN two-server:
         # the client waits while the servers run ~1100 rounds): the receive timeout grows with
         # the run's rounds x latency
         lat = 0.0 if link is None else parse_link(link).latency_s
         wait = timeout + 4 * rounds * lat
-        for _ in range(times("loopback" if link is None else link)):
-            res = wire.run(plan, x, seed, timeout=wait, deadline=max(600.0, 10 * wait),
-                           link=link)
-            if not np.array_equal(res.logits, ref.logits):
-                raise RuntimeError(f"{model} on {link}: wire logits differ from in-process")
-            walls.append(res.extra["wire"]["seconds"])
+        res = wire.run(plan, x, seed, timeout=wait, deadline=max(600.0, 10 * wait), link=link)
+        if not np.array_equal(res.logits, ref.logits):
+            raise RuntimeError(f"{model} on {link}: wire logits differ from in-process")
+        key = "loopback" if link is None else ("base" if link is BASE else parse_link(link).name)
+        walls.setdefault(key, []).append(res.extra["wire"]["seconds"])
+        last[key] = res
+    for link in (None, *links):
         key = "loopback" if link is None else parse_link(link).name
         out["runs"][key] = {"link": None if link is None else parse_link(link),
-                            "wall_s": statistics.median(walls), "walls": walls,
-                            "wire": res.extra["wire"], "shaping": res.extra["link"]}
+                            "wall_s": statistics.median(walls[key]), "walls": walls[key],
+                            "wire": last[key].extra["wire"],
+                            "shaping": last[key].extra["link"]}
+    if "base" in walls:
+        out["base"] = {"wall_s": statistics.median(walls["base"]), "walls": walls["base"],
+                       "shaped": last["base"].extra["link"]["shaped"]}
+    return out
+
+
+def _interleave(a: list, b: list) -> list:
+    """``a[0], b[0], a[1], b[1], ...``, then the rest of the longer list."""
+    out: list = []
+    for i in range(max(len(a), len(b))):
+        out += a[i:i + 1] + b[i:i + 1]
     return out
 
 
 def calibrate_latency(link="20,100", *, n: int = 1000, repeats: int = 3) -> dict:
     """``k``: one-way latencies per ledger round, from Falcon ReLU on ``n`` elements over
-    ``link`` minus the same run on loopback (medians of ``repeats``)."""
+    ``link`` minus the same run on the base stack (:data:`~ppnn.wire.links.BASE`; medians of
+    ``repeats``)."""
     from .falcon import relu_program, run_program
     from .links import shaped
 
     lk = parse_link(link)
     x = {"a": np.random.default_rng(0).integers(0, 1 << 32, n, dtype=np.uint64)}
-    walls: dict[str, list[float]] = {"loopback": [], "link": []}
+    walls: dict[str, list[float]] = {"base": [], "link": []}
     how = ""
-    for key, arg in (("loopback", None), ("link", lk)):
+    for key, arg in (("base", BASE), ("link", lk)):
         for _ in range(repeats):
             with shaped(arg) as sh:
                 r = run_program(relu_program, x, 0)
             walls[key].append(r["wire"]["seconds"])
-            how = sh.describe()["latency"] if arg is not None else how
+            how = sh.describe()["latency"] if arg is lk else how
     rounds = r["wire"]["ledger rounds"]
-    extra = statistics.median(walls["link"]) - statistics.median(walls["loopback"])
+    extra = statistics.median(walls["link"]) - statistics.median(walls["base"])
     k = extra / (rounds * lk.latency_s) if lk.latency_s > 0 and rounds else 1.0
     return {"k": k, "link": str(lk), "rounds": rounds, "latency": how, "walls": walls}
 
@@ -199,9 +230,10 @@ def table(measured: list[dict], k: float):
       plus :func:`ppnn.core.netmodel.project` (rounds x latency + the busiest sender's bytes /
       bandwidth, online only);
     * ``network s``: the network's share alone -- measured as the run's wall time minus the
-      same run's on plain loopback, projected by ``netmodel.project`` -- which is what the
-      network model claims to predict;
-    * ``calibrated s``: the same run's loopback wall time (compute, framing and per-message
+      same run's on the base stack (:data:`~ppnn.wire.links.BASE`; plain loopback where no
+      base was measured), projected by ``netmodel.project`` -- which is what the network
+      model claims to predict;
+    * ``calibrated s``: the same run's base wall time (compute, framing and per-message
       cost as deployed) + the longer of the parties' path (``k`` x rounds x latency, ``k``
       from :func:`calibrate_latency`, a separate run, + the parties' bytes of every class /
       bandwidth) and the dealer's (its material / bandwidth): module docstring.
@@ -212,6 +244,8 @@ def table(measured: list[dict], k: float):
     for m in measured:
         led = m["ledger"]
         loop = m["runs"]["loopback"]["wall_s"]
+        # the calibrated model's base: the shaped stack without shaping (BASE), where measured
+        base = m["base"]["wall_s"] if "base" in m else loop
         party_off, dealer = _offline_bytes(led)
         s_parties = _online_bytes_per_round(led) + party_off
         for key, run in m["runs"].items():
@@ -231,19 +265,20 @@ def table(measured: list[dict], k: float):
                 "compute in process s": round(m["compute_s"], 4),
                 "measured s (median)": round(wall, 4), "runs": len(run["walls"]),
                 "loopback s (median)": round(loop, 4),
+                "base s (median)": round(base, 4) if "base" in m else None,
             }
             if lk is not None:
                 comm = netmodel.project(led, lk.network).total_s
                 lat = lk.latency_s
-                model_s = loop + max(k * w["ledger rounds"] * lat + s_parties / lk.bandwidth_Bps,
+                model_s = base + max(k * w["ledger rounds"] * lat + s_parties / lk.bandwidth_Bps,
                                      dealer / lk.bandwidth_Bps)
                 row.update({
-                    "latency-equivalent rounds": round((wall - loop) / lat, 1) if lat else None,
+                    "latency-equivalent rounds": round((wall - base) / lat, 1) if lat else None,
                     "projected s (tables)": round(m["compute_s"] + comm, 4),
                     "tables error %": _pct(m["compute_s"] + comm, wall),
-                    "network s measured": round(wall - loop, 4),
+                    "network s measured": round(wall - base, 4),
                     "network s projected": round(comm, 4),
-                    "network error %": _pct(comm, wall - loop),
+                    "network error %": _pct(comm, wall - base),
                     "calibrated s": round(model_s, 4),
                     "calibrated error %": _pct(model_s, wall),
                     "k": round(k, 3),
