@@ -3,8 +3,9 @@ over loopback TCP. The garbled circuits are real (the server's process garbles, 
 evaluates only from the frames it received); every booked message crosses as its booked bits
 plus the stated header (the garbled material of Delphi's preprocessing in the offline class,
 the labels of the server's share online); the client's logits and the ledger equal the
-in-process run with the same seed; the measured rounds equal the ledger's; no party waits
-twice in a round; and steps that read the other party's value fail the garbage test."""
+in-process run with the same seed; the measured rounds equal the ledger's (one fewer when
+the network ends with a ReLU); no party waits twice in a round; and steps that read the other
+party's value fail the garbage test."""
 
 from __future__ import annotations
 
@@ -101,9 +102,27 @@ def test_the_garbled_material_crosses_at_its_booked_size(tiny, runs):
 
 def test_measured_rounds_equal_ledger_rounds(runs):
     """Each online message depends on the one before ([x]_c + R_c, labels of x_s, ...,
-    the server's share of the logits): the causal depth is the ledger's rounds."""
+    the server's share of the logits): with a linear last layer the causal depth is the
+    ledger's rounds."""
     ref, res = runs
     assert res.extra["wire"]["measured rounds"] == ref.ledger.rounds("online") == 4
+
+
+def test_a_network_ending_with_relu_measures_one_round_fewer():
+    """The server's share of the logits is then its last GC mask r: it depends on nothing
+    received after the last [x]_c + R_c, so it leaves with the last labels of x_s although
+    the ledger books it one round later."""
+    net = Network("tiny_relu_end", (1, 4, 4), [Flatten(), Dense(6), ReLU(), Dense(3), ReLU()])
+    g = np.random.default_rng(2)
+    params = init_params(net, np.random.default_rng(0))
+    plan = ppnn.compile("delphi_gc", net, params, calib=g.uniform(0, 1, (8, 1, 4, 4)))
+    x = g.uniform(0, 1, (1, 1, 4, 4))
+    ref, res = ppnn.run(plan, x, SEED), ppnn.run(plan, x, SEED, transport="tcp")
+    assert np.array_equal(res.logits, ref.logits)
+    assert res.ledger.messages == ref.ledger.messages
+    assert ref.ledger.rounds("online") == 5
+    assert res.extra["wire"]["measured rounds"] == ref.ledger.rounds("online") - 1
+    assert set(res.extra["wire"]["extra waits"].values()) == {0}
 
 
 def test_no_party_waits_twice_in_a_round(runs):

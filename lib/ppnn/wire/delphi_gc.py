@@ -43,11 +43,17 @@ garbage test catches.
 
 **Rounds.** Every online message depends on the one before it (``[x]_c + R_c`` -> the
 server's share -> the labels of ``x_s`` -> the client's evaluated share -> the next
-``[x]_c + R_c`` ... -> the server's share of the logits), so the causal depth measured on
-the wire equals the ledger's online rounds. The preprocessing frames are sent where the SPMD
-program reaches them (the garbled circuit of a layer after that layer's ``[x]_c + R_c``):
-they carry depth 0 and depend on no online value (the tables, the pairs and the labels of
-``r`` do not depend on the server's share), so a deployment sends them ahead.
+``[x]_c + R_c`` ... -> the server's share of the logits), so for a network that ends with a
+linear layer (MiniONN) the causal depth measured on the wire equals the ledger's online
+rounds. A network that ends with an activation layer (Falcon's LeNet: ``fc2``, ReLU) has
+one measured round fewer: the server's share of the logits is then the output mask ``r`` of
+the last garbled layer, drawn before that layer's labels of ``x_s`` are sent and dependent on
+nothing the server receives after the last ``[x]_c + R_c``; the ledger books it one round
+after the labels, on the wire both leave the server together (as in :mod:`.hegc`). The
+preprocessing frames are sent where the SPMD program reaches them (the garbled circuit of a
+layer after the preceding ``[x]_c + R_c``): they carry depth 0 and depend on no online value
+(the tables, the pairs and the labels of ``r`` do not depend on the server's share), so a
+deployment sends them ahead.
 
 **Waits.** No process waits twice in a ledger round: the receives of the garbled-circuit
 frames are deferred to the end of the online round that carries the labels of ``x_s``
