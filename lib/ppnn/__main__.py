@@ -7,9 +7,10 @@
 
 ``wire`` runs a zoo network (or an ONNX file) in wire mode -- Falcon (``falcon_sh``,
 ``falcon_mal``): P0, P1, P2 and the dealer as four processes; Delphi + Tabula
-(``delphi_tabula``) and SwaNN client-server (``swann_cs``): the client, the server and the
-dealer; SwaNN two-server (``swann_2s``, an even number of images): the client, server1,
-server2 and the dealer -- over loopback TCP
+(``delphi_tabula``), Delphi + GC (``delphi_gc``) and SwaNN client-server (``swann_cs``): the
+client, the server and the dealer; SwaNN two-server (``swann_2s``, an even number of
+images): the client, server1, server2 and the dealer; GAZELLE / GALA + GC (``gazelle_gc``,
+``gala_gc``): the client and the server -- over loopback TCP
 (:mod:`ppnn.wire`), and in process with the same seed, and
 prints ledger bytes vs wire bytes, ledger rounds vs measured rounds and both wall times
 (``--csv PATH`` also writes the table).
@@ -179,6 +180,7 @@ def _wire(args) -> int:
     df.loc[len(df)] = ["seconds (ledger: in process; wire: go to last result)",
                        round(t_in, 4), None, round(w["seconds"], 4), None, None]
     who = {"delphi_tabula": "the client, the server and the dealer as processes",
+           "delphi_gc": "the client, the server and the dealer as processes",
            "swann_cs": "the client, the server and the dealer as processes",
            "swann_2s": "the client, server1, server2 and the dealer as processes",
            "gazelle_gc": "the client and the server as processes",

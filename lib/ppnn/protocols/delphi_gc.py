@@ -40,7 +40,8 @@ from ppnn.nn.integer import fixed_bias, fixed_weights, int_linear, to_fixed
 from . import delphi, gc_act
 from .api import Costs, Family, FamilySpec, Plan
 
-__all__ = ["DelphiGCConfig", "DelphiGCPlan", "secure_inference", "PARTIES", "DelphiGC"]
+__all__ = ["DelphiGCConfig", "DelphiGCPlan", "secure_inference", "garbled_layer", "PARTIES",
+           "DelphiGC"]
 
 PARTIES = ("client", "server")
 
@@ -166,14 +167,47 @@ def _windows(a: np.ndarray, pool: MaxPool | None) -> np.ndarray:
     return a[..., None] if pool is None else ops.pool_windows(a, pool.kernel, pool.step)
 
 
+def garbled_layer(cw: np.ndarray, sw: np.ndarray, spec: gc_act.ActSpec,
+                  rng: np.random.Generator, ledger: Ledger,
+                  label_rng: np.random.Generator | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, dict]:
+    """One activation layer in process: the garbled circuit run on both parties' shares
+    (:func:`ppnn.protocols.gc_act.garbled_activation`) and booked as Delphi splits it
+    (:func:`ppnn.protocols.gc_act.book_gc`). ``cw`` / ``sw``: ``(n, m)`` shares of the
+    client and the server; returns ``z`` (client), ``r`` (server) and measured seconds."""
+    z, r, tg = gc_act.garbled_activation(cw, sw, spec, rng, label_rng,
+                                         keep=ledger.records_values)
+    gc_act.book_gc(ledger, z.size, gc_act.act_circuit(spec), "delphi", PARTIES,
+                   wire=tg.get("wire"))
+    return z, r, tg
+
+
 def secure_inference(plan: DelphiGCPlan, x: np.ndarray, rng: np.random.Generator,
-                     ledger: Ledger | None = None, label_rng: np.random.Generator | None = None
-                     ) -> tuple[np.ndarray, dict]:
+                     ledger: Ledger | None = None, label_rng: np.random.Generator | None = None,
+                     *, preprocess=None, activation=None) -> tuple[np.ndarray, dict]:
     """Run Delphi + GC on a batch ``x``; returns the integer logits and measured seconds
     ``{"online_linear_s", "online_gc_s", "offline_s"}`` (offline: the simulator's mask
-    arithmetic and the garbling; Delphi's HE preprocessing is counted, not run)."""
+    arithmetic and the garbling; Delphi's HE preprocessing is counted, not run).
+
+    Parameters
+    ----------
+    plan, x, rng, ledger, label_rng
+        The plan, images in [0, 1], the simulation's generator (Delphi's masks), the ledger
+        (a new one if None) and the garbled circuits' label source (OS CSPRNG if None).
+    preprocess : callable, optional
+        Delphi's preprocessing of one linear layer, called as
+        :func:`ppnn.protocols.delphi.delphi_preprocess` (default: that function; wire mode
+        passes the masks its dealer sends, :mod:`ppnn.wire.delphi_gc`).
+    activation : callable, optional
+        One activation layer, ``activation(cw, sw, spec, ledger) -> (z, r, seconds)``, which
+        runs and books it (default: :func:`garbled_layer` with ``rng`` and ``label_rng``;
+        wire mode passes its garbler's or evaluator's half).
+    """
     if not isinstance(rng, np.random.Generator):
         raise TypeError("rng must be a numpy.random.Generator (seed it explicitly)")
+    for name, hook in (("preprocess", preprocess), ("activation", activation)):
+        if hook is not None and not callable(hook):
+            raise TypeError(f"{name} must be callable or None, got {type(hook).__name__}")
     ledger = ledger if ledger is not None else Ledger(PARTIES)
     ring = Ring(plan.cfg.k)
     client, server = PARTIES
@@ -188,8 +222,8 @@ def secure_inference(plan: DelphiGCPlan, x: np.ndarray, rng: np.random.Generator
                 out_shape = (X.shape[0],) + st.layer.out_shape(X.shape[1:])
                 W = ring.from_signed(st.W)
                 t0 = time.perf_counter()
-                masks = delphi.delphi_preprocess(st.layer, W, X.shape, out_shape, ring, rng,
-                                                 ledger, PARTIES)
+                masks = (preprocess or delphi.delphi_preprocess)(
+                    st.layer, W, X.shape, out_shape, ring, rng, ledger, PARTIES)
                 t1 = time.perf_counter()
                 X = delphi.delphi_online(X, st.layer, W, ring.from_signed(st.b), masks,
                                          ledger, PARTIES)
@@ -199,11 +233,11 @@ def secure_inference(plan: DelphiGCPlan, x: np.ndarray, rng: np.random.Generator
                 cw, sw = (_windows(s, st.pool) for s in X.shares)
                 out_shape = cw.shape[:-1]
                 m = st.spec.m
-                z, r, tg = gc_act.garbled_activation(cw.reshape(-1, m), sw.reshape(-1, m),
-                                                     st.spec, rng, label_rng,
-                                                     keep=ledger.records_values)
-                gc_act.book_gc(ledger, z.size, gc_act.act_circuit(st.spec), "delphi", PARTIES,
-                               wire=tg.get("wire"))
+                if activation is None:
+                    z, r, tg = garbled_layer(cw.reshape(-1, m), sw.reshape(-1, m), st.spec, rng,
+                                             ledger, label_rng)
+                else:
+                    z, r, tg = activation(cw.reshape(-1, m), sw.reshape(-1, m), st.spec, ledger)
                 t["offline_s"] += tg["garble_s"]
                 t["online_gc_s"] += tg["evaluate_s"]
                 X = AdditiveShares(np.stack([z, r]).reshape(2, *out_shape), ring)
@@ -215,8 +249,9 @@ def secure_inference(plan: DelphiGCPlan, x: np.ndarray, rng: np.random.Generator
                 X = X.reshape(X.shape[0], -1)
     with ledger.label("output"):
         ledger.hold(client, "client's share of the logits", X.shares[0])
-        ledger.send(server, client, int(np.prod(X.shape)) * ring.bits,
-                    "server's share of the logits", value=X.shares[1])
+        theirs = ledger.transmit(server, client, int(np.prod(X.shape)) * ring.bits,
+                                 "server's share of the logits", X.shares[1])
+        X = AdditiveShares(np.stack([X.shares[0], np.asarray(theirs, dtype=np.uint64)]), ring)
     return ring.to_signed(X.reveal()), t
 
 

@@ -9,6 +9,16 @@ family declares (:mod:`.launch`):
   data holder and the model owner), :mod:`.falcon`;
 * Delphi + Tabula (``delphi_tabula``): the client (holding the image), the server (holding
   the model) and the dealer of the tables and Delphi's masks, :mod:`.delphi`;
+* Delphi + garbled ReLU (``delphi_gc``): the client, the server and the dealer of Delphi's
+  masks, :mod:`.delphi_gc`. The linear layers run as in :mod:`.delphi` (Delphi's HE
+  preprocessing is counted: its ciphertexts cross as zero filler of their booked size and
+  the dealer delivers its result, the masks); the garbled circuits are real: the server's
+  process garbles with its own fresh labels and mask and sends the garbled material Delphi
+  books in preprocessing (the pairs of labels of the client's input wires in the OT's
+  place, the tables, the labels of its mask ``r``, the decoding bits; class ``offline
+  setup``) and online the labels of its share, each message a frame of its booked size;
+  the client evaluates only from those frames. The OT is not run (label pairs cross in the
+  clear, the receiver columns as filler);
 * SwaNN (``swann_cs``: client, server, dealer; ``swann_2s``: client, server1, server2,
   dealer), on the Paillier simulator, the dealer supplying the 2PC's triples,
   :mod:`.swann`. The simulator's ciphertexts are their plaintexts mod N, so the secret key
@@ -28,34 +38,31 @@ ValueError.
 Modules: :mod:`.framing` (the bytes of one message and their stated framing),
 :mod:`.transport` (one process's sockets, timeouts, counters), :mod:`.launch` (starting,
 joining and cleaning up the processes), :mod:`.falcon` (Falcon's parties on the wire, and
-the ledger-vs-wire summary), :mod:`.delphi` (Delphi + Tabula), :mod:`.swann` (SwaNN),
-:mod:`.hegc` (GAZELLE's and GALA's client and server).
+the ledger-vs-wire summary), :mod:`.delphi` (Delphi + Tabula), :mod:`.delphi_gc` (Delphi +
+GC), :mod:`.swann` (SwaNN), :mod:`.hegc` (GAZELLE's and GALA's client and server, and the
+garbled circuit split between garbler and evaluator that Delphi + GC uses too).
 
 Real here: processes, sockets, bytes, rounds, wall time on loopback; shaped links
 (:mod:`.links`: namespaces, veth, tbf; latency by netem or held by the receiving
 transport). :mod:`.timing`: measured vs projected time, the table of 00_overview and
-REPORT.md (:mod:`ppnn.experiments.wire`). Not yet: Delphi + GC, SHE; SwaNN on real
-Paillier; GAZELLE / GALA on real SEAL across processes.
+REPORT.md (:mod:`ppnn.experiments.wire`). Not yet: SHE; SwaNN on real Paillier; GAZELLE /
+GALA on real SEAL across processes; the OT of the garbled-circuit families (GAZELLE, GALA,
+Delphi + GC), whose label pairs cross in the clear.
 
 **A round costs one latency.** Every wire party sends every message of a round before it
 waits for the round's receives, and does not wait for a message nothing reads: Falcon's
 parties defer their receives to the round's end (``Wire.expect`` / ``Wire.settle``; the
 malicious multiplication check opens ``rho``, ``sigma`` and the pending checks together,
-:meth:`~ppnn.protocols.falcon.Falcon.open_many`); Delphi + Tabula's parties defer the
-receives of an online round to its end; SwaNN's and Delphi's parties defer the filler of the
-booked offline messages (OT extension, counted HE), which is taken off the socket before the
-next message from the same peer (``Wire.recv`` settles only that peer's deferred receives).
+:meth:`~ppnn.protocols.falcon.Falcon.open_many`); the parties of Delphi + Tabula and
+Delphi + GC defer the receives of an online round that they read to its end (Delphi + GC:
+with the garbled circuit's preprocessing frames, read after the labels of the server's
+share); SwaNN's and Delphi's parties defer the filler of the booked offline messages (OT
+extension, counted HE), which is taken off the socket before the next message from the same
+peer (``Wire.recv`` settles only that peer's deferred receives).
 ``result.extra["wire"]["extra waits"]`` counts, per process, the waits that began in a
 round that already had one (each can cost a second latency, :mod:`.transport`); the tests
 assert none for every family.
 
-**Delphi + GC** (``delphi_gc``) is not on the wire yet. Its linear layers are Delphi's and
-would run as in :mod:`.delphi`, but its ReLU (:func:`ppnn.protocols.gc_act.garbled_activation`)
-garbles and evaluates in one call that takes both parties' shares
-(:func:`ppnn.he.gc.garble_and_evaluate`). :mod:`.hegc` shows the way for GAZELLE/GALA's
-ReLU: the server's process garbles and sends tables, its input labels and the decoding bits
-as real bytes, the client's process evaluates from them; Delphi's split (the labels of
-``r`` in preprocessing) would take the same with the preprocessing frames from the dealer.
 **Real SEAL across processes** (GAZELLE / GALA): the client process would generate the keys
 and keep the secret key, send the Galois keys and its ciphertexts as their serialized bytes
 (sizes then measured, not booked: they would have to match the ledger's counted sizes); the

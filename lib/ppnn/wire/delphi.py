@@ -48,6 +48,11 @@ What is real: the processes, the sockets, the bytes of every booked message at i
 width, the rounds (causal depth) and the wall time. What is simulated: the dealer (trusted:
 Tabula's Fig. 3 preprocessing and Delphi's HE are not run), and Delphi's ciphertexts (filler
 of their booked size).
+
+Delphi + GC (:mod:`.delphi_gc`) reuses the parties' side: :class:`WireLedger` (whose
+:meth:`WireLedger.staged` gives messages booked without a value -- the garbled circuit's --
+their real content), the masks received from the dealer, :func:`send_masks` and
+:func:`collect`.
 """
 
 from __future__ import annotations
@@ -65,7 +70,7 @@ from ppnn.protocols.tabula.tables import LazyTables, TabulaTables, _book_dealer
 from .launch import checked_images, launch, swapped
 from .transport import Wire, WireError
 
-__all__ = ["WireLedger", "DELPHI_FAMILIES", "ROLE_OF", "run_plan",
+__all__ = ["WireLedger", "DELPHI_FAMILIES", "ROLE_OF", "run_plan", "collect", "send_masks",
            "delphi_online_reading_client_share", "reading_client_share"]
 
 #: the Delphi-based families that run with ``transport="tcp"``
@@ -96,6 +101,8 @@ class WireLedger(Ledger):
         if me not in parties:
             raise ValueError(f"me must be one of {parties}, got {me!r}")
         self.wire, self.me = wire, me
+        self._staged: dict[str, np.ndarray] = {}
+        self._reads_later = False  # a receive that is read was deferred to the round's end
 
     def __getstate__(self):  # pickled back to the launcher without the process's sockets
         return {**self.__dict__, "wire": None}
@@ -103,8 +110,28 @@ class WireLedger(Ledger):
     def send(self, sender, receiver, bits, what="", value=None):
         msg = super().send(sender, receiver, bits, what, value)
         if sender != self.DEALER:  # dealer material arrives through _receive_material
-            self._cross(msg, None)
+            self._cross(msg, None, self._staged.pop(what, None))
         return msg
+
+    @contextlib.contextmanager
+    def staged(self, frames: dict[str, np.ndarray]):
+        """Within the block, the booked message named ``what`` (a key of ``frames``) carries
+        ``frames[what]`` instead of zero filler: the sender's process sends that array at the
+        booked width, the receiver's receives into it (deferred like any receive of a round,
+        so read it after the round). For messages that code booking through
+        :meth:`Ledger.send` builds (the garbled circuit's, :mod:`.delphi_gc`). Every staged
+        message must be booked in the block (a :class:`WireError` names the others)."""
+        if self._staged:
+            raise WireError(f"messages staged but never booked: {sorted(self._staged)}")
+        self._staged = {w: np.asarray(a) for w, a in frames.items()}
+        try:
+            yield self
+        except BaseException:
+            self._staged = {}
+            raise
+        left, self._staged = self._staged, {}
+        if left:
+            raise WireError(f"messages staged but never booked: {sorted(left)}")
 
     def transmit(self, sender, receiver, bits, what, value):
         msg = Ledger.send(self, sender, receiver, bits, what)
@@ -113,31 +140,43 @@ class WireLedger(Ledger):
     @contextlib.contextmanager
     def round(self):
         """:meth:`Ledger.round`; at the end of the outermost online round the process waits
-        for the round's deferred receives (:meth:`_cross`), having sent all of its own (the
-        filler of an offline round, which nothing reads, stays deferred)."""
+        for the deferred receives (:meth:`_cross`), having sent all of its own, if the round
+        deferred one that is read (filler, which nothing reads, stays deferred otherwise)."""
         with Ledger.round(self):
             yield self
-        if self._round_depth == 0 and self.phase == "online":
+        if self._round_depth == 0 and self.phase == "online" and self._reads_later:
+            self._reads_later = False
             self.wire.settle()
 
-    def _cross(self, msg, value):
+    def _cross(self, msg, value, into=None):
         """Send or receive one booked message. A receive is deferred (``Wire.expect``) when
         nothing reads it (a counted ciphertext's filler) or it is booked inside a round
         (read after the round: Tabula's exchange of ``x_trunc_i + s_i``), so the process
-        sends every message of a round before it waits for the round's receives."""
+        sends every message of a round before it waits for the round's receives. ``into``:
+        a staged array (:meth:`staged`), sent from or received into."""
         w = self.wire
         online = msg.phase == "online"
         cls = "online" if online else "offline setup"
         if online:
             w.enter_round(msg.round)
         step = f"{msg.label}::{msg.what}"
+        if into is not None:
+            value = into
         layout = _layout(value, msg.bits)
         if self.me == msg.sender:
             parts = [(np.zeros(s, t) if value is None else value, b) for s, t, b in layout]
             w.send(ROLE_OF[msg.receiver], parts, step, cls, round=msg.round if online else None)
             return value
         if self.me == msg.receiver:
+            if into is not None:
+                if self._round_depth:
+                    self._reads_later = True
+                    w.expect(ROLE_OF[msg.sender], layout, step, cls, into=[into])
+                else:
+                    into[...] = w.recv(ROLE_OF[msg.sender], layout, step, cls)[0]
+                return into
             if value is None or self._round_depth:
+                self._reads_later |= value is not None
                 got = w.expect(ROLE_OF[msg.sender], layout, step, cls)
             else:
                 got = w.recv(ROLE_OF[msg.sender], layout, step, cls)
@@ -193,12 +232,13 @@ class _RecordingTables(LazyTables):
 
 def _dealer_run(plan, x, seed):
     """The in-process run (the simulation's draws) and each party's material in the order
-    the parties consume it: ``[("masks", LinearMasks) | ("tables", _RecordingTables)]``."""
+    the parties consume it: ``[("masks", (LinearMasks, ring bits)) | ("tables",
+    _RecordingTables)]``."""
     events: list = []
 
-    def masks(*args):
-        m = dl.delphi_preprocess(*args)
-        events.append(("masks", m))
+    def masks(layer, W, in_shape, out_shape, ring, rng, ledger, parties=tn.PARTIES):
+        m = dl.delphi_preprocess(layer, W, in_shape, out_shape, ring, rng, ledger, parties)
+        events.append(("masks", (m, ring.bits)))
         return m
 
     def tables(F_table, n, rng, ring, ledger):
@@ -224,13 +264,18 @@ def _materialise(t: _RecordingTables, g: np.random.Generator):
     return client, ring.sub(full, client)
 
 
+def send_masks(wire: Wire, m: dl.LinearMasks, bits: int) -> None:
+    """The dealer's process sends one linear layer's Delphi masks, each party its part, as
+    ``bits``-bit ring elements (class ``offline ideal``: the counted HE's result)."""
+    wire.send("P0", [(m.r_client, bits), (m.client_share, bits)], "Delphi masks (client)",
+              "offline ideal")
+    wire.send("P1", [(m.r_server, bits)], "Delphi masks (server)", "offline ideal")
+
+
 def _send_material(wire: Wire, events, g: np.random.Generator) -> None:
     for kind, m in events:
         if kind == "masks":
-            bits = 64
-            wire.send("P0", [(m.r_client, bits), (m.client_share, bits)],
-                      "Delphi masks (client)", "offline ideal")
-            wire.send("P1", [(m.r_server, bits)], "Delphi masks (server)", "offline ideal")
+            send_masks(wire, *m)
         else:
             if not hasattr(m, "y"):
                 raise WireError("a table layer was built but never looked up")
@@ -308,18 +353,33 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
     :class:`~ppnn.protocols.api.Result` whose ``extra["wire"]`` is
     :func:`~ppnn.wire.falcon.wire_summary`. ``broken``: the parties run
     :func:`delphi_online_reading_client_share` (the garbage test's negative control)."""
-    import pandas as pd
-
-    from ppnn.protocols.api import Result
-
-    from .falcon import wire_summary
-
     x = checked_images(plan, x, DELPHI_FAMILIES)
     g = np.random.default_rng(np.random.SeedSequence())
     tasks = {"P0": {"plan": _garbage_plan(plan.impl, g), "x": x, "broken": bool(broken)},
              "P1": {"plan": plan.impl, "x_shape": x.shape, "broken": bool(broken)},
              "dealer": {"plan": plan, "x": x, "seed": seed}}
     launched = launch(delphi_job, tasks, timeout=timeout, deadline=deadline)
+    prov = {"communication": "measured on a wire: client, server and dealer as processes "
+            "over loopback TCP; ledger booked by both parties' processes and the "
+            "dealer's in-process run (equal); Delphi's HE ciphertexts: zero filler of their "
+            "booked size",
+            "compute": "measured: the slower party's process (SPMD with garbage: each computes "
+            "both parties' shares, like the simulator)"}
+    return collect(plan, launched, prov)
+
+
+def collect(plan, launched, prov: dict, timings: list | None = None):
+    """The :class:`~ppnn.protocols.api.Result` of a wire run whose client is ``P0``, server
+    ``P1`` and dealer ``dealer`` (each returning ``{"output", "ledger"}``): the client's
+    logits, the dealer's in-process ledger (checked equal to both parties'), ``timings``
+    rows ``(phase, layer, seconds)`` before the slower party's total, and ``extra["wire"]``
+    (:func:`~ppnn.wire.falcon.wire_summary`)."""
+    import pandas as pd
+
+    from ppnn.protocols.api import Result
+
+    from .falcon import wire_summary
+
     led = launched["dealer"][0]["ledger"]
     for role in ("P0", "P1"):
         if launched[role][0]["ledger"].messages != led.messages:
@@ -327,13 +387,7 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
                             "dealer's in-process run")
     summary = wire_summary(led, launched)
     seconds = max(summary["party seconds"][r] for r in ("P0", "P1"))
-    timings = pd.DataFrame([("online", "input, all layers, output", seconds)],
-                           columns=["phase", "layer", "seconds"])
-    prov = {"communication": "measured on a wire: client, server and dealer as processes "
-            "over loopback TCP; ledger booked by both parties' processes and the "
-            "dealer's in-process run (equal); Delphi's HE ciphertexts: zero filler of their "
-            "booked size",
-            "compute": "measured: the slower party's process (SPMD with garbage: each computes "
-            "both parties' shares, like the simulator)"}
-    return Result(plan.family, "sim", np.asarray(launched["P0"][0]["output"]), led, timings,
+    rows = [*(timings or []), ("online", "input, all layers, output", seconds)]
+    frame = pd.DataFrame(rows, columns=["phase", "layer", "seconds"])
+    return Result(plan.family, "sim", np.asarray(launched["P0"][0]["output"]), led, frame,
                   prov, {"wall_s": launched.seconds, "wire": summary, "transport": "tcp"})

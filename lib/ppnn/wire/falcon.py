@@ -65,10 +65,10 @@ from .transport import CLASSES, Wire, WireError
 __all__ = ["WireFalcon", "WireDealer", "WIRE_FAMILIES", "run_plan", "run_program",
            "relu_program", "relu_reading_all_components", "wire_summary", "summary_frame"]
 
-#: the families that run with ``transport="tcp"`` (Delphi + Tabula: :mod:`.delphi`; SwaNN:
-#: :mod:`.swann`; GAZELLE / GALA + GC: :mod:`.hegc`)
-WIRE_FAMILIES = ("falcon_sh", "falcon_mal", "delphi_tabula", "swann_cs", "swann_2s",
-                 "gazelle_gc", "gala_gc")
+#: the families that run with ``transport="tcp"`` (Delphi + Tabula: :mod:`.delphi`; Delphi +
+#: GC: :mod:`.delphi_gc`; SwaNN: :mod:`.swann`; GAZELLE / GALA + GC: :mod:`.hegc`)
+WIRE_FAMILIES = ("falcon_sh", "falcon_mal", "delphi_tabula", "delphi_gc", "swann_cs",
+                 "swann_2s", "gazelle_gc", "gala_gc")
 
 
 #: garbage of more elements than this is cut from a per-process pool of random elements at a
@@ -370,9 +370,10 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
     if plan.family not in WIRE_FAMILIES:
         raise ValueError(f"transport='tcp' is implemented for {', '.join(WIRE_FAMILIES)}; "
                          f"got a plan of {plan.family!r}")
-    from . import delphi, hegc, swann
+    from . import delphi, delphi_gc, hegc, swann
 
     for runner, families in ((delphi.run_plan, delphi.DELPHI_FAMILIES),
+                             (delphi_gc.run_plan, delphi_gc.DELPHI_GC_FAMILIES),
                              (swann.run_plan, swann.SWANN_FAMILIES),
                              (hegc.run_plan, hegc.HEGC_FAMILIES)):
         if plan.family in families:

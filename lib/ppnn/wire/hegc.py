@@ -31,6 +31,8 @@ the in-process run does, and changing only where values come from:
   128-bit labels ``(W0, W0 ^ Delta)`` in the place of the OT's two ciphertexts, the garbled
   tables (two 128-bit rows per AND gate), the active labels of the server's share and
   mask, and the decoding bits. The client picks the label of its own bit from each pair.
+  The two halves, :func:`garble_frames` and :func:`evaluate_frames`, also run Delphi +
+  GC's garbled ReLU (:mod:`.delphi_gc`), which sends the same parts as five messages.
 * **Output.** The server sends its share of the logits (20 bits per element); the client
   adds its own. The ledger books it one round after the last ``[y - r]_C``, but it is the
   server's last mask plus its bias and depends on nothing the server receives after
@@ -88,7 +90,8 @@ from ppnn.protocols.gala.protocol import check_plain_modulus
 from .launch import checked_images, launch
 from .transport import Wire, WireError
 
-__all__ = ["HEGC_FAMILIES", "ROLE_OF", "BROKEN", "run_plan", "hegc_job"]
+__all__ = ["HEGC_FAMILIES", "ROLE_OF", "BROKEN", "run_plan", "hegc_job", "GarblerFrames",
+           "garble_frames", "evaluate_frames", "share_bits"]
 
 #: the HE-GC families that run with ``transport="tcp"``
 HEGC_FAMILIES = ("gazelle_gc", "gala_gc")
@@ -191,52 +194,118 @@ def _linear(party: _Party, kern, he, W, a, a_srv, rng, led: Ledger, label: str, 
     return client_share, server_share
 
 
+# -- a garbled circuit split between the garbler's and the evaluator's process -------------
+@dataclasses.dataclass
+class GarblerFrames:
+    """What the garbler of ``n`` instances of a circuit ``c`` sends the evaluator, as arrays
+    of 64-bit words (a 128-bit label is two):
+
+    * ``pairs`` ``(evaluator inputs, n, 2, 2)``: both labels ``(W0, W0 ^ Delta)`` of each
+      evaluator input wire, in the place of the OT's two ciphertexts (the OT is not run);
+    * ``tables`` ``(AND gates, n, 2, 2)``: the half-gates rows ``(T_G, T_E)``;
+    * ``labels`` ``(garbler inputs, n, 2)``: the active labels of the garbler's inputs (its
+      share, then its output mask ``r``);
+    * ``decoding`` ``(outputs, n)`` uint8: the output decoding bits.
+
+    GAZELLE / GALA send all four in one online message; Delphi (:mod:`.delphi_gc`) sends
+    the pairs, the tables, the labels of ``r`` and the decoding bits in preprocessing and the
+    labels of the share online."""
+
+    pairs: np.ndarray
+    tables: np.ndarray
+    labels: np.ndarray
+    decoding: np.ndarray
+
+    @staticmethod
+    def layout(c: gcmod.Circuit, n: int) -> list[tuple[tuple[int, ...], np.dtype, int]]:
+        """The four parts' ``(shape, dtype, bits per element)`` for ``n`` instances of
+        ``c`` (the receiver's :meth:`~ppnn.wire.transport.Wire.recv` layout)."""
+        u64, u8 = np.dtype(np.uint64), np.dtype(np.uint8)
+        return [((c.evaluator_inputs.size, n, 2, 2), u64, 64), ((c.n_and, n, 2, 2), u64, 64),
+                ((c.garbler_inputs.size, n, 2), u64, 64), ((c.outputs.size, n), u8, 1)]
+
+    def parts(self) -> list[tuple[np.ndarray, int]]:
+        """The four arrays with their bits per element (the sender's frame parts)."""
+        return [(self.pairs, 64), (self.tables, 64), (self.labels, 64), (self.decoding, 1)]
+
+
+def garble_frames(c: gcmod.Circuit, garbler_bits: np.ndarray, nonce: int,
+                  chunk: int = CHUNK) -> GarblerFrames:
+    """The garbler's half: garble ``n`` instances of ``c`` (``garbler_bits``: ``(garbler
+    inputs, n)`` 0/1) in chunks of ``chunk``, each with its own ``Delta`` and labels from the
+    OS CSPRNG, tweaks counted across the chunks under the public ``nonce``."""
+    garbler_bits = np.asarray(garbler_bits, dtype=np.uint8)
+    if garbler_bits.ndim != 2 or garbler_bits.shape[0] != c.garbler_inputs.size:
+        raise ValueError(f"garbler_bits must be ({c.garbler_inputs.size}, n), got "
+                         f"{garbler_bits.shape}")
+    if chunk < 1:
+        raise ValueError(f"chunk must be >= 1, got {chunk}")
+    n = garbler_bits.shape[1]
+    f = GarblerFrames(*(np.empty(s, t) for s, t, _ in GarblerFrames.layout(c, n)))
+    tweak = 0
+    for j0 in range(0, n, chunk):  # one garbling (all gates x instances at once) per chunk
+        sl = slice(j0, min(n, j0 + chunk))
+        gc = gcmod.garble(c, sl.stop - sl.start, None, tweak, np.uint64(nonce))
+        tweak += gcmod.tweaks_used(c, gc.n)
+        w0 = gc.zero_labels[c.evaluator_inputs]
+        f.pairs[:, sl] = np.stack([w0, w0 ^ gc.delta], axis=2)
+        f.tables[:, sl] = gc.tables
+        f.labels[:, sl] = gcmod.input_labels(gc, c.garbler_inputs, garbler_bits[:, sl])
+        f.decoding[:, sl] = gc.decoding
+    return f
+
+
+def evaluate_frames(c: gcmod.Circuit, f: GarblerFrames, evaluator_bits: np.ndarray,
+                    nonce: int, chunk: int = CHUNK) -> np.ndarray:
+    """The evaluator's half, from what it received: picks the label of its bit from each
+    pair (``evaluator_bits``: ``(evaluator inputs, n)`` 0/1), evaluates chunk by chunk with
+    the garbler's tweaks and decodes; returns the output bits ``(outputs, n)``."""
+    n = f.tables.shape[1]
+    evaluator_bits = np.asarray(evaluator_bits)
+    if evaluator_bits.shape != (c.evaluator_inputs.size, n):
+        raise ValueError(f"evaluator_bits must be ({c.evaluator_inputs.size}, {n}), got "
+                         f"{evaluator_bits.shape}")
+    if chunk < 1:
+        raise ValueError(f"chunk must be >= 1, got {chunk}")
+    out = np.empty((c.outputs.size, n), dtype=np.uint8)
+    tweak = 0
+    for j0 in range(0, n, chunk):
+        sl = slice(j0, min(n, j0 + chunk))
+        mine = np.take_along_axis(f.pairs[:, sl],
+                                  evaluator_bits[:, sl, None, None].astype(np.int64),
+                                  axis=2)[:, :, 0]  # the label of its bit from each pair
+        got, _ = gcmod.evaluate(c, f.tables[:, sl], f.labels[:, sl], mine, tweak,
+                                np.uint64(nonce))
+        tweak += gcmod.tweaks_used(c, sl.stop - sl.start)
+        out[:, sl] = gcmod.decode(got, f.decoding[:, sl])
+    return out
+
+
+def share_bits(shares: np.ndarray, k: int) -> np.ndarray:
+    """``(m k, n)`` bits of ``(n, m)`` k-bit shares, input by input (the circuit's order)."""
+    return np.concatenate([gcmod.bits_of(shares[:, j], k) for j in range(shares.shape[1])])
+
+
 # -- one garbled activation layer (gc_act.garbled_activation, split by party) --------------
 def _activation(party: _Party, spec, cw, sw, led: Ledger, nonce: int):
     """The server garbles with its share ``sw`` and a fresh mask ``r``, the client
     evaluates with its share ``cw`` on what it received; returns ``(z, r, seconds)``."""
     c = gc_act.act_circuit(spec)
-    n, k, m = cw.shape[0], spec.k, spec.m
+    n = cw.shape[0]
     gc_act.book_gc(led, n, c, "online", hg.PARTIES)
     ot_cols, answers = led.messages[-2], led.messages[-1]
     party.filler(ot_cols)  # the client's IKNP receiver columns (the OT is not run)
-    n_ev, n_gb, n_and, n_out = (c.evaluator_inputs.size, c.garbler_inputs.size, c.n_and,
-                                c.outputs.size)
-    layout = [((n_ev, n, 2, 2), np.dtype(np.uint64), 64),
-              ((n_and, n, 2, 2), np.dtype(np.uint64), 64),
-              ((n_gb, n, 2), np.dtype(np.uint64), 64), ((n_out, n), np.dtype(np.uint8), 1)]
+    layout = GarblerFrames.layout(c, n)
     g, t0 = party.wire.garbage, time.perf_counter()
     if party.me == "server":  # the garbler
         r = gc_act._random_mod(np.random.default_rng(np.random.SeedSequence()),
                                spec.modulus, n)  # fresh OS entropy, as the real GC's mask
-        gb_bits = np.concatenate([gcmod.bits_of(sw[:, j], k) for j in range(m)]
-                                 + [gcmod.bits_of(r, k)])
-        ot, tables, labels, decoding = (np.empty(s, t) for s, t, _ in layout)
-        tweak = 0
-        for j0 in range(0, n, CHUNK):
-            sl = slice(j0, min(n, j0 + CHUNK))
-            gc = gcmod.garble(c, sl.stop - sl.start, None, tweak, np.uint64(nonce))
-            tweak += gcmod.tweaks_used(c, gc.n)
-            w0 = gc.zero_labels[c.evaluator_inputs]
-            ot[:, sl] = np.stack([w0, w0 ^ gc.delta], axis=2)
-            tables[:, sl] = gc.tables
-            labels[:, sl] = gcmod.input_labels(gc, c.garbler_inputs, gb_bits[:, sl])
-            decoding[:, sl] = gc.decoding
-        parts = [(ot, 64), (tables, 64), (labels, 64), (decoding, 1)]
-        party.cross(answers, parts, layout)
+        gb_bits = np.concatenate([share_bits(sw, spec.k), gcmod.bits_of(r, spec.k)])
+        party.cross(answers, garble_frames(c, gb_bits, nonce).parts(), layout)
         z = gc_act._random_mod(g, spec.modulus, n)  # the client's share: garbage here
         return z, r, {"garble_s": time.perf_counter() - t0, "evaluate_s": 0.0}
-    ot, tables, labels, decoding = party.cross(answers, None, layout)  # the evaluator
-    ev_bits = np.concatenate([gcmod.bits_of(cw[:, j], k) for j in range(m)])
-    out = np.empty((n_out, n), dtype=np.uint8)
-    tweak = 0
-    for j0 in range(0, n, CHUNK):
-        sl = slice(j0, min(n, j0 + CHUNK))
-        mine = np.take_along_axis(ot[:, sl], ev_bits[:, sl, None, None].astype(np.int64),
-                                  axis=2)[:, :, 0]  # the label of its bit from each pair
-        got, _ = gcmod.evaluate(c, tables[:, sl], labels[:, sl], mine, tweak, np.uint64(nonce))
-        tweak += gcmod.tweaks_used(c, sl.stop - sl.start)
-        out[:, sl] = gcmod.decode(got, decoding[:, sl])
+    f = GarblerFrames(*party.cross(answers, None, layout))  # the evaluator
+    out = evaluate_frames(c, f, share_bits(cw, spec.k), nonce)
     r = gc_act._random_mod(g, spec.modulus, n)  # the server's mask: garbage here
     return gcmod.from_bits(out), r, {"garble_s": 0.0, "evaluate_s": time.perf_counter() - t0}
 
