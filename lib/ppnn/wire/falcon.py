@@ -286,8 +286,9 @@ def falcon_job(wire: Wire, task: dict) -> dict:
 
 
 # -- the two ways to run -------------------------------------------------------------------
-#: traffic classes the ledger does not book (inputs; the dealer's stand-in for counted HE)
-_UNBOOKED = ("inputs", "offline ideal")
+#: traffic classes the ledger does not book (inputs; the dealer's stand-in for counted HE;
+#: key material the in-process run does not book, e.g. SHE's tfhe-rs server key)
+_UNBOOKED = ("inputs", "offline ideal", "unbooked keys")
 
 def wire_summary(ledger, launched) -> dict:
     """Ledger vs wire: bytes per class (the ledger's booked bits / 8, the frames' payload
@@ -301,6 +302,7 @@ def wire_summary(ledger, launched) -> dict:
         "offline setup": [m for m in msgs if m.phase == "offline" and m.sender != ledger.DEALER],
         "inputs": [],
         "offline ideal": [],
+        "unbooked keys": [],
     }
     out: dict = {"classes": {}}
     for c in CLASSES:
