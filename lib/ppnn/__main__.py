@@ -10,7 +10,8 @@
 (``delphi_tabula``), Delphi + GC (``delphi_gc``) and SwaNN client-server (``swann_cs``): the
 client, the server and the dealer; SwaNN two-server (``swann_2s``, an even number of
 images): the client, server1, server2 and the dealer; GAZELLE / GALA + GC (``gazelle_gc``,
-``gala_gc``): the client and the server -- over loopback TCP
+``gala_gc``) and SHE (``she``, on the bit simulator): the client and the server -- over
+loopback TCP
 (:mod:`ppnn.wire`), and in process with the same seed, and
 prints ledger bytes vs wire bytes, ledger rounds vs measured rounds and both wall times
 (``--csv PATH`` also writes the table).
@@ -184,7 +185,8 @@ def _wire(args) -> int:
            "swann_cs": "the client, the server and the dealer as processes",
            "swann_2s": "the client, server1, server2 and the dealer as processes",
            "gazelle_gc": "the client and the server as processes",
-           "gala_gc": "the client and the server as processes"}.get(
+           "gala_gc": "the client and the server as processes",
+           "she": "the client and the server as processes (bit simulator)"}.get(
         args.family, "P0, P1, P2 and the dealer as 4 processes")
     where = ("over loopback TCP (not shaped)" if not args.link else
              f"on {net_how['link']}; {net_how['how']}; latency: {net_how['latency']}")

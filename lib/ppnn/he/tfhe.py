@@ -5,6 +5,9 @@ same public bookkeeping of trivial bits and depths) but evaluates every gate on 
 Boolean ciphertexts (``DEFAULT_PARAMETERS``), one binding call per array, in parallel across
 cores inside Rust. Its own counters predict the bootstraps; :meth:`TfheBackend.native_counts`
 reads the binding's counters, which tests compare with the simulator.
+:class:`TfheServerBackend` holds the server key alone (no secret key): it evaluates gates on
+ciphertexts it received and cannot encrypt or decrypt -- what a computing party holds (the
+server's process of wire mode, :mod:`ppnn.wire.she`).
 
 :class:`PbsLookup` (real, tfhe-rs ``shortint``) and :class:`SimulatedLookup` evaluate a table
 ``Z_2^k -> Z_2^k`` on encrypted small integers with one programmable bootstrap per element
@@ -18,11 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bitsim import GATES, GateBackend
+from .bitsim import GATES, SIM_CIPHERTEXT_BYTES, GateBackend
 
-__all__ = ["load_binding", "binding_available", "TfheBackend", "DaskTfheBackend", "PbsLookup",
-           "SimulatedLookup",
-           "relu_table"]
+__all__ = ["load_binding", "binding_available", "TfheBackend", "TfheServerBackend",
+           "DaskTfheBackend", "PbsLookup", "SimulatedLookup", "relu_table"]
 
 _BUILD_HINT = ("the tfhe-rs binding `ppnn_tfhe` is not installed. Build it from source with "
                "`make setup` (or `.venv/bin/pip install ./lib/ppnn_tfhe`; needs cargo/rustc "
@@ -74,6 +76,11 @@ class TfheBackend(GateBackend):
     @property
     def parameters(self) -> dict:
         return {"name": self.key.parameters_name, **self.key.parameters}
+
+    @property
+    def holds_secret_key(self) -> bool:
+        """True: the backend's key (client + server key) can encrypt and decrypt."""
+        return hasattr(self.key, "decrypt")
 
     def reset_counts(self) -> None:
         super().reset_counts()
@@ -127,6 +134,57 @@ class TfheBackend(GateBackend):
 
     def _reshape(self, data, shape):
         return data.reshape(list(shape))
+
+
+class TfheServerBackend(TfheBackend):
+    """Gate backend holding a tfhe-rs *server key only* (``ppnn_tfhe.BooleanServerKey``, from
+    ``BooleanKey.server_key()`` or its serialized bytes): it evaluates gates, routes and makes
+    trivial constants on ciphertexts of that key, and cannot encrypt or decrypt (no secret
+    key: :meth:`encrypt` and :meth:`decrypt` raise). Without public constants it needs the
+    client's encrypted 0 (:meth:`~ppnn.he.bitsim.GateBackend.set_encrypted_zero`) before
+    the first constant.
+
+    Parameters
+    ----------
+    server_key : ppnn_tfhe.BooleanServerKey
+        The evaluation key (bootstrapping and key-switching keys) of the client's key.
+    public_constants, ledger, party : see :class:`ppnn.he.bitsim.GateBackend`.
+    ciphertext_bytes : int
+        Serialized size of one encrypted bit, for message sizes. A server key cannot make a
+        ciphertext to measure it, so it is the public size of the parameters: by default
+        :data:`~ppnn.he.bitsim.SIM_CIPHERTEXT_BYTES` (tfhe-rs 1.8, ``DEFAULT_PARAMETERS``; a
+        test checks it against the binding). A receiver checks what arrives against it.
+    """
+
+    name = "tfhe-rs (server key)"
+
+    def __init__(self, server_key, public_constants: bool = True, ledger=None,
+                 party: str = "server", ciphertext_bytes: int = SIM_CIPHERTEXT_BYTES):
+        self.binding = load_binding()
+        if not isinstance(server_key, self.binding.BooleanServerKey):
+            raise TypeError(f"server_key must be a ppnn_tfhe.BooleanServerKey (no secret key), "
+                            f"got {type(server_key).__name__}")
+        if isinstance(ciphertext_bytes, bool) or not isinstance(
+                ciphertext_bytes, int | np.integer) or ciphertext_bytes < 1:
+            raise ValueError(f"ciphertext_bytes must be a positive int, got {ciphertext_bytes!r}")
+        self.key = server_key
+        GateBackend.__init__(self, public_constants, ledger, party)
+        self.key_id = server_key.key_id
+        self.ciphertext_bytes = int(ciphertext_bytes)
+
+    @property
+    def holds_secret_key(self) -> bool:
+        """False: the backend's key has no encrypt or decrypt (checked on the key itself)."""
+        return hasattr(self.key, "encrypt") or hasattr(self.key, "decrypt")
+
+    def _encrypt(self, bits):
+        raise RuntimeError("a tfhe-rs server key cannot encrypt (it holds no secret key): the "
+                           "client encrypts; give the server its encrypted 0 with "
+                           "set_encrypted_zero")
+
+    def _decrypt(self, data):
+        raise RuntimeError("a tfhe-rs server key cannot decrypt (it holds no secret key): only "
+                           "the client can")
 
 
 def relu_table(bits: int, signed_input: bool = True) -> np.ndarray:

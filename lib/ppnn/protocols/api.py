@@ -346,7 +346,8 @@ def run(plan: Plan, x, seed=0, backend: str = "sim", client=None,
     protocol player; in-process runs only).
     ``transport``: "inproc" (the parties in this process) or "tcp" (wire mode: one OS
     process per party and the dealer over loopback TCP, see :mod:`ppnn.wire`; its result's
-    ``extra["wire"]`` compares ledger and wire)."""
+    ``extra["wire"]`` compares ledger and wire; ``backend="real"`` only for SHE, whose
+    client process keeps the tfhe-rs secret key and sends the server key)."""
     if not isinstance(plan, Plan):
         raise TypeError(f"plan must be a Plan from ppnn.compile, got {type(plan).__name__}")
     if transport not in ("inproc", "tcp"):
@@ -358,11 +359,14 @@ def run(plan: Plan, x, seed=0, backend: str = "sim", client=None,
             raise ValueError(f"transport='tcp' is implemented for "
                              f"{', '.join(wire.WIRE_FAMILIES)}; {plan.family} runs in process "
                              "only (transport='inproc')")
-        if client is not None or chunks is not None or record_values is not False or (
-                backend != "sim"):
-            raise ValueError("transport='tcp' runs one block on the simulated backend: pass "
-                             "backend='sim', client=None, chunks=None, record_values=False")
-        return wire.run(plan, x, seed)
+        if client is not None or chunks is not None or record_values is not False:
+            raise ValueError("transport='tcp' runs one block: pass client=None, chunks=None, "
+                             "record_values=False")
+        if backend != "sim" and plan.family not in wire.REAL_WIRE_FAMILIES:
+            raise ValueError(f"transport='tcp' runs {plan.family} on the simulated backend "
+                             f"only (backend='sim'); backend={backend!r} crosses processes "
+                             f"for {', '.join(wire.REAL_WIRE_FAMILIES)} only")
+        return wire.run(plan, x, seed, backend=backend, timeout=None)
     fam = family(plan.family)
     if record_values is not False:
         if client is not None or chunks is not None:

@@ -28,26 +28,44 @@ family declares (:mod:`.launch`):
   :mod:`.hegc`. The slot simulator's ciphertexts cross as their slot values inside frames
   of the booked size (so the proof shows which values each party used, not
   confidentiality); the garbled circuits are real (the server garbles, the client
-  evaluates only from the frame it received); the OT is not run (label pairs cross).
+  evaluates only from the frame it received); the OT is not run (label pairs cross);
+* SHE (``she``, TFHE gate-level inference): the client (the image, the keys) and the server
+  (the model), :mod:`.she`. On the bit simulator (``backend="sim"``, the default) the
+  ciphertexts cross as their plaintext bits inside frames of the booked size (data flow,
+  not confidentiality, as for the slot simulator). With ``backend="real"`` (tfhe-rs, small
+  networks: several ms per bootstrapped gate) it is **the first true key separation across
+  processes in the project**: the client's process generates the keys and keeps the secret
+  key, sends the server key (its serialized ~130 MB, in the unbooked class
+  ``unbooked keys``: the in-process ledger does not book it) and its ciphertexts as their
+  serialized bytes (sizes measured, checked equal to the ledger's booked tfhe-rs size); the
+  server's process evaluates every gate with the server key only
+  (:class:`~ppnn.he.tfhe.TfheServerBackend`, no encrypt or decrypt) and returns the
+  serialized encrypted logits, which only the client can decrypt. The gates are the
+  server's: the run's ledger is booked by the server's process, its messages also by the
+  client's (which books the logits from the model's public output format).
 
 Logits, predictions and the ledger equal the in-process run with the same seed;
 ``result.extra["wire"]`` gives the ledger's bytes and rounds beside the bytes, frames and
-causal depth measured on the wire. Every other family refuses ``transport="tcp"`` with a
-ValueError.
+causal depth measured on the wire. Every family of :func:`ppnn.families` has a wire mode;
+a family without one would refuse ``transport="tcp"`` with a ValueError, and every family but
+SHE (:data:`REAL_WIRE_FAMILIES`) runs the simulated backend
+only (``backend="sim"``).
 
 Modules: :mod:`.framing` (the bytes of one message and their stated framing),
 :mod:`.transport` (one process's sockets, timeouts, counters), :mod:`.launch` (starting,
 joining and cleaning up the processes), :mod:`.falcon` (Falcon's parties on the wire, and
 the ledger-vs-wire summary), :mod:`.delphi` (Delphi + Tabula), :mod:`.delphi_gc` (Delphi +
 GC), :mod:`.swann` (SwaNN), :mod:`.hegc` (GAZELLE's and GALA's client and server, and the
-garbled circuit split between garbler and evaluator that Delphi + GC uses too).
+garbled circuit split between garbler and evaluator that Delphi + GC uses too), :mod:`.she`
+(SHE's client and server).
 
 Real here: processes, sockets, bytes, rounds, wall time on loopback; shaped links
 (:mod:`.links`: namespaces, veth, tbf; latency by netem or held by the receiving
-transport). :mod:`.timing`: measured vs projected time, the table of 00_overview and
-REPORT.md (:mod:`ppnn.experiments.wire`). Not yet: SHE; SwaNN on real Paillier; GAZELLE /
-GALA on real SEAL across processes; the OT of the garbled-circuit families (GAZELLE, GALA,
-Delphi + GC), whose label pairs cross in the clear.
+transport); SHE on real tfhe-rs with the secret key in the client's process only.
+:mod:`.timing`: measured vs projected time, the table of 00_overview and REPORT.md
+(:mod:`ppnn.experiments.wire`; SHE on minionn_mnist only: it cannot compile falcon_lenet).
+Not yet: SwaNN on real Paillier; GAZELLE / GALA on real SEAL across processes; the OT of the
+garbled-circuit families (GAZELLE, GALA, Delphi + GC), whose label pairs cross in the clear.
 
 **A round costs one latency.** Every wire party sends every message of a round before it
 waits for the round's receives, and does not wait for a message nothing reads: Falcon's
@@ -67,27 +85,29 @@ assert none for every family.
 and keep the secret key, send the Galois keys and its ciphertexts as their serialized bytes
 (sizes then measured, not booked: they would have to match the ledger's counted sizes); the
 server evaluates with the public and Galois keys only -- a true key separation the
-simulators cannot give.
+simulators cannot give, as :mod:`.she` does for tfhe-rs.
 """
 
-from .falcon import WIRE_FAMILIES
+from .falcon import REAL_WIRE_FAMILIES, WIRE_FAMILIES
 from .framing import HEADER_BYTES, frame_bytes, pack, payload_bytes, unpack
 from .transport import WireError, WireTimeout
 
 __all__ = ["HEADER_BYTES", "frame_bytes", "pack", "payload_bytes", "unpack", "WireError",
-           "WireTimeout", "run", "WIRE_FAMILIES"]
+           "WireTimeout", "run", "WIRE_FAMILIES", "REAL_WIRE_FAMILIES"]
 
 
-
-def run(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None = 600.0,
-        link=None):
-    """A plan run in wire mode (see :func:`ppnn.wire.falcon.run_plan`). ``link``: None
-    (loopback), ``'lan'``, ``'wan'`` or ``'LATENCY_MS,MBPS'`` -- shaped links
-    (:mod:`.links`; plain loopback without root, said in ``result.extra["link"]``)."""
+def run(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = None,
+        deadline: float | None = 600.0, link=None):
+    """A plan run in wire mode (see :func:`ppnn.wire.falcon.run_plan`). ``backend``: "sim",
+    or "real" for :data:`REAL_WIRE_FAMILIES` (SHE on tfhe-rs); ``timeout``: seconds a
+    process waits for a message (None: 30 s, and 600 s for SHE on "real", whose client waits
+    while the server evaluates the whole network); ``link``: None (loopback), ``'lan'``,
+    ``'wan'`` or ``'LATENCY_MS,MBPS'`` -- shaped links (:mod:`.links`; plain loopback without
+    root, said in ``result.extra["link"]``)."""
     from .falcon import run_plan
     from .links import shaped
 
     with shaped(link) as shaping:
-        res = run_plan(plan, x, seed, timeout=timeout, deadline=deadline)
+        res = run_plan(plan, x, seed, backend=backend, timeout=timeout, deadline=deadline)
     res.extra["link"] = shaping.describe()
     return res

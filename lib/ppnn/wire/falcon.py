@@ -62,13 +62,18 @@ from .framing import frame_bytes
 from .launch import launch
 from .transport import CLASSES, Wire, WireError
 
-__all__ = ["WireFalcon", "WireDealer", "WIRE_FAMILIES", "run_plan", "run_program",
-           "relu_program", "relu_reading_all_components", "wire_summary", "summary_frame"]
+__all__ = ["WireFalcon", "WireDealer", "WIRE_FAMILIES", "REAL_WIRE_FAMILIES", "run_plan",
+           "run_program", "relu_program", "relu_reading_all_components", "wire_summary",
+           "summary_frame"]
 
 #: the families that run with ``transport="tcp"`` (Delphi + Tabula: :mod:`.delphi`; Delphi +
-#: GC: :mod:`.delphi_gc`; SwaNN: :mod:`.swann`; GAZELLE / GALA + GC: :mod:`.hegc`)
+#: GC: :mod:`.delphi_gc`; SwaNN: :mod:`.swann`; GAZELLE / GALA + GC: :mod:`.hegc`; SHE:
+#: :mod:`.she`)
 WIRE_FAMILIES = ("falcon_sh", "falcon_mal", "delphi_tabula", "delphi_gc", "swann_cs",
-                 "swann_2s", "gazelle_gc", "gala_gc")
+                 "swann_2s", "gazelle_gc", "gala_gc", "she")
+#: the wire families that also run ``backend="real"`` across processes (SHE on tfhe-rs: the
+#: secret key stays in the client's process); the others run the simulated backend only
+REAL_WIRE_FAMILIES = ("she",)
 
 
 #: garbage of more elements than this is cut from a per-process pool of random elements at a
@@ -286,8 +291,9 @@ def falcon_job(wire: Wire, task: dict) -> dict:
 
 
 # -- the two ways to run -------------------------------------------------------------------
-#: traffic classes the ledger does not book (inputs; the dealer's stand-in for counted HE)
-_UNBOOKED = ("inputs", "offline ideal")
+#: traffic classes the ledger does not book (inputs; the dealer's stand-in for counted HE;
+#: key material the in-process run does not book, e.g. SHE's tfhe-rs server key)
+_UNBOOKED = ("inputs", "offline ideal", "unbooked keys")
 
 def wire_summary(ledger, launched) -> dict:
     """Ledger vs wire: bytes per class (the ledger's booked bits / 8, the frames' payload
@@ -301,6 +307,7 @@ def wire_summary(ledger, launched) -> dict:
         "offline setup": [m for m in msgs if m.phase == "offline" and m.sender != ledger.DEALER],
         "inputs": [],
         "offline ideal": [],
+        "unbooked keys": [],
     }
     out: dict = {"classes": {}}
     for c in CLASSES:
@@ -358,9 +365,13 @@ def _check_same(launched, what: str) -> None:
                             "value it does not hold")
 
 
-def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None = 600.0):
-    """``ppnn.run(plan, x, seed, transport="tcp")`` for Falcon: returns a
-    :class:`~ppnn.protocols.api.Result` whose ``extra["wire"]`` is :func:`wire_summary`."""
+def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = 30.0,
+             deadline: float | None = 600.0):
+    """``ppnn.run(plan, x, seed, transport="tcp")`` for every wire family (the others' runs
+    are dispatched to their modules; Falcon's is here): returns a
+    :class:`~ppnn.protocols.api.Result` whose ``extra["wire"]`` is :func:`wire_summary`.
+    ``backend``: "sim", or "real" for :data:`REAL_WIRE_FAMILIES`; ``timeout``: seconds a
+    process waits for a message (None: the family's default, 30 s; SHE on "real": 600 s)."""
     import pandas as pd
 
     from ppnn.protocols.api import Plan, Result, _check_images
@@ -370,8 +381,16 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
     if plan.family not in WIRE_FAMILIES:
         raise ValueError(f"transport='tcp' is implemented for {', '.join(WIRE_FAMILIES)}; "
                          f"got a plan of {plan.family!r}")
-    from . import delphi, delphi_gc, hegc, swann
+    if backend != "sim" and plan.family not in REAL_WIRE_FAMILIES:
+        raise ValueError(f"wire mode runs {plan.family} on the simulated backend only "
+                         f"(backend='sim'); backend={backend!r} crosses processes for "
+                         f"{', '.join(REAL_WIRE_FAMILIES)} only")
+    from . import delphi, delphi_gc, hegc, she, swann
 
+    if plan.family in she.SHE_FAMILIES:
+        return she.run_plan(plan, x, seed, backend=backend, timeout=timeout, deadline=deadline)
+    if timeout is None:
+        timeout = 30.0
     for runner, families in ((delphi.run_plan, delphi.DELPHI_FAMILIES),
                              (delphi_gc.run_plan, delphi_gc.DELPHI_GC_FAMILIES),
                              (swann.run_plan, swann.SWANN_FAMILIES),

@@ -20,8 +20,10 @@ and ``offline setup`` (booked offline: the dealer's material, the PRF keys) and 
 (the data holder's and model owner's shares, which the simulation does not book: inputs
 arrive from outside) and ``offline ideal`` (not booked either: the dealer's stand-in for an
 offline computation the simulation counts but does not run -- the result of Delphi's HE,
-:mod:`ppnn.wire.delphi`). Per class and direction the wire counts frames, booked bits, payload
-bytes and wire bytes (payload and headers).
+:mod:`ppnn.wire.delphi`) and ``unbooked keys`` (key material the in-process ledger does not
+book, sent as its real serialized bytes: SHE's tfhe-rs server key, :mod:`ppnn.wire.she`; its
+receiver takes the length the frame states, :meth:`Wire.recv_bytes`). Per class and direction
+the wire counts frames, booked bits, payload bytes and wire bytes (payload and headers).
 
 **Measured rounds.** An online frame carries its causal depth: one more than the depth its
 sender had reached when the frame's round began, where a process's depth is the largest
@@ -62,7 +64,8 @@ from .framing import HEADER, frame_bytes, pack, payload_bytes, unpack
 __all__ = ["Wire", "WireError", "WireTimeout", "ROLES", "CLASSES", "Traffic", "connect_mesh"]
 
 ROLES = ("P0", "P1", "P2", "dealer")
-CLASSES = ("online", "offline dealer", "offline setup", "inputs", "offline ideal")
+CLASSES = ("online", "offline dealer", "offline setup", "inputs", "offline ideal",
+           "unbooked keys")
 _HELLO = 17  # 16 bytes of the run's token and the connecting role's index
 
 
@@ -306,7 +309,20 @@ class Wire:
             self.settle(peer)
         return self._recv(peer, layout, what, cls)
 
-    def _recv(self, peer: str, layout, what: str, cls: str) -> list[np.ndarray]:
+    def recv_bytes(self, peer: str, what: str, cls: str = "unbooked keys",
+                   limit: int = 1 << 31) -> bytes:
+        """Receive the next message from ``peer`` as the bytes of its payload, of whatever
+        length its frame states (at most ``limit`` bytes, else a :class:`WireError`): a
+        message whose size the receiver cannot know in advance -- a serialized key, whose
+        size is measured, not booked. Counted as ``8 x length`` bits."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise ValueError(f"limit must be an int >= 0, got {limit!r}")
+        self._check_peer(peer)
+        if self._later:
+            self.settle(peer)
+        return self._recv(peer, None, what, cls, limit)
+
+    def _recv(self, peer: str, layout, what: str, cls: str, limit: int | None = None):
         sock, seq = self.socks[peer], self._seq_in[peer]
         label = f"message #{seq} '{what}'"
         if peer != "dealer" and self._sent_last:  # a wait begins (module docstring)
@@ -319,6 +335,14 @@ class Wire:
             self._wait_round = self._round
         got_seq, depth, length = HEADER.unpack(
             _recv_exact(sock, HEADER.size, self.role, peer, label))
+        if layout is None:  # recv_bytes: the frame states the length
+            if got_seq != seq or length > limit:
+                raise WireError(f"{self.role} expected {label} from {peer} (at most {limit} "
+                                f"bytes), got frame #{got_seq} of {length} bytes")
+            payload = _recv_exact(sock, length, self.role, peer, label) if length else b""
+            self._seq_in[peer] = seq + 1
+            self.received[cls].add(8 * length, length)
+            return bytes(payload)
         bits = sum(int(np.prod(s, dtype=np.int64)) * int(b) for s, _, b in layout)
         if got_seq != seq or length != payload_bytes(bits):
             raise WireError(f"{self.role} expected {label} from {peer} ({payload_bytes(bits)} "

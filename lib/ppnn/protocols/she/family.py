@@ -8,6 +8,8 @@ you want quantized -- the comparison passes the fine-tuned ones of :func:`.model
 (``"real"``: only for networks small enough -- about 14 ms per bootstrapped gate here).
 ``count`` is a dry run of one image on the bit simulator, repeated per image (every gate
 decision is public, so the cost of an image does not depend on its pixels).
+``ppnn.run(plan, x, backend=..., transport="tcp")`` runs the client and the server as two
+processes (:mod:`ppnn.wire.she`; on "real" the secret key stays in the client's process).
 """
 
 from __future__ import annotations

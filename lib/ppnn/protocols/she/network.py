@@ -10,8 +10,11 @@ gates and uses its public weights.
 :func:`encrypted_inference` runs a batch of images on any backend (the bit simulator for whole
 networks, tfhe-rs for what fits in time) and reports per layer the paper's operation counts
 (HOPs by kind), the gate operations and bootstraps counted by the backend, and the
-multiplicative depth reached. :func:`encrypted_pool_slice` runs the first linear layer and the
-following activation and pooling for a few pooled outputs only (the real-TFHE demonstration).
+multiplicative depth reached; it is the composition of the parties' steps
+:func:`encrypt_input` (client), :func:`evaluate` and :func:`send_logits` (server) and
+:func:`decrypt_logits` (client), which wire mode (:mod:`ppnn.wire.she`) runs in two processes.
+:func:`encrypted_pool_slice` runs the first linear layer and the following activation and
+pooling for a few pooled outputs only (the real-TFHE demonstration).
 """
 
 from __future__ import annotations
@@ -22,12 +25,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ppnn.he.bitsim import GateBackend
+from ppnn.he.bitsim import Bits, GateBackend
 
 from . import circuits as C
 from .quant import QLinear, QPool, QuantNet
 
-__all__ = ["InferenceResult", "encrypted_inference", "encrypted_pool_slice", "tcn_acc_width",
+__all__ = ["InferenceResult", "EncryptedInput", "encrypted_inference", "encrypt_input",
+           "evaluate", "send_logits", "decrypt_logits", "encrypted_pool_slice", "tcn_acc_width",
            "LAYER_COLUMNS"]
 
 LAYER_COLUMNS = ["layer", "kind", "outputs", "pc_shift", "pc_mult", "cc_add", "cc_com",
@@ -139,45 +143,72 @@ def _hops(op, batch: int) -> dict:
             "cc_com": op.n_out if op.act == "relu" else 0}
 
 
-def encrypted_inference(qnet: QuantNet, backend: GateBackend, x_int, ledger=None,
-                        accumulator: str = "mixed") -> InferenceResult:
-    """Client encrypts ``x_int`` (encoded images, ``(B, n_in)``), server evaluates ``qnet``
-    gate by gate on ``backend``, client decrypts the logits. Costs are reported per image.
-
-    ``accumulator``: SHE layers' adder tree, ``"mixed"`` (she.txt §3.3) or ``"fixed"``
-    (16-bit adders, the ablation). With a ``ledger`` (parties ``client``, ``server``) the
-    messages, gate counts (per layer label, one booking per gate level as it runs) and HOPs
-    are booked; a ledger that records values also keeps the ciphertexts that crossed
-    (serialized tfhe-rs ciphertexts; ``SIZE_ONLY`` on the bit simulator) and the client's
-    encoded image and decrypted logits as its holdings.
-    """
+def _check_encoded(qnet: QuantNet, x_int) -> np.ndarray:
     x_int = np.asarray(x_int)
     if x_int.ndim != 2 or x_int.shape[1] != int(np.prod(qnet.input_shape)):
         raise ValueError(f"x_int must be (B, {int(np.prod(qnet.input_shape))}) encoded images, "
                          f"got {x_int.shape}")
-    batch = x_int.shape[0]
+    return x_int
+
+
+@dataclass
+class EncryptedInput:
+    """What the client sends (:func:`encrypt_input`): the encrypted image bits and, on a
+    backend without public constants, one encrypted 0 (the server's constants are copies of
+    it and its free negation)."""
+
+    word: C.Word
+    zero: Bits | None
+    nbytes: int
+    seconds: float
+    message: object = None  # the booked Message (with a ledger)
+
+    @property
+    def parts(self) -> list[Bits]:
+        """The arrays of ciphertexts the message carries, in order."""
+        return list(self.word.planes) + ([] if self.zero is None else [self.zero])
+
+
+def encrypt_input(qnet: QuantNet, backend: GateBackend, x_int, ledger=None) -> EncryptedInput:
+    """The client's first step: encrypt the encoded images ``x_int`` ``(B, n_in)`` bit by bit
+    (``qnet.in_bits`` unsigned planes) and, without public constants, one encrypted 0 that
+    the backend's constants are made from; with a ``ledger``, book what the client holds and
+    the message ``client -> server`` ("encrypted image bits", the encrypted bits' tfhe-rs
+    size, one 0 per image)."""
+    x_int = _check_encoded(qnet, x_int)
     be = backend
-    if ledger is not None and be.ledger is None:
-        be.ledger = ledger
-    # client: encode and encrypt bit by bit, send
     t0 = time.perf_counter()
     x = C.encrypt_word(be, x_int.reshape(-1), qnet.in_bits, signed=False)
-    sent = list(x.planes)
+    zero = None
     if not be.public_constants:
         zero = be.encrypt(np.zeros(1, np.uint8))
         be.set_encrypted_zero(zero)
-        sent.append(zero)
     enc_s = time.perf_counter() - t0
-    in_bytes = sum(be.message_bytes(p) for p in x.planes) + (
-        0 if be.public_constants else be.ciphertext_bytes * batch)
+    out = EncryptedInput(x, zero, 0, enc_s)
+    out.nbytes = sum(be.message_bytes(p) for p in x.planes) + (
+        0 if be.public_constants else be.ciphertext_bytes * x_int.shape[0])
     if ledger is not None:
         ledger.hold("client", "image (encoded pixels, its input)", x_int)
         # the ciphertexts themselves (tfhe-rs) or SIZE_ONLY (bit simulator), serialized only
         # when the ledger keeps values
-        ledger.send("client", "server", in_bytes * 8, "encrypted image bits",
-                    value=be.wire(sent) if ledger.records_values else None)
-    rows = []
+        out.message = ledger.send("client", "server", out.nbytes * 8, "encrypted image bits",
+                                  value=be.wire(out.parts) if ledger.records_values else None)
+    return out
+
+
+def evaluate(qnet: QuantNet, x: C.Word, ledger=None, accumulator: str = "mixed"
+             ) -> tuple[C.Word, list[dict]]:
+    """The server's step: every layer of ``qnet`` as gate circuits on the encrypted input
+    word ``x`` (a batch of flat images, :func:`encrypt_input`) on ``x``'s backend. Returns the
+    encrypted logits word and one cost row per layer (per image, :data:`LAYER_COLUMNS`); with
+    a ``ledger`` the HOPs and depths are booked per layer label (the backend books its gates
+    on its own ledger)."""
+    be = x.backend
     n_in = int(np.prod(qnet.input_shape))
+    if x.size % n_in:
+        raise ValueError(f"x must hold whole images of {n_in} elements, got {x.size}")
+    batch = x.size // n_in
+    rows = []
     md_prev = 0
     for op in qnet.ops:
         before = be.counts()
@@ -210,18 +241,59 @@ def encrypted_inference(qnet: QuantNet, backend: GateBackend, x_int, ledger=None
                      "width_out": x.width, "seconds": time.perf_counter() - t})
         md_prev = md
         n_in = op.n_out
-    # server -> client: encrypted logits; client decrypts
-    out_bytes = sum(be.message_bytes(p) for p in x.planes)
+    return x, rows
+
+
+def send_logits(logits: C.Word, ledger=None) -> tuple[int, object]:
+    """The server's last step: the encrypted logits' (non-trivial) bits go to the client.
+    Returns their bytes (tfhe-rs size) and, with a ``ledger``, the booked message."""
+    be = logits.backend
+    nbytes = sum(be.message_bytes(p) for p in logits.planes)
+    msg = None
     if ledger is not None:
-        ledger.send("server", "client", out_bytes * 8, "encrypted logits",
-                    value=be.wire(list(x.planes)) if ledger.records_values else None)
+        msg = ledger.send("server", "client", nbytes * 8, "encrypted logits",
+                          value=be.wire(list(logits.planes)) if ledger.records_values else None)
+    return nbytes, msg
+
+
+def decrypt_logits(logits: C.Word, batch: int, ledger=None) -> tuple[np.ndarray, float]:
+    """The client's last step: decrypt the logits word; returns ``(logits (batch, classes),
+    seconds)`` and books them as the client's holding."""
     t0 = time.perf_counter()
-    logits = C.decrypt_word(be, x).reshape(batch, -1)
+    out = C.decrypt_word(logits.backend, logits).reshape(batch, -1)
     dec_s = time.perf_counter() - t0
     if ledger is not None:
-        ledger.hold("client", "logits (decrypted, its output)", logits)
+        ledger.hold("client", "logits (decrypted, its output)", out)
+    return out, dec_s
+
+
+def encrypted_inference(qnet: QuantNet, backend: GateBackend, x_int, ledger=None,
+                        accumulator: str = "mixed") -> InferenceResult:
+    """Client encrypts ``x_int`` (encoded images, ``(B, n_in)``), server evaluates ``qnet``
+    gate by gate on ``backend``, client decrypts the logits. Costs are reported per image.
+
+    ``accumulator``: SHE layers' adder tree, ``"mixed"`` (she.txt §3.3) or ``"fixed"``
+    (16-bit adders, the ablation). With a ``ledger`` (parties ``client``, ``server``) the
+    messages, gate counts (per layer label, one booking per gate level as it runs) and HOPs
+    are booked; a ledger that records values also keeps the ciphertexts that crossed
+    (serialized tfhe-rs ciphertexts; ``SIZE_ONLY`` on the bit simulator) and the client's
+    encoded image and decrypted logits as its holdings.
+
+    The parties' steps are :func:`encrypt_input`, :func:`evaluate`, :func:`send_logits` and
+    :func:`decrypt_logits` (client, server, server, client); wire mode
+    (:mod:`ppnn.wire.she`) runs them in two processes.
+    """
+    x_int = _check_encoded(qnet, x_int)
+    batch = x_int.shape[0]
+    be = backend
+    if ledger is not None and be.ledger is None:
+        be.ledger = ledger
+    sent = encrypt_input(qnet, be, x_int, ledger)  # client: encrypt, send
+    x, rows = evaluate(qnet, sent.word, ledger, accumulator)  # server: the gate circuits
+    out_bytes, _ = send_logits(x, ledger)  # server -> client: encrypted logits
+    logits, dec_s = decrypt_logits(x, batch, ledger)  # client: decrypt
     return InferenceResult(logits, pd.DataFrame(rows, columns=LAYER_COLUMNS),
-                           in_bytes // batch, out_bytes // batch, enc_s, dec_s)
+                           sent.nbytes // batch, out_bytes // batch, sent.seconds, dec_s)
 
 
 class _nullcontext:
