@@ -12,22 +12,18 @@ import pytest
 
 import ppnn
 from ppnn.core import Ledger
-from ppnn.nn import Conv2d, Dense, Flatten, MaxPool, Network, ReLU, init_params
 from ppnn.wire import HEADER_BYTES, frame_bytes
 from ppnn.wire.delphi import WireLedger, reading_client_share, run_plan
 from ppnn.wire.falcon import summary_frame
+from wirecheck import tiny_network
 
 SEED = 3
 
 
 @pytest.fixture(scope="module")
 def tiny():
-    net = Network("tiny_wire", (1, 6, 6), [Conv2d(2, 3, 1, 0), ReLU(), MaxPool(2), Flatten(),
-                                           Dense(4)])
-    g = np.random.default_rng(1)
-    params = init_params(net, np.random.default_rng(0))
-    plan = ppnn.compile("delphi_tabula", net, params, calib=g.uniform(0, 1, (16, 1, 6, 6)))
-    return plan, g.uniform(0, 1, (2, 1, 6, 6))
+    net, params, calib, x = tiny_network()
+    return ppnn.compile("delphi_tabula", net, params, calib=calib), x
 
 
 @pytest.fixture(scope="module")

@@ -15,11 +15,12 @@ import pytest
 import ppnn
 from ppnn.core import Ledger, Ring
 from ppnn.he import gc as gcmod
-from ppnn.nn import Conv2d, Dense, Flatten, MaxPool, Network, ReLU, init_params
+from ppnn.nn import Dense, Flatten, Network, ReLU, init_params
 from ppnn.protocols import gc_act
-from ppnn.wire import HEADER_BYTES, WIRE_FAMILIES
+from ppnn.wire import WIRE_FAMILIES
 from ppnn.wire.delphi import reading_client_share
 from ppnn.wire.delphi_gc import BROKEN, GCParty, run_plan
+from wirecheck import check_booked_bytes, tiny_network
 
 SEED = 3
 #: the messages of Delphi's garbled ReLU split (ppnn.he.gc.book_delphi_split)
@@ -30,12 +31,8 @@ GC_OFFLINE = {"IKNP OT: receiver columns (client's share fixed offline)",
 
 @pytest.fixture(scope="module")
 def tiny():
-    net = Network("tiny_wire", (1, 6, 6), [Conv2d(2, 3, 1, 0), ReLU(), MaxPool(2), Flatten(),
-                                           Dense(4)])
-    g = np.random.default_rng(1)
-    params = init_params(net, np.random.default_rng(0))
-    plan = ppnn.compile("delphi_gc", net, params, calib=g.uniform(0, 1, (16, 1, 6, 6)))
-    return plan, g.uniform(0, 1, (2, 1, 6, 6))
+    net, params, calib, x = tiny_network()
+    return ppnn.compile("delphi_gc", net, params, calib=calib), x
 
 
 @pytest.fixture(scope="module")
@@ -62,15 +59,8 @@ def test_wire_ledger_equals_in_process_ledger(runs):
 def test_every_message_is_its_booked_bits_plus_the_header(runs):
     ref, res = runs
     w = res.extra["wire"]["classes"]
-    msgs = ref.ledger.messages
-    online = [m for m in msgs if m.phase == "online"]
-    offline = [m for m in msgs if m.phase == "offline"]
-    assert online and offline and all(m.sender != Ledger.DEALER for m in msgs)
-    for name, ms in (("online", online), ("offline setup", offline)):
-        assert w[name]["frames"] == len(ms), name
-        assert w[name]["bits"] == sum(m.bits for m in ms), name
-        assert w[name]["wire bytes"] == sum(-(-m.bits // 8) + HEADER_BYTES for m in ms), name
-        assert w[name]["wire bytes"] == w[name]["expected wire bytes"]
+    online, offline = check_booked_bytes(ref.ledger, res.extra["wire"])
+    assert online and offline and all(m.sender != Ledger.DEALER for m in ref.ledger.messages)
     assert {m.what for m in online} == {"[x]_c + R_c", "labels of x_s",
                                         "server's share of the logits"}
     assert {m.what for m in offline} == GC_OFFLINE | {"Enc(R_c) (counted HE)",

@@ -13,10 +13,9 @@ import pytest
 import ppnn
 from ppnn.core import Ledger
 from ppnn.he import gc as gcmod
-from ppnn.nn import Conv2d, Dense, Flatten, MaxPool, Network, ReLU, init_params
 from ppnn.protocols import gc_act
-from ppnn.wire import HEADER_BYTES
 from ppnn.wire.hegc import BROKEN, run_plan
+from wirecheck import check_booked_bytes, tiny_network
 
 SEED = 3
 FAMILIES = ("gazelle_gc", "gala_gc")
@@ -24,13 +23,9 @@ FAMILIES = ("gazelle_gc", "gala_gc")
 
 @pytest.fixture(scope="module")
 def tiny():
-    net = Network("tiny_wire", (1, 6, 6), [Conv2d(2, 3, 1, 0), ReLU(), MaxPool(2), Flatten(),
-                                           Dense(4)])
-    g = np.random.default_rng(1)
-    params = init_params(net, np.random.default_rng(0))
-    calib = g.uniform(0, 1, (16, 1, 6, 6))
+    net, params, calib, x = tiny_network()
     plans = {f: ppnn.compile(f, net, params, calib=calib) for f in FAMILIES}
-    return plans, g.uniform(0, 1, (2, 1, 6, 6)), (net, params, calib)
+    return plans, x, (net, params, calib)
 
 
 @pytest.fixture(scope="module")
@@ -60,15 +55,8 @@ def test_wire_ledger_equals_in_process_ledger(runs, fam):
 def test_every_message_is_its_booked_bits_plus_the_header(runs, fam):
     ref, res = runs[fam]
     w = res.extra["wire"]["classes"]
-    msgs = ref.ledger.messages
-    online = [m for m in msgs if m.phase == "online"]
-    keys = [m for m in msgs if m.phase == "offline"]
-    assert online and keys and all(m.sender != Ledger.DEALER for m in msgs)
-    for name, ms in (("online", online), ("offline setup", keys)):
-        assert w[name]["frames"] == len(ms), name
-        assert w[name]["bits"] == sum(m.bits for m in ms), name
-        assert w[name]["wire bytes"] == sum(-(-m.bits // 8) + HEADER_BYTES for m in ms), name
-        assert w[name]["wire bytes"] == w[name]["expected wire bytes"]
+    online, keys = check_booked_bytes(ref.ledger, res.extra["wire"])
+    assert online and keys and all(m.sender != Ledger.DEALER for m in ref.ledger.messages)
     for name in ("offline dealer", "inputs", "offline ideal"):  # no dealer, nothing unbooked
         assert w[name]["frames"] == 0
     assert {m.what for m in online} == {"[x]_C", "[y - r]_C", "[x_C]_C (client's share)",

@@ -14,24 +14,20 @@ import pytest
 
 import ppnn
 from ppnn.he.bitsim import SIM_CIPHERTEXT_BYTES
-from ppnn.nn import Conv2d, Dense, Flatten, MaxPool, Network, ReLU, init_params
+from ppnn.nn import Dense, Flatten, Network, ReLU, init_params
 from ppnn.protocols.she.quant import QLinear
 from ppnn.wire import HEADER_BYTES
 from ppnn.wire.she import BROKEN, garbage_model, public_output, run_plan
 from ppnn.wire.transport import Wire, WireError
+from wirecheck import tiny_network
 
 SEED = 3
 
 
 @pytest.fixture(scope="module")
 def tiny():
-    net = Network("tiny_wire", (1, 6, 6), [Conv2d(2, 3, 1, 0), ReLU(), MaxPool(2), Flatten(),
-                                           Dense(4)])
-    g = np.random.default_rng(1)
-    params = init_params(net, np.random.default_rng(0))
-    calib = g.uniform(0, 1, (16, 1, 6, 6))
-    plan = ppnn.compile("she", net, params, calib=calib)
-    return plan, g.uniform(0, 1, (2, 1, 6, 6)), (net, params, calib)
+    net, params, calib, x = tiny_network()
+    return ppnn.compile("she", net, params, calib=calib), x, (net, params, calib)
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,37 @@
+"""Pieces shared by the per-family wire-mode tests (``tests/test_wire_*.py``): the small
+network every family runs on, and the check that every booked message crossed as its booked
+bits packed plus the frame header."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ppnn.nn import Conv2d, Dense, Flatten, MaxPool, Network, ReLU, init_params
+from ppnn.wire import HEADER_BYTES
+
+
+def tiny_network():
+    """A convolution, ReLU, max-pool and dense layer on 6 x 6 images: ``(net, params,
+    calibration images, two test images)``."""
+    net = Network("tiny_wire", (1, 6, 6), [Conv2d(2, 3, 1, 0), ReLU(), MaxPool(2), Flatten(),
+                                           Dense(4)])
+    g = np.random.default_rng(1)
+    params = init_params(net, np.random.default_rng(0))
+    return net, params, g.uniform(0, 1, (16, 1, 6, 6)), g.uniform(0, 1, (2, 1, 6, 6))
+
+
+def check_booked_bytes(ledger, wire: dict) -> tuple[list, list]:
+    """Every online and offline (not dealer) message of ``ledger`` crossed as one frame of its
+    booked bits packed plus the header (``wire``: ``result.extra["wire"]``). Returns the
+    online and offline messages."""
+    msgs = ledger.messages
+    online = [m for m in msgs if m.phase == "online"]
+    offline = [m for m in msgs if m.phase == "offline" and m.sender != ledger.DEALER]
+    classes = wire["classes"]
+    for name, ms in (("online", online), ("offline setup", offline)):
+        c = classes[name]
+        assert c["frames"] == len(ms), name
+        assert c["bits"] == sum(m.bits for m in ms), name
+        assert c["wire bytes"] == sum(-(-m.bits // 8) + HEADER_BYTES for m in ms), name
+        assert c["wire bytes"] == c["expected wire bytes"], name
+    return online, offline
