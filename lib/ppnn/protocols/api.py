@@ -362,10 +362,7 @@ def run(plan: Plan, x, seed=0, backend: str = "sim", client=None,
         if client is not None or chunks is not None or record_values is not False:
             raise ValueError("transport='tcp' runs one block: pass client=None, chunks=None, "
                              "record_values=False")
-        if backend != "sim" and plan.family not in wire.REAL_WIRE_FAMILIES:
-            raise ValueError(f"transport='tcp' runs {plan.family} on the simulated backend "
-                             f"only (backend='sim'); backend={backend!r} crosses processes "
-                             f"for {', '.join(wire.REAL_WIRE_FAMILIES)} only")
+        # a real backend is checked by the wire run (ppnn.wire.REAL_WIRE_FAMILIES)
         return wire.run(plan, x, seed, backend=backend, timeout=None)
     fam = family(plan.family)
     if record_values is not False:

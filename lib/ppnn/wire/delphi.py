@@ -168,18 +168,15 @@ class WireLedger(Ledger):
             w.send(ROLE_OF[msg.receiver], parts, step, cls, round=msg.round if online else None)
             return value
         if self.me == msg.receiver:
-            if into is not None:
-                if self._round_depth:
-                    self._reads_later = True
-                    w.expect(ROLE_OF[msg.sender], layout, step, cls, into=[into])
-                else:
-                    into[...] = w.recv(ROLE_OF[msg.sender], layout, step, cls)[0]
-                return into
-            if value is None or self._round_depth:
+            peer = ROLE_OF[msg.sender]
+            if value is None or self._round_depth:  # filler, or read after the round
                 self._reads_later |= value is not None
-                got = w.expect(ROLE_OF[msg.sender], layout, step, cls)
+                got = w.expect(peer, layout, step, cls, into=None if into is None else [into])
             else:
-                got = w.recv(ROLE_OF[msg.sender], layout, step, cls)
+                got = w.recv(peer, layout, step, cls)
+                if into is not None:
+                    into[...] = got[0]
+                    got = [into]
             return None if value is None else got[0]
         raise WireError(f"{self.me} is neither sender nor receiver of '{step}'")
 
