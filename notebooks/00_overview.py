@@ -467,14 +467,17 @@ display(box)
 #
 # The table puts the measured median wall time of one image beside three models:
 # **tables** (the projection the comparison above and the paper tables use), **network**
-# (the link's extra time over plain loopback, against the projection's network part alone)
-# and **calibrated** (the same run's loopback time + the longer of the parties' path,
-# k × rounds × latency + their bytes / bandwidth, and the dealer's, its material / bandwidth
-# on its own uplink; k measured on a separate run). In [quick mode](../GLOSSARY.md#quick-mode) two families on MiniONN over
+# (the link's extra time over the *base* run -- the same namespaces and transport with no
+# latency and no bandwidth limit -- against the projection's network part alone) and
+# **calibrated** (the same run's base time + the longer of two paths: the parties',
+# k × rounds × latency + their bytes / bandwidth, and the dealer's, whose material leaves on
+# its own uplink *as the dealer makes it*, so the link delays it only by what
+# material / bandwidth exceeds the dealer's own time in the base run, plus a latency and the
+# rounds after its last message; k measured on a separate run). In [quick mode](../GLOSSARY.md#quick-mode) two families on MiniONN over
 # the LAN, once each; the pipeline measures every wire-mode family on MiniONN and LeNet over
-# LAN and WAN before any notebook starts: loopback and LAN runs three times (medians), a WAN
-# run, dominated by its latency, once (read its error as ± the run-to-run noise of a shared
-# 2-core machine).
+# LAN and WAN before any notebook starts: base and LAN runs seven times, alternated
+# (medians), loopback three times, a WAN run, dominated by its latency, once (read its error
+# as ± the run-to-run noise of a shared 2-core machine).
 
 # %%
 from ppnn.experiments import wire as wire_exp
@@ -490,7 +493,7 @@ display(wire_table[["family", "model", "network", "ledger bytes online", "wire b
 # this machine each wire-mode process computes every share component (that is how the
 # garbage check works) and two to four processes share two cores -- so on the LAN the
 # projection misses compute, not the network. The calibrated model takes compute from the
-# loopback run and only models the network.
+# base run and only models the network.
 
 # %%
 fig = wire_exp.plot(wire_table)

@@ -23,7 +23,8 @@ def measured():
     lan["shaping"] = {**lan["shaping"], "link": "LAN", "how": "test", "latency": "test"}
     m["runs"]["LAN"] = lan
     # the base stack (namespaces, no shaping), as measure() adds it when links are measured
-    m["base"] = {"wall_s": m["runs"]["loopback"]["wall_s"] - 0.03, "walls": [], "shaped": True}
+    m["base"] = {"wall_s": m["runs"]["loopback"]["wall_s"] - 0.03, "walls": [], "shaped": True,
+                 "dealer_s": 0.05}
     return m
 
 
@@ -47,12 +48,17 @@ def test_the_models_are_their_formulas(measured):
     party_off, dealer = timing._offline_bytes(led)
     s_parties = timing._online_bytes_per_round(led) + party_off
     assert dealer > 0 and party_off > 0  # Delphi + Tabula: the tables, and the counted HE
+    r_dealer = timing.dealer_tail_rounds(led)
+    assert 0 < r_dealer < led.rounds("online")  # the last table layers' rounds and the output
+    dealer_path = max(0.0, dealer / lan.bandwidth_Bps - 0.05) + k * (1 + r_dealer) * lan.latency_s
     cal = base + max(k * led.rounds("online") * lan.latency_s + s_parties / lan.bandwidth_Bps,
-                     dealer / lan.bandwidth_Bps)
+                     dealer_path)
+    assert dealer / lan.bandwidth_Bps - 0.05 > 0  # the dealer's path is the longer here
     wall = row["measured s (median)"]
     assert row["network s measured"] == pytest.approx(wall - base, abs=1e-4)
     assert row["base s (median)"] == pytest.approx(base, abs=1e-4)
     assert row["calibrated s"] == pytest.approx(cal, abs=1e-4)
+    assert row["dealer s (base)"] == pytest.approx(0.05)
     assert row["calibrated error %"] == pytest.approx(100 * (cal - wall) / wall, abs=0.1)
 
 
@@ -75,8 +81,19 @@ def test_loopback_only_table_plots_and_summarises(measured):
     assert fig is not None
 
 
-def test_full_mode_takes_medians_of_three_on_loopback_base_and_lan_and_one_wan_run():
-    assert wire_exp.settings(False)["repeats"] == {"loopback": 3, "base": 3, "lan": 3, "wan": 1}
+def test_full_mode_takes_medians_of_seven_on_base_and_lan_three_on_loopback_one_wan_run():
+    assert wire_exp.settings(False)["repeats"] == {"loopback": 3, "base": 7, "lan": 7, "wan": 1}
+
+
+def test_a_family_without_a_dealer_has_no_dealer_path(measured):
+    from ppnn.core import Ledger
+
+    assert timing.dealer_tail_rounds(Ledger(["P0", "P1"])) == 0
+    m = copy.deepcopy(measured)
+    m["ledger"].messages[:] = [msg for msg in m["ledger"].messages
+                               if msg.sender != m["ledger"].DEALER]
+    row = timing.table([m], k=1.0).set_index("network").loc["LAN"]
+    assert row["dealer bytes"] == 0 and row["dealer s (base)"] is None
 
 
 def test_bad_settings_are_refused():

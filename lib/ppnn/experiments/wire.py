@@ -53,10 +53,12 @@ def settings(quick: bool) -> dict:
         return {"families": tuple(f for f in _QUICK_FAMILIES if f in WIRE_FAMILIES),
                 "models": MODELS[:1], "links": ("lan",), "repeats": 1,
                 "calibration": {"link": "20,100", "n": 200, "repeats": 1}}
-    # loopback and LAN runs take seconds and their error is run-to-run noise: medians of 3;
-    # a WAN run is dominated by its latency (SwaNN: ~550 rounds x 35 ms): once
+    # base and LAN runs take seconds and the LAN's network term is a few ms of them: their
+    # difference is run-to-run noise (3-4 processes on 2 cores: single runs spread +-12%),
+    # so medians of 7, alternated; loopback (shown, not in a model): 3; a WAN run is
+    # dominated by its latency (SwaNN: ~550 rounds x 35 ms): once
     return {"families": tuple(WIRE_FAMILIES), "models": MODELS, "links": ("lan", "wan"),
-            "repeats": {"loopback": 3, "base": 3, "lan": 3, "wan": 1},
+            "repeats": {"loopback": 3, "base": 7, "lan": 7, "wan": 1},
             "calibration": {"link": "20,100", "n": 1000, "repeats": 3}}
 
 
@@ -202,8 +204,10 @@ _PROSE = (
     "(the link's extra time over the *base* run -- the same namespaces, veth pairs and "
     "receiving transport with no latency and no bandwidth limit -- against `netmodel.project` "
     "alone) and **calibrated** (the same run's base time + the longer of the parties' path, k x "
-    "rounds x latency + their bytes / bandwidth, and the dealer's, its material / bandwidth "
-    "on its own uplink; k fitted on a separate run). Wire bytes = "
+    "rounds x latency + their bytes / bandwidth, and the dealer's: its material / bandwidth "
+    "on its own uplink beyond the dealer's own time in the base run -- it sends as it "
+    "produces -- then a latency and the rounds after its last message; k fitted on a "
+    "separate run). Wire bytes = "
     "ledger bytes + a 12-byte frame header per message. A wire run here starts one process "
     "per party (and a dealer) on this machine's cores, each computing every share component "
     "(SPMD with garbage, the honesty check), so the tables' projection -- which adds the "

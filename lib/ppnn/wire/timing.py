@@ -24,7 +24,8 @@ and three models of the time beside the measured median:
   is noise);
 * **the calibrated model** (``netmodel.project`` itself is not changed)::
 
-      T = base + max(k * rounds * latency + S / bandwidth, D / bandwidth)
+      T = base + max(k * rounds * latency + S / bandwidth,
+                     max(0, D / bandwidth - t_D) + k * (1 + r_D) * latency)
 
   ``base``: the same run's wall time on the shaped runs' own stack with the shaping taken
   away (:data:`~ppnn.wire.links.BASE`: the namespaces, veth pairs and bridge, the receiving
@@ -37,9 +38,18 @@ and three models of the time beside the measured median:
   parties' path -- the busiest sender's bytes per online round (as the projection) plus the
   12-byte frame header per message, plus the busiest party's bytes of the offline classes it
   sends itself (SwaNN's OT extension, Delphi's counted HE), which a wire run sends and the
-  online-only projection leaves out. ``D``: the dealer's material, which leaves on the
-  dealer's own uplink (every process has one, :mod:`.links`) while the parties run their
-  rounds, so it adds to the time only where it takes longer than they do.
+  online-only projection leaves out. The last term is the dealer's path: ``D``, its
+  material, leaves on the dealer's own uplink (every process has one, :mod:`.links`) while
+  the parties run their rounds, and *as the dealer produces it* (it sends each layer's
+  material when it is made), so the link delays it only by what ``D / bandwidth`` exceeds
+  ``t_D``, the dealer's own time in the base run (measured: producing and sending its
+  material there, where the link is not the bottleneck); the material then needs a latency
+  to arrive, and the ``r_D`` online rounds that the ledger books after the dealer's last
+  message cannot start before it (:func:`dealer_tail_rounds`). Without a dealer (``D = 0``)
+  the term is 0. (Before, the model added ``D / bandwidth`` to the base as if the dealer
+  began sending when its work was done: on the LAN Delphi + Tabula's 74 MB of tables (0.12
+  s at 625 MB/s) leave while the dealer is still building them, and the model was 26-34%
+  over the measured time.)
 
 Latency is emulated (netem where present, else the receiving transport holds each frame);
 bandwidth is the kernel's ``tbf``. What the rows say comes from ``result.extra["link"]``.
@@ -58,7 +68,8 @@ from ppnn.core import netmodel
 from .framing import HEADER_BYTES
 from .links import BASE, Link, parse_link
 
-__all__ = ["measure", "calibrate_latency", "table", "error_summary", "write_csv", "MODELS"]
+__all__ = ["measure", "calibrate_latency", "table", "error_summary", "write_csv", "MODELS",
+           "dealer_tail_rounds"]
 
 #: the zoo networks of the table (MiniONN and LeNet as the zoo names them)
 MODELS = ("minionn_mnist", "falcon_lenet")
@@ -108,6 +119,16 @@ def _offline_bytes(ledger) -> tuple[float, float]:
             per[m.sender] = per.get(m.sender, 0) + -(-m.bits // 8) + HEADER_BYTES
     dealer = per.pop(ledger.DEALER, 0.0)
     return max(per.values(), default=0.0), dealer
+
+
+def dealer_tail_rounds(ledger) -> int:
+    """``r_D``: the online rounds the ledger books after the dealer's last message (0 when
+    the dealer sends nothing) -- the rounds that wait for the dealer's material to arrive."""
+    msgs = ledger.messages
+    last = max((i for i, m in enumerate(msgs) if m.sender == ledger.DEALER), default=None)
+    if last is None:
+        return 0
+    return len({m.round for m in msgs[last + 1:] if m.phase == "online"})
 
 
 def measure(model: str, family: str = "falcon_sh", links=("lan", "wan"), *, repeats: int = 3,
@@ -161,6 +182,7 @@ def measure(model: str, family: str = "falcon_sh", links=("lan", "wan"), *, repe
         runs = [link] * times(link)
         schedule += _interleave([BASE] * n_base, runs) if i == 0 else runs
     walls: dict = {}
+    dealer_walls: list = []  # the dealer's own time in the base runs (t_D of the model)
     last: dict = {}
     for link in schedule:
         # a party may wait through many rounds between two of its messages (SwaNN two-server:
@@ -173,6 +195,8 @@ def measure(model: str, family: str = "falcon_sh", links=("lan", "wan"), *, repe
             raise RuntimeError(f"{model} on {link}: wire logits differ from in-process")
         key = "loopback" if link is None else ("base" if link is BASE else parse_link(link).name)
         walls.setdefault(key, []).append(res.extra["wire"]["seconds"])
+        if link is BASE and "dealer" in res.extra["wire"]["party seconds"]:
+            dealer_walls.append(res.extra["wire"]["party seconds"]["dealer"])
         last[key] = res
     for link in (None, *links):
         key = "loopback" if link is None else parse_link(link).name
@@ -182,7 +206,8 @@ def measure(model: str, family: str = "falcon_sh", links=("lan", "wan"), *, repe
                             "shaping": last[key].extra["link"]}
     if "base" in walls:
         out["base"] = {"wall_s": statistics.median(walls["base"]), "walls": walls["base"],
-                       "shaped": last["base"].extra["link"]["shaped"]}
+                       "shaped": last["base"].extra["link"]["shaped"],
+                       "dealer_s": statistics.median(dealer_walls) if dealer_walls else 0.0}
     return out
 
 
@@ -236,7 +261,9 @@ def table(measured: list[dict], k: float):
     * ``calibrated s``: the same run's base wall time (compute, framing and per-message
       cost as deployed) + the longer of the parties' path (``k`` x rounds x latency, ``k``
       from :func:`calibrate_latency`, a separate run, + the parties' bytes of every class /
-      bandwidth) and the dealer's (its material / bandwidth): module docstring.
+      bandwidth) and the dealer's (what its material's transfer takes beyond the dealer's own
+      time in the base run, then a latency and the rounds after its last message): module
+      docstring. ``dealer s (base)`` gives that time.
     """
     import pandas as pd
 
@@ -248,6 +275,8 @@ def table(measured: list[dict], k: float):
         base = m["base"]["wall_s"] if "base" in m else loop
         party_off, dealer = _offline_bytes(led)
         s_parties = _online_bytes_per_round(led) + party_off
+        t_dealer = m["base"].get("dealer_s", 0.0) if "base" in m else 0.0
+        r_dealer = dealer_tail_rounds(led)
         for key, run in m["runs"].items():
             w, lk = run["wire"], run["link"]
             wire_total = sum(c["wire bytes"] for c in w["classes"].values())
@@ -266,12 +295,16 @@ def table(measured: list[dict], k: float):
                 "measured s (median)": round(wall, 4), "runs": len(run["walls"]),
                 "loopback s (median)": round(loop, 4),
                 "base s (median)": round(base, 4) if "base" in m else None,
+                "dealer bytes": dealer,
+                "dealer s (base)": round(t_dealer, 4) if "base" in m and dealer else None,
             }
             if lk is not None:
                 comm = netmodel.project(led, lk.network).total_s
                 lat = lk.latency_s
+                dealer_path = (max(0.0, dealer / lk.bandwidth_Bps - t_dealer)
+                               + k * (1 + r_dealer) * lat) if dealer else 0.0
                 model_s = base + max(k * w["ledger rounds"] * lat + s_parties / lk.bandwidth_Bps,
-                                     dealer / lk.bandwidth_Bps)
+                                     dealer_path)
                 row.update({
                     "latency-equivalent rounds": round((wall - base) / lat, 1) if lat else None,
                     "projected s (tables)": round(m["compute_s"] + comm, 4),
