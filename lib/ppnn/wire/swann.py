@@ -65,11 +65,12 @@ import dataclasses
 from functools import partial
 
 import numpy as np
+from gmpy2 import mpz
 
 from ppnn.core import Ledger
 from ppnn.core.dealer import BeaverTriple, BitTriple, Dealer
 from ppnn.core.sharing import AdditiveShares, XorShares
-from ppnn.he.paillier import CipherArray, SimulatedPaillier
+from ppnn.he.paillier import CipherArray, Paillier, SimulatedPaillier, split_private_key
 from ppnn.he.paillier.ciphertexts import PackingLayout
 from ppnn.he.paillier.keys import KeyShare
 from ppnn.protocols.swann import inference as si
@@ -78,23 +79,39 @@ from ppnn.protocols.swann.twopc import TwoPC
 from .launch import checked_images, launch, swapped
 from .transport import Wire, WireError
 
-__all__ = ["SWANN_FAMILIES", "ROLE_OF", "SwannWireLedger", "WireTwoPC", "WirePaillier",
-           "NotHeld", "run_plan", "input_bits_reading_owner_mask", "reading_owner_mask"]
+__all__ = ["SWANN_FAMILIES", "BACKENDS", "ROLE_OF", "SwannWireLedger", "WireTwoPC",
+           "WirePaillier", "WireRealPaillier", "NotHeld", "KeyNotHeldError", "run_plan",
+           "input_bits_reading_owner_mask", "reading_owner_mask", "ciphertext_stats"]
 
 #: the SwaNN families that run with ``transport="tcp"`` and their scenarios
 SWANN_FAMILIES = {"swann_cs": "client-server", "swann_2s": "two-server"}
+#: the backends of a wire run ("sim": the Paillier simulator; "real": real Paillier, the
+#: secret key in the client's process only)
+BACKENDS = ("sim", "real")
 #: the launcher's role of each party, per scenario (the family's roles: no idle process)
 ROLE_OF = {"client-server": {"client": "P0", "server": "P1", Ledger.DEALER: "dealer"},
            "two-server": {"client": "P0", "server1": "P1", "server2": "P2",
                           Ledger.DEALER: "dealer"}}
 
 
+class KeyNotHeldError(PermissionError):
+    """A process used a secret key its party does not hold (:class:`NotHeld`)."""
+
+
 class NotHeld:
-    """Stands in for a secret key in the process of a party that does not hold it (the
-    simulator's decryption reads no key, see the module docstring)."""
+    """Stands in for a secret key in the process of a party that does not hold it. The
+    simulator's decryption reads no key (see the module docstring); on real Paillier
+    (:class:`WireRealPaillier`) every use of it -- ``raw_decrypt``, ``p``, ``q``, any
+    attribute a decryption would read -- raises :class:`KeyNotHeldError`."""
 
     def __repr__(self) -> str:
         return "NotHeld()"
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):  # pickling and copying look these up: plain absence
+            raise AttributeError(name)
+        raise KeyNotHeldError(f"this process does not hold the client's secret key (it read "
+                              f"{name!r} of a NotHeld stand-in)")
 
 
 # -- the bytes of one message ---------------------------------------------------------------
@@ -126,15 +143,25 @@ def _parts_to_ints(got, size: int, per: int) -> list[int]:
     return [int.from_bytes(row.tobytes(), "little") for row in raw]
 
 
+def ciphertext_stats() -> dict:
+    """Empty counters of the ciphertext messages a process sent and received."""
+    return {way: {"messages": 0, "ciphertexts": 0, "booked bits": 0, "payload bytes": 0}
+            for way in ("sent", "received")}
+
+
 class SwannWireLedger(Ledger):
     """The ledger of one party's process: books every message as the simulation does and
     carries it over ``wire``. ``me``: the process's party; ``roles``: party -> launcher role."""
 
-    def __init__(self, parties, wire: Wire, me: str, roles: dict[str, str]):
+    def __init__(self, parties, wire: Wire, me: str, roles: dict[str, str],
+                 ciphertexts: dict | None = None):
         super().__init__(parties)
         if me not in parties:
             raise ValueError(f"me must be one of {parties}, got {me!r}")
         self.wire, self.me, self.roles = wire, me, dict(roles)
+        #: the ciphertext messages this process sent and received: counts, booked bits and
+        #: the bytes of their frames' payloads (``ciphertext_stats``)
+        self.ciphertexts = ciphertext_stats() if ciphertexts is None else ciphertexts
 
     def __getstate__(self):  # pickled back to the launcher without the process's sockets
         return {**self.__dict__, "wire": None}
@@ -153,12 +180,23 @@ class SwannWireLedger(Ledger):
                           value=value if recorded is None else recorded)
         if isinstance(value, CipherArray):  # big integers at 2 log2 N bits each
             per = self._per(msg, value.size)
-            got = self._cross(msg, _int_layout(value.size, per),
-                              lambda: _ints_to_parts(value.data.ravel(), per))
+
+            def parts():
+                out = _ints_to_parts(value.data.ravel(), per)
+                self._count_ciphertexts("sent", msg, value.size, out)
+                return out
+
+            got = self._cross(msg, _int_layout(value.size, per), parts)
             if got is None:
                 return value
-            out = copy.copy(value)
-            out.data = np.array(_parts_to_ints(got, value.size, per),
+            self._count_ciphertexts("received", msg, value.size, got)
+            ints = _parts_to_ints(got, value.size, per)
+            bound = int(value.public_key.n) ** (1 if value.simulated else 2)
+            if any(v >= bound for v in ints):
+                raise WireError(f"{msg.label}::{msg.what}: a received ciphertext is not below "
+                                f"N{'' if value.simulated else '^2'}")
+            out = copy.copy(value)  # the receiver's own array: same key, kind, shape (index)
+            out.data = np.array([mpz(v) for v in ints] if not value.simulated else ints,
                                 dtype=object).reshape(value.shape)
             out.shadow = None
             return out
@@ -193,6 +231,14 @@ class SwannWireLedger(Ledger):
         self._cross(sent, layout, lambda: [(values[i], per)])
         out[j] = self._cross(recv, layout, None)[0]
         return out
+
+    def _count_ciphertexts(self, way: str, msg, size: int, parts) -> None:
+        c = self.ciphertexts[way]
+        c["messages"] += 1
+        c["ciphertexts"] += size
+        c["booked bits"] += msg.bits
+        c["payload bytes"] += sum(int(np.asarray(p[0] if isinstance(p, tuple) else p).nbytes)
+                                  for p in parts)
 
     @staticmethod
     def _per(msg, size: int) -> int:
@@ -256,6 +302,90 @@ class WirePaillier(SimulatedPaillier):
     def _check_sk(self, private_key) -> None:
         if not isinstance(private_key, NotHeld):
             super()._check_sk(private_key)
+
+
+class _DealerPaillier(SimulatedPaillier):
+    """The simulator of the dealer's in-process run: the lab's checks on, and no secret key
+    (the dealer gets the public key and :class:`NotHeld`; the simulator reads no key)."""
+
+    def _check_sk(self, private_key) -> None:
+        if not isinstance(private_key, NotHeld):
+            super()._check_sk(private_key)
+
+
+class WireRealPaillier(Paillier):
+    """Real Paillier (gmpy2 on ``phe`` keys) in the process of the party ``me``.
+
+    Every homomorphic operation, encryption and rerandomization is real, whichever party's
+    step it is (SPMD: this process also runs the other parties' steps, on garbage). What needs
+    a secret -- :meth:`decrypt`, :meth:`decrypt_raw`, :meth:`partial_decrypt`,
+    :meth:`combine` -- is computed with the key only for ``me``'s own steps; for another
+    party's step the process reads no key and makes garbage residues from its generator
+    ``garbage`` (that party's result is garbage in this process anyway: its real value, if
+    ``me`` ever needs it, arrives as a message). So a server's process, which holds
+    :class:`NotHeld` for the client's secret key, never reads it while it plays the client's
+    steps, and decrypting *as itself* with it raises :class:`KeyNotHeldError`.
+
+    No lab copies: the ciphertexts of a party's process carry no
+    :attr:`~ppnn.he.paillier.CipherArray.shadow` (the lab's copy of their plaintexts), and
+    packing layouts skip the value checks (:attr:`lab_checks` off; the launcher and the
+    dealer's in-process run make them)."""
+
+    lab_checks = False
+
+    def __init__(self, public_key, ledger=None, timings=None, *, me: str,
+                 garbage: np.random.Generator, obfuscation: str = "djn"):
+        super().__init__(public_key, ledger, timings, obfuscation)
+        self.me, self.garbage = me, garbage
+        self._acting: str | None = None
+
+    def layout(self, slot_bits: int) -> PackingLayout:
+        return _Unchecked(slot_bits, self.n_bits)
+
+    def _wrap(self, data, shadow=None) -> CipherArray:
+        return CipherArray(np.asarray(data, dtype=object), self.pk, False, None)
+
+    def _follow(self, fn, *operands):
+        return None
+
+    def _check_sk(self, private_key) -> None:
+        if not isinstance(private_key, NotHeld):
+            super()._check_sk(private_key)
+
+    def _garbage_below(self, bound: int):
+        nb = (int(bound).bit_length() + 71) // 8  # 64 bits more: the residue near uniform
+        return mpz(int.from_bytes(self.garbage.bytes(nb), "little") % int(bound))
+
+    def _as(self, party: str, fn, *args, **kw):
+        self._acting = party
+        try:
+            return fn(*args, **kw)
+        finally:
+            self._acting = None
+
+    def _mine(self) -> bool:
+        return self._acting == self.me
+
+    def decrypt(self, private_key, c, party: str):
+        return self._as(party, super().decrypt, private_key, c, party)
+
+    def decrypt_raw(self, private_key, c, party: str):
+        return self._as(party, super().decrypt_raw, private_key, c, party)
+
+    def partial_decrypt(self, share, c, party: str):
+        return self._as(party, super().partial_decrypt, share, c, party)
+
+    def combine(self, p1, p2, party: str, signed: bool = True):
+        return self._as(party, super().combine, p1, p2, party, signed)
+
+    def _dec(self, private_key, c):
+        return super()._dec(private_key, c) if self._mine() else self._garbage_below(self.n)
+
+    def _partial(self, c, d: int):
+        return super()._partial(c, d) if self._mine() else self._garbage_below(self.n2)
+
+    def _combine_one(self, u):
+        return super()._combine_one(u) if self._mine() else self._garbage_below(self.n)
 
 
 # -- the 2PC engine and its dealer ----------------------------------------------------------
@@ -408,7 +538,8 @@ def _dealer_run(plan, x, seed):
     for j in range(0, len(x), per):
         res = si.run_inference(imp["model"], x[j:j + per], scenario, imp["optimized"],
                                imp["keys"], rng, simulated=True,
-                               twopc=partial(_RecordingTwoPC, events=events))
+                               twopc=partial(_RecordingTwoPC, events=events),
+                               paillier=_DealerPaillier)
         led.merge(res.ledger)
         logits += [np.asarray(z, dtype=object) for z in res.logits]
     return np.stack(logits), led, events
@@ -463,6 +594,14 @@ def _party_keys(keys, me: str, g: np.random.Generator):
     return si.SwannKeys(keys.public_key, NotHeld(), shares)
 
 
+def _client_keys(keys, scenario: str):
+    """The client's keys in its process on real Paillier: the key pair it was handed (the
+    plan's) and, two-server, secret-key shares it makes here (:func:`split_private_key`, the
+    OS CSPRNG) and sends each server in the setup message."""
+    shares = split_private_key(keys.private_key) if scenario == "two-server" else None
+    return si.SwannKeys(keys.public_key, keys.private_key, shares)
+
+
 def swann_job(wire: Wire, task: dict) -> dict:
     """What each process of a SwaNN wire run does (module-level for pickling)."""
     if wire.role == "dealer":
@@ -471,6 +610,7 @@ def swann_job(wire: Wire, task: dict) -> dict:
                        np.random.default_rng(np.random.SeedSequence()))
         return {"output": None, "ledger": led}
     scenario, roles = task["scenario"], task["roles"]
+    real = task.get("backend", "sim") == "real"
     me = {r: p for p, r in roles.items()}[wire.role]
     g = wire.garbage
     model = copy.copy(task["model"])
@@ -478,19 +618,25 @@ def swann_job(wire: Wire, task: dict) -> dict:
     x = task.get("x")
     if me != "client":
         x = g.uniform(0.0, 1.0, task["x_shape"])
-    keys = _party_keys(task["keys"], me, g)
+        keys = _party_keys(task["keys"], me, g)
+    else:
+        keys = _client_keys(task["keys"], scenario) if real else task["keys"]
+    paillier = partial(WireRealPaillier, me=me, garbage=g) if real else WirePaillier
     rng = np.random.Generator(np.random.SFC64(int(g.integers(1 << 62))))
     per = 1 if scenario == "client-server" else 2
-    led, logits = Ledger(si.PARTIES[scenario]), []
+    led, logits, cts = Ledger(si.PARTIES[scenario]), [], ciphertext_stats()
     with reading_owner_mask(task.get("broken", False)):
         for j in range(0, len(x), per):
-            wl = SwannWireLedger(si.PARTIES[scenario], wire, me, roles)
+            wl = SwannWireLedger(si.PARTIES[scenario], wire, me, roles, cts)
             res = si.run_inference(model, x[j:j + per], scenario, task["optimized"], keys,
-                                   rng, simulated=True, ledger=wl, twopc=WireTwoPC,
-                                   paillier=WirePaillier)
+                                   rng, simulated=not real, ledger=wl, twopc=WireTwoPC,
+                                   paillier=paillier)
             led.merge(res.ledger)
             logits += [np.asarray(z, dtype=object) for z in res.logits]
-    return {"output": np.stack(logits) if me == "client" else None, "ledger": led}
+    info = {"party": me, "paillier": paillier.func.__name__ if real else paillier.__name__,
+            "secret key": type(keys.private_key).__name__, "ciphertexts": cts}
+    return {"output": np.stack(logits) if me == "client" else None, "ledger": led,
+            "info": info}
 
 
 # -- the deliberately broken step ---------------------------------------------------------
@@ -514,11 +660,18 @@ def reading_owner_mask(on: bool = True):
 
 
 # -- the run ------------------------------------------------------------------------------
-def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None = 600.0,
-             broken: bool = False):
-    """``ppnn.run(plan, x, seed, transport="tcp")`` for SwaNN (simulated Paillier): a
+def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = None,
+             deadline: float | None = 600.0, broken: bool = False):
+    """``ppnn.run(plan, x, seed, backend, transport="tcp")`` for SwaNN: a
     :class:`~ppnn.protocols.api.Result` whose ``extra["wire"]`` is
-    :func:`~ppnn.wire.falcon.wire_summary`. ``broken``: the parties run
+    :func:`~ppnn.wire.falcon.wire_summary` and ``extra["swann"]`` what each process held and
+    sent (its Paillier backend, the type of its secret key -- ``NotHeld`` in every process but
+    the client's -- and its ciphertext messages: counts, booked bits, payload bytes).
+
+    ``backend``: ``"sim"`` (the Paillier simulator) or ``"real"`` (real Paillier, the secret
+    key in the client's process only; see the module docstring); ``timeout``: seconds a
+    process waits for a message (None: 30 s, 600 s on ``"real"``, where a party waits while
+    another computes on ciphertexts); ``broken``: the parties run
     :func:`input_bits_reading_owner_mask` (the garbage test's negative control)."""
     import pandas as pd
 
@@ -527,6 +680,10 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
     from .falcon import wire_summary
 
     x = checked_images(plan, x, SWANN_FAMILIES)
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if timeout is None:
+        timeout = 600.0 if backend == "real" else 30.0
     scenario = SWANN_FAMILIES[plan.family]
     per = family(plan.family).spec.images_per_run
     if len(x) % per:
@@ -537,13 +694,18 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
     roles = ROLE_OF[scenario]
     g = np.random.default_rng(np.random.SeedSequence())
     base = {"scenario": scenario, "roles": roles, "optimized": imp["optimized"],
-            "broken": bool(broken)}
+            "broken": bool(broken), "backend": backend}
+    client_keys = imp["keys"] if backend == "sim" else \
+        si.SwannKeys(imp["keys"].public_key, imp["keys"].private_key, None)
     tasks = {"P0": {**base, "model": _garbage_model(imp["model"], g), "x": x,
-                    "keys": imp["keys"]}}
+                    "keys": client_keys}}
     for p in si.PARTIES[scenario][1:]:
         tasks[roles[p]] = {**base, "model": imp["model"], "x_shape": x.shape,
                            "keys": _party_keys(imp["keys"], p, g)}
-    tasks["dealer"] = {"plan": plan, "x": x, "seed": seed, "roles": roles}
+    # the dealer's in-process run is simulated: the public key is all it needs
+    public = dataclasses.replace(
+        plan, impl={**imp, "keys": _party_keys(imp["keys"], Ledger.DEALER, g)})
+    tasks["dealer"] = {"plan": public, "x": x, "seed": seed, "roles": roles}
     launched = launch(swann_job, tasks, timeout=timeout, deadline=deadline)
     led = launched["dealer"][0]["ledger"]
     for p in si.PARTIES[scenario]:
@@ -555,13 +717,28 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
     timings = pd.DataFrame([("online", "input, all layers, output", seconds)],
                            columns=["phase", "layer", "seconds"])
     who = ", ".join(si.PARTIES[scenario])
+    info = {roles[p]: launched[roles[p]][0]["info"] for p in si.PARTIES[scenario]}
+    if backend == "real":
+        n_bits = int(imp["keys"].public_key.n).bit_length()
+        ct = ("real Paillier ciphertexts: each element of Z_{N^2} at the booked 2 log2 N = "
+              f"{2 * n_bits} bits; the secret key in the client's process only (the servers' "
+              "processes hold the public key and NotHeld)")
+        if scenario == "two-server":
+            ct += ("; the secret-key shares made in the client's process and sent in the "
+                   "booked setup message")
+        compute = ("measured: the slowest party's process on real Paillier (SPMD with "
+                   "garbage: each runs every party's homomorphic steps; decryption only its "
+                   "own)")
+    else:
+        ct = "simulated Paillier ciphertexts: their residues at the booked 2 log2 N bits"
+        compute = ("measured: the slowest party's process (SPMD with garbage: each runs "
+                   "every party's steps, like the simulator)")
     prov = {"communication": f"measured on a wire: {who} and the dealer as processes over "
             "loopback TCP; ledger booked by every party's process and the dealer's in-process "
-            "run (equal); simulated Paillier ciphertexts: their residues at the booked 2 log2 N "
-            "bits; OT extension: zero filler of its booked size (the dealer supplies the "
-            "triples)",
-            "compute": "measured: the slowest party's process (SPMD with garbage: each runs "
-            "every party's steps, like the simulator)"}
+            f"run (equal); {ct}; OT extension: zero filler of its booked size (the dealer "
+            "supplies the triples)",
+            "compute": compute}
     logits = np.asarray(launched["P0"][0]["output"])
-    return Result(plan.family, "sim", logits, led, timings, prov,
-                  {"wall_s": launched.seconds, "wire": summary, "transport": "tcp"})
+    return Result(plan.family, backend, logits, led, timings, prov,
+                  {"wall_s": launched.seconds, "wire": summary, "transport": "tcp",
+                   "swann": info})
