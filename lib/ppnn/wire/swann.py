@@ -378,14 +378,21 @@ class WireRealPaillier(Paillier):
     def combine(self, p1, p2, party: str, signed: bool = True):
         return self._as(party, super().combine, p1, p2, party, signed)
 
+    #: another party's decrypted plaintexts in this process: garbage below 2^64 (any width
+    #: would do; 64 bits keep the logits a server's process "decrypts" for the client within
+    #: float range, for the arg-max every process takes)
+    GARBAGE_PLAIN = 1 << 64
+
     def _dec(self, private_key, c):
-        return super()._dec(private_key, c) if self._mine() else self._garbage_below(self.n)
+        return super()._dec(private_key, c) if self._mine() else \
+            self._garbage_below(self.GARBAGE_PLAIN)
 
     def _partial(self, c, d: int):
         return super()._partial(c, d) if self._mine() else self._garbage_below(self.n2)
 
     def _combine_one(self, u):
-        return super()._combine_one(u) if self._mine() else self._garbage_below(self.n)
+        return super()._combine_one(u) if self._mine() else \
+            self._garbage_below(self.GARBAGE_PLAIN)
 
 
 # -- the 2PC engine and its dealer ----------------------------------------------------------
