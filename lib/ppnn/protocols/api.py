@@ -347,7 +347,8 @@ def run(plan: Plan, x, seed=0, backend: str = "sim", client=None,
     ``transport``: "inproc" (the parties in this process) or "tcp" (wire mode: one OS
     process per party and the dealer over loopback TCP, see :mod:`ppnn.wire`; its result's
     ``extra["wire"]`` compares ledger and wire; ``backend="real"`` only for SHE, whose
-    client process keeps the tfhe-rs secret key and sends the server key)."""
+    client process keeps the tfhe-rs secret key and sends the server key, and SwaNN, whose
+    client process alone holds the Paillier secret key)."""
     if not isinstance(plan, Plan):
         raise TypeError(f"plan must be a Plan from ppnn.compile, got {type(plan).__name__}")
     if transport not in ("inproc", "tcp"):

@@ -20,10 +20,15 @@ family declares (:mod:`.launch`):
   the client evaluates only from those frames. The OT is not run (label pairs cross in the
   clear, the receiver columns as filler);
 * SwaNN (``swann_cs``: client, server, dealer; ``swann_2s``: client, server1, server2,
-  dealer), on the Paillier simulator, the dealer supplying the 2PC's triples,
-  :mod:`.swann`. The simulator's ciphertexts are their plaintexts mod N, so the secret key
-  cannot be separated on it (said precisely there); the honesty proof covers the image,
-  the model, every mask, share and ciphertext;
+  dealer), the dealer supplying the 2PC's triples, :mod:`.swann`. On the Paillier simulator
+  (``backend="sim"``) the ciphertexts are their plaintexts mod N, so the secret key cannot be
+  separated (said precisely there); the honesty proof covers the image, the model, every
+  mask, share and ciphertext. With ``backend="real"`` (real Paillier, phe + gmpy2) the
+  launcher hands the plan's secret key to the client's process only; the servers' processes
+  hold the public key and a stand-in that raises if read, the ciphertexts (and partial
+  decryptions) cross as their integers mod N^2 at the booked 2 log2 N bits, and two-server
+  the client's process splits the key and sends each server its share in the booked setup
+  message;
 * GAZELLE or GALA + garbled ReLU (``gazelle_gc``, ``gala_gc``): the client and the server,
   :mod:`.hegc`. The slot simulator's ciphertexts cross as their slot values inside frames
   of the booked size (so the proof shows which values each party used, not
@@ -48,8 +53,8 @@ Logits, predictions and the ledger equal the in-process run with the same seed;
 ``result.extra["wire"]`` gives the ledger's bytes and rounds beside the bytes, frames and
 causal depth measured on the wire. Every family of :func:`ppnn.families` has a wire mode;
 a family without one would refuse ``transport="tcp"`` with a ValueError, and every family but
-SHE (:data:`REAL_WIRE_FAMILIES`) runs the simulated backend
-only (``backend="sim"``).
+SHE and SwaNN (:data:`REAL_WIRE_FAMILIES`) runs the simulated backend only
+(``backend="sim"``).
 
 Modules: :mod:`.framing` (the bytes of one message and their stated framing),
 :mod:`.transport` (one process's sockets, timeouts, counters), :mod:`.launch` (starting,
@@ -61,10 +66,11 @@ garbled circuit split between garbler and evaluator that Delphi + GC uses too), 
 
 Real here: processes, sockets, bytes, rounds, wall time on loopback; shaped links
 (:mod:`.links`: namespaces, veth, tbf; latency by netem or held by the receiving
-transport); SHE on real tfhe-rs with the secret key in the client's process only.
+transport); SHE on real tfhe-rs and SwaNN on real Paillier with the secret key in the
+client's process only.
 :mod:`.timing`: measured vs projected time, the table of 00_overview and REPORT.md
 (:mod:`ppnn.experiments.wire`; SHE on minionn_mnist only: it cannot compile falcon_lenet).
-Not yet: SwaNN on real Paillier; GAZELLE / GALA on real SEAL across processes; the OT of the
+Not yet: GAZELLE / GALA on real SEAL across processes; the OT of the
 garbled-circuit families (GAZELLE, GALA, Delphi + GC), whose label pairs cross in the clear.
 
 **A round costs one latency.** Every wire party sends every message of a round before it
@@ -99,9 +105,10 @@ __all__ = ["HEADER_BYTES", "frame_bytes", "pack", "payload_bytes", "unpack", "Wi
 def run(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = None,
         deadline: float | None = 600.0, link=None):
     """A plan run in wire mode (see :func:`ppnn.wire.falcon.run_plan`). ``backend``: "sim",
-    or "real" for :data:`REAL_WIRE_FAMILIES` (SHE on tfhe-rs); ``timeout``: seconds a
-    process waits for a message (None: 30 s, and 600 s for SHE on "real", whose client waits
-    while the server evaluates the whole network); ``link``: None (loopback), ``'lan'``,
+    or "real" for :data:`REAL_WIRE_FAMILIES` (SHE on tfhe-rs, SwaNN on real Paillier);
+    ``timeout``: seconds a process waits for a message (None: 30 s, and 600 s for SHE and
+    SwaNN on "real", where a party waits while another computes on ciphertexts, e.g. SHE's
+    client while the server evaluates the whole network); ``link``: None (loopback), ``'lan'``,
     ``'wan'`` or ``'LATENCY_MS,MBPS'`` -- shaped links (:mod:`.links`; plain loopback without
     root, said in ``result.extra["link"]``)."""
     from .falcon import run_plan

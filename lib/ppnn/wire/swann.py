@@ -2,9 +2,11 @@
 
 Families: ``swann_cs`` (client-server: the client as ``P0``, the server as ``P1``, the dealer)
 and ``swann_2s`` (two non-colluding servers: the client as ``P0``, ``server1`` as ``P1``,
-``server2`` as ``P2``, the dealer), on the Paillier simulator. Every process runs the *same*
-protocol code as the in-process simulation (:func:`ppnn.protocols.swann.run_inference`) with
-a :class:`SwannWireLedger`, a :class:`WireTwoPC` and a :class:`WirePaillier`, which change
+``server2`` as ``P2``, the dealer), on the Paillier simulator (``backend="sim"``, the
+default) or on real Paillier (``backend="real"``: the secret key in the client's process
+only, below). Every process runs the *same* protocol code as the in-process run
+(:func:`ppnn.protocols.swann.run_inference`) with a :class:`SwannWireLedger`, a
+:class:`WireTwoPC` and a :class:`WirePaillier` (real: :class:`WireRealPaillier`), which change
 only where values come from:
 
 * **What a process holds is real; everything else is garbage.** The client holds the
@@ -14,8 +16,9 @@ only where values come from:
   OS entropy) before the protocol starts: the client gets garbage weights of the public
   shapes, a server a garbage image, a stand-in for the client's secret key
   (:class:`NotHeld`) and secret-key shares with garbage exponents. Every random draw of the
-  protocol (the masks ``r`` and ``r'``, the shares of Protocols 2 and 3) comes from the
-  process's own generator: real for the party that draws it, garbage in every other process.
+  protocol (the masks ``r`` and ``r'``, the shares of Protocols 2 and 3) is the process's
+  own: real for the party that draws it, garbage in every other process (on real Paillier
+  the masks come from the process's OS CSPRNG, as in the in-process real run).
 * **Received messages are the only way real values of other parties arrive.** Every booked
   message of SwaNN goes through ``Ledger.transmit`` (the ciphertexts ``[image]``, ``[x + r]``,
   ``[x + r']``, ``[logits]``, the partial decryptions, the secret-key shares, the shares
@@ -28,7 +31,9 @@ only where values come from:
   booked messages cross between the two 2PC parties as frames of their booked size filled
   with zeros (no OT is run), and the dealer delivers each party its shares of the triples
   (and the random OTs) in the unbooked class ``offline ideal`` -- the pattern of Delphi's HE
-  in :mod:`.delphi`.
+  in :mod:`.delphi`. The dealer's in-process run (the ledger, the triples, the lab's checks)
+  is simulated on both backends and gets the public key only (:class:`NotHeld` for the
+  secret key).
 
 **What the sim backend cannot separate: the secret key.** A simulated Paillier ciphertext
 ``[m]`` *is* ``m mod N`` (:class:`~ppnn.he.paillier.SimulatedPaillier`); encryption,
@@ -38,24 +43,62 @@ zero-padded), and a process that holds a ciphertext holds its plaintext: the gar
 cannot show that the server (or, two-server, a server without the other's key share) does not
 decrypt. A keyed simulator cannot fix this: Paillier's encryption and plaintext addition use
 only the public key, and a scheme whose decryption needs a key while those do not is real
-public-key encryption. Structurally, then, the key stays with its owner -- a server's process
-holds only :class:`NotHeld` for the client's secret key and garbage exponents for the shares
-it has not received, which the simulator ignores -- and the honesty proof covers everything
-else: the image, the model, every mask and share, every ciphertext a party uses (the server
-computes on the ``[image]`` it received; the client decrypts the ``[x + r]`` it received).
+public-key encryption -- which ``backend="real"`` runs.
 
-The simulator's checks of plaintexts no party holds (every activation within ``ℓ`` bits, every
-packing slot, :meth:`~ppnn.protocols.swann.SwannModel.check_input`'s pass through the model
-with the input) are the lab's: they run in the launcher and in the dealer's in-process run,
-not in the parties' processes (:attr:`WirePaillier.lab_checks` is off there).
+**Real Paillier (``backend="real"``): the secret key in the client's process only.**
+
+* *The keys.* The run uses the plan's key pair (made by ``ppnn.compile`` with phe's
+  generator, its CSPRNG, in memory). The launcher hands the secret key to the client's
+  process only (pickled over that process's control connection: never written to disk); the
+  servers' processes and the dealer's get the public key ``N`` and :class:`NotHeld`. Why the
+  plan's key rather than a fresh one made in the client's process (as :mod:`.she` does for
+  tfhe-rs): the logits would be equal either way (decryption is deterministic and the masks
+  cancel), but the ledger would not always be -- the two-server setup message books a key
+  share at :attr:`~ppnn.he.paillier.KeyShare.wire_bits`, the bit length of ``N^2 2^σ`` plus a
+  sign bit, and ``N^2`` has ``2 log2 N - 1`` or ``2 log2 N`` bits depending on the key (of
+  20 fresh 512-bit keys tried, 13 had the shorter), so a fresh key could book a
+  message one bit off the in-process run's.
+* *Two-server: the shares.* The client's process splits the secret key afresh
+  (:func:`~ppnn.he.paillier.split_private_key`: ``d1`` from the OS CSPRNG, ``d2 = d - d1``)
+  and sends each server its share in the booked setup message ``secret-key share`` (a signed
+  integer of ``wire_bits`` bits; the plan's own shares are handed to no process). A server's
+  process holds its received share and a garbage exponent for the other's: its partial
+  decryptions are real, and alone they decrypt nothing (they do not combine).
+* *The ciphertexts* cross as their integers mod ``N^2``, each at the booked ``2 log2 N`` bits
+  (little-endian bytes: 128 per ciphertext at 512-bit keys, 512 at 2048); the receiver
+  rebuilds real ciphertexts (:class:`~ppnn.he.paillier.CipherArray` of gmpy2 integers under
+  the public key it holds) and refuses a value not below ``N^2``. The partial decryptions
+  ``c^{d_i}`` cross the same way. ``result.extra["swann"]`` gives each process's ciphertext
+  messages: count, booked bits, payload bytes (equal to the booked bits / 8).
+* *The computation* (:class:`WireRealPaillier`): every encryption, rerandomization and
+  homomorphic operation is real in every process, whichever party's step it is (SPMD: each
+  process also plays the other parties' steps, on garbage, so its compute time is about the
+  sum of the parties'). What needs a secret -- decryption, partial decryption, combining --
+  runs with the key only in the process of the party whose step it is; a process playing
+  another party's step reads no key and takes garbage. A server's process thus never reads
+  the client's secret key, and decrypting as itself with its :class:`NotHeld` raises
+  :class:`KeyNotHeldError` (the tests show both).
+
+So on ``backend="real"`` the garbage test shows, beyond data flow, that the servers computed
+on ciphertexts they could not decrypt: the client's logits equal the in-process run's only if
+the server used the image through the ``[image]`` it received and the client decrypted the
+``[logits]`` it received, and no process but the client's had the key.
+
+The checks of plaintexts no party holds (every activation within ``ℓ`` bits, every packing
+slot, :meth:`~ppnn.protocols.swann.SwannModel.check_input`'s pass through the model with the
+input) are the lab's: they run in the launcher and in the dealer's in-process run, not in the
+parties' processes (:attr:`WirePaillier.lab_checks` is off there, and on real Paillier the
+ciphertexts of a party's process carry no lab copy of their plaintexts).
 
 :func:`input_bits_reading_owner_mask` is a deliberately broken step (the receiver of a 2PC
 input uses its own draw of the owner's mask instead of the one it received) that the
-simulation cannot tell from the real one and the garbage test catches.
+in-process run cannot tell from the real one and the garbage test catches (on both backends).
 
 What is real: the processes, the sockets, the bytes of every booked message at its booked
-width, the rounds (causal depth), the wall time. What is simulated: Paillier (plaintexts in
-disguise, above), OT extension (filler of its booked size; the dealer supplies the triples).
+width, the rounds (causal depth), the wall time; on ``backend="real"`` Paillier itself (keys,
+encryption, homomorphic evaluation, decryption, the secret-key shares). What is simulated:
+Paillier on ``backend="sim"`` (plaintexts in disguise, above), OT extension (filler of its
+booked size; the dealer supplies the triples).
 """
 
 from __future__ import annotations
@@ -65,11 +108,12 @@ import dataclasses
 from functools import partial
 
 import numpy as np
+from gmpy2 import mpz
 
 from ppnn.core import Ledger
 from ppnn.core.dealer import BeaverTriple, BitTriple, Dealer
 from ppnn.core.sharing import AdditiveShares, XorShares
-from ppnn.he.paillier import CipherArray, SimulatedPaillier
+from ppnn.he.paillier import CipherArray, Paillier, SimulatedPaillier, split_private_key
 from ppnn.he.paillier.ciphertexts import PackingLayout
 from ppnn.he.paillier.keys import KeyShare
 from ppnn.protocols.swann import inference as si
@@ -78,23 +122,39 @@ from ppnn.protocols.swann.twopc import TwoPC
 from .launch import checked_images, launch, swapped
 from .transport import Wire, WireError
 
-__all__ = ["SWANN_FAMILIES", "ROLE_OF", "SwannWireLedger", "WireTwoPC", "WirePaillier",
-           "NotHeld", "run_plan", "input_bits_reading_owner_mask", "reading_owner_mask"]
+__all__ = ["SWANN_FAMILIES", "BACKENDS", "ROLE_OF", "SwannWireLedger", "WireTwoPC",
+           "WirePaillier", "WireRealPaillier", "NotHeld", "KeyNotHeldError", "run_plan",
+           "input_bits_reading_owner_mask", "reading_owner_mask", "ciphertext_stats"]
 
 #: the SwaNN families that run with ``transport="tcp"`` and their scenarios
 SWANN_FAMILIES = {"swann_cs": "client-server", "swann_2s": "two-server"}
+#: the backends of a wire run ("sim": the Paillier simulator; "real": real Paillier, the
+#: secret key in the client's process only)
+BACKENDS = ("sim", "real")
 #: the launcher's role of each party, per scenario (the family's roles: no idle process)
 ROLE_OF = {"client-server": {"client": "P0", "server": "P1", Ledger.DEALER: "dealer"},
            "two-server": {"client": "P0", "server1": "P1", "server2": "P2",
                           Ledger.DEALER: "dealer"}}
 
 
+class KeyNotHeldError(PermissionError):
+    """A process used a secret key its party does not hold (:class:`NotHeld`)."""
+
+
 class NotHeld:
-    """Stands in for a secret key in the process of a party that does not hold it (the
-    simulator's decryption reads no key, see the module docstring)."""
+    """Stands in for a secret key in the process of a party that does not hold it. The
+    simulator's decryption reads no key (see the module docstring); on real Paillier
+    (:class:`WireRealPaillier`) every use of it -- ``raw_decrypt``, ``p``, ``q``, any
+    attribute a decryption would read -- raises :class:`KeyNotHeldError`."""
 
     def __repr__(self) -> str:
         return "NotHeld()"
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):  # pickling and copying look these up: plain absence
+            raise AttributeError(name)
+        raise KeyNotHeldError(f"this process does not hold the client's secret key (it read "
+                              f"{name!r} of a NotHeld stand-in)")
 
 
 # -- the bytes of one message ---------------------------------------------------------------
@@ -126,15 +186,25 @@ def _parts_to_ints(got, size: int, per: int) -> list[int]:
     return [int.from_bytes(row.tobytes(), "little") for row in raw]
 
 
+def ciphertext_stats() -> dict:
+    """Empty counters of the ciphertext messages a process sent and received."""
+    return {way: {"messages": 0, "ciphertexts": 0, "booked bits": 0, "payload bytes": 0}
+            for way in ("sent", "received")}
+
+
 class SwannWireLedger(Ledger):
     """The ledger of one party's process: books every message as the simulation does and
     carries it over ``wire``. ``me``: the process's party; ``roles``: party -> launcher role."""
 
-    def __init__(self, parties, wire: Wire, me: str, roles: dict[str, str]):
+    def __init__(self, parties, wire: Wire, me: str, roles: dict[str, str],
+                 ciphertexts: dict | None = None):
         super().__init__(parties)
         if me not in parties:
             raise ValueError(f"me must be one of {parties}, got {me!r}")
         self.wire, self.me, self.roles = wire, me, dict(roles)
+        #: the ciphertext messages this process sent and received: counts, booked bits and
+        #: the bytes of their frames' payloads (``ciphertext_stats``)
+        self.ciphertexts = ciphertext_stats() if ciphertexts is None else ciphertexts
 
     def __getstate__(self):  # pickled back to the launcher without the process's sockets
         return {**self.__dict__, "wire": None}
@@ -153,12 +223,23 @@ class SwannWireLedger(Ledger):
                           value=value if recorded is None else recorded)
         if isinstance(value, CipherArray):  # big integers at 2 log2 N bits each
             per = self._per(msg, value.size)
-            got = self._cross(msg, _int_layout(value.size, per),
-                              lambda: _ints_to_parts(value.data.ravel(), per))
+
+            def parts():
+                out = _ints_to_parts(value.data.ravel(), per)
+                self._count_ciphertexts("sent", msg, value.size, out)
+                return out
+
+            got = self._cross(msg, _int_layout(value.size, per), parts)
             if got is None:
                 return value
-            out = copy.copy(value)
-            out.data = np.array(_parts_to_ints(got, value.size, per),
+            self._count_ciphertexts("received", msg, value.size, got)
+            ints = _parts_to_ints(got, value.size, per)
+            bound = int(value.public_key.n) ** (1 if value.simulated else 2)
+            if any(v >= bound for v in ints):
+                raise WireError(f"{msg.label}::{msg.what}: a received ciphertext is not below "
+                                f"N{'' if value.simulated else '^2'}")
+            out = copy.copy(value)  # the receiver's own array: same key, kind, shape (index)
+            out.data = np.array([mpz(v) for v in ints] if not value.simulated else ints,
                                 dtype=object).reshape(value.shape)
             out.shadow = None
             return out
@@ -193,6 +274,14 @@ class SwannWireLedger(Ledger):
         self._cross(sent, layout, lambda: [(values[i], per)])
         out[j] = self._cross(recv, layout, None)[0]
         return out
+
+    def _count_ciphertexts(self, way: str, msg, size: int, parts) -> None:
+        c = self.ciphertexts[way]
+        c["messages"] += 1
+        c["ciphertexts"] += size
+        c["booked bits"] += msg.bits
+        c["payload bytes"] += sum(int(np.asarray(p[0] if isinstance(p, tuple) else p).nbytes)
+                                  for p in parts)
 
     @staticmethod
     def _per(msg, size: int) -> int:
@@ -256,6 +345,97 @@ class WirePaillier(SimulatedPaillier):
     def _check_sk(self, private_key) -> None:
         if not isinstance(private_key, NotHeld):
             super()._check_sk(private_key)
+
+
+class _DealerPaillier(SimulatedPaillier):
+    """The simulator of the dealer's in-process run: the lab's checks on, and no secret key
+    (the dealer gets the public key and :class:`NotHeld`; the simulator reads no key)."""
+
+    def _check_sk(self, private_key) -> None:
+        if not isinstance(private_key, NotHeld):
+            super()._check_sk(private_key)
+
+
+class WireRealPaillier(Paillier):
+    """Real Paillier (gmpy2 on ``phe`` keys) in the process of the party ``me``.
+
+    Every homomorphic operation, encryption and rerandomization is real, whichever party's
+    step it is (SPMD: this process also runs the other parties' steps, on garbage). What needs
+    a secret -- :meth:`decrypt`, :meth:`decrypt_raw`, :meth:`partial_decrypt`,
+    :meth:`combine` -- is computed with the key only for ``me``'s own steps; for another
+    party's step the process reads no key and makes garbage residues from its generator
+    ``garbage`` (that party's result is garbage in this process anyway: its real value, if
+    ``me`` ever needs it, arrives as a message). So a server's process, which holds
+    :class:`NotHeld` for the client's secret key, never reads it while it plays the client's
+    steps, and decrypting *as itself* with it raises :class:`KeyNotHeldError`.
+
+    No lab copies: the ciphertexts of a party's process carry no
+    :attr:`~ppnn.he.paillier.CipherArray.shadow` (the lab's copy of their plaintexts), and
+    packing layouts skip the value checks (:attr:`lab_checks` off; the launcher and the
+    dealer's in-process run make them)."""
+
+    lab_checks = False
+
+    def __init__(self, public_key, ledger=None, timings=None, *, me: str,
+                 garbage: np.random.Generator, obfuscation: str = "djn"):
+        super().__init__(public_key, ledger, timings, obfuscation)
+        self.me, self.garbage = me, garbage
+        self._acting: str | None = None
+
+    def layout(self, slot_bits: int) -> PackingLayout:
+        return _Unchecked(slot_bits, self.n_bits)
+
+    def _wrap(self, data, shadow=None) -> CipherArray:
+        return CipherArray(np.asarray(data, dtype=object), self.pk, False, None)
+
+    def _follow(self, fn, *operands):
+        return None
+
+    def _check_sk(self, private_key) -> None:
+        if not isinstance(private_key, NotHeld):
+            super()._check_sk(private_key)
+
+    def _garbage_below(self, bound: int):
+        nb = (int(bound).bit_length() + 71) // 8  # 64 bits more: the residue near uniform
+        return mpz(int.from_bytes(self.garbage.bytes(nb), "little") % int(bound))
+
+    def _as(self, party: str, fn, *args, **kw):
+        self._acting = party
+        try:
+            return fn(*args, **kw)
+        finally:
+            self._acting = None
+
+    def _mine(self) -> bool:
+        return self._acting == self.me
+
+    def decrypt(self, private_key, c, party: str):
+        return self._as(party, super().decrypt, private_key, c, party)
+
+    def decrypt_raw(self, private_key, c, party: str):
+        return self._as(party, super().decrypt_raw, private_key, c, party)
+
+    def partial_decrypt(self, share, c, party: str):
+        return self._as(party, super().partial_decrypt, share, c, party)
+
+    def combine(self, p1, p2, party: str, signed: bool = True):
+        return self._as(party, super().combine, p1, p2, party, signed)
+
+    #: another party's decrypted plaintexts in this process: garbage below 2^64 (any width
+    #: would do; 64 bits keep the logits a server's process "decrypts" for the client within
+    #: float range, for the arg-max every process takes)
+    GARBAGE_PLAIN = 1 << 64
+
+    def _dec(self, private_key, c):
+        return super()._dec(private_key, c) if self._mine() else \
+            self._garbage_below(self.GARBAGE_PLAIN)
+
+    def _partial(self, c, d: int):
+        return super()._partial(c, d) if self._mine() else self._garbage_below(self.n2)
+
+    def _combine_one(self, u):
+        return super()._combine_one(u) if self._mine() else \
+            self._garbage_below(self.GARBAGE_PLAIN)
 
 
 # -- the 2PC engine and its dealer ----------------------------------------------------------
@@ -408,7 +588,8 @@ def _dealer_run(plan, x, seed):
     for j in range(0, len(x), per):
         res = si.run_inference(imp["model"], x[j:j + per], scenario, imp["optimized"],
                                imp["keys"], rng, simulated=True,
-                               twopc=partial(_RecordingTwoPC, events=events))
+                               twopc=partial(_RecordingTwoPC, events=events),
+                               paillier=_DealerPaillier)
         led.merge(res.ledger)
         logits += [np.asarray(z, dtype=object) for z in res.logits]
     return np.stack(logits), led, events
@@ -463,6 +644,14 @@ def _party_keys(keys, me: str, g: np.random.Generator):
     return si.SwannKeys(keys.public_key, NotHeld(), shares)
 
 
+def _client_keys(keys, scenario: str):
+    """The client's keys in its process on real Paillier: the key pair it was handed (the
+    plan's) and, two-server, secret-key shares it makes here (:func:`split_private_key`, the
+    OS CSPRNG) and sends each server in the setup message."""
+    shares = split_private_key(keys.private_key) if scenario == "two-server" else None
+    return si.SwannKeys(keys.public_key, keys.private_key, shares)
+
+
 def swann_job(wire: Wire, task: dict) -> dict:
     """What each process of a SwaNN wire run does (module-level for pickling)."""
     if wire.role == "dealer":
@@ -471,6 +660,7 @@ def swann_job(wire: Wire, task: dict) -> dict:
                        np.random.default_rng(np.random.SeedSequence()))
         return {"output": None, "ledger": led}
     scenario, roles = task["scenario"], task["roles"]
+    real = task.get("backend", "sim") == "real"
     me = {r: p for p, r in roles.items()}[wire.role]
     g = wire.garbage
     model = copy.copy(task["model"])
@@ -478,19 +668,25 @@ def swann_job(wire: Wire, task: dict) -> dict:
     x = task.get("x")
     if me != "client":
         x = g.uniform(0.0, 1.0, task["x_shape"])
-    keys = _party_keys(task["keys"], me, g)
+        keys = _party_keys(task["keys"], me, g)
+    else:
+        keys = _client_keys(task["keys"], scenario) if real else task["keys"]
+    paillier = partial(WireRealPaillier, me=me, garbage=g) if real else WirePaillier
     rng = np.random.Generator(np.random.SFC64(int(g.integers(1 << 62))))
     per = 1 if scenario == "client-server" else 2
-    led, logits = Ledger(si.PARTIES[scenario]), []
+    led, logits, cts = Ledger(si.PARTIES[scenario]), [], ciphertext_stats()
     with reading_owner_mask(task.get("broken", False)):
         for j in range(0, len(x), per):
-            wl = SwannWireLedger(si.PARTIES[scenario], wire, me, roles)
+            wl = SwannWireLedger(si.PARTIES[scenario], wire, me, roles, cts)
             res = si.run_inference(model, x[j:j + per], scenario, task["optimized"], keys,
-                                   rng, simulated=True, ledger=wl, twopc=WireTwoPC,
-                                   paillier=WirePaillier)
+                                   rng, simulated=not real, ledger=wl, twopc=WireTwoPC,
+                                   paillier=paillier)
             led.merge(res.ledger)
             logits += [np.asarray(z, dtype=object) for z in res.logits]
-    return {"output": np.stack(logits) if me == "client" else None, "ledger": led}
+    info = {"party": me, "paillier": paillier.func.__name__ if real else paillier.__name__,
+            "secret key": type(keys.private_key).__name__, "ciphertexts": cts}
+    return {"output": np.stack(logits) if me == "client" else None, "ledger": led,
+            "info": info}
 
 
 # -- the deliberately broken step ---------------------------------------------------------
@@ -514,11 +710,18 @@ def reading_owner_mask(on: bool = True):
 
 
 # -- the run ------------------------------------------------------------------------------
-def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None = 600.0,
-             broken: bool = False):
-    """``ppnn.run(plan, x, seed, transport="tcp")`` for SwaNN (simulated Paillier): a
+def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = None,
+             deadline: float | None = 600.0, broken: bool = False):
+    """``ppnn.run(plan, x, seed, backend, transport="tcp")`` for SwaNN: a
     :class:`~ppnn.protocols.api.Result` whose ``extra["wire"]`` is
-    :func:`~ppnn.wire.falcon.wire_summary`. ``broken``: the parties run
+    :func:`~ppnn.wire.falcon.wire_summary` and ``extra["swann"]`` what each process held and
+    sent (its Paillier backend, the type of its secret key -- ``NotHeld`` in every process but
+    the client's -- and its ciphertext messages: counts, booked bits, payload bytes).
+
+    ``backend``: ``"sim"`` (the Paillier simulator) or ``"real"`` (real Paillier, the secret
+    key in the client's process only; see the module docstring); ``timeout``: seconds a
+    process waits for a message (None: 30 s, 600 s on ``"real"``, where a party waits while
+    another computes on ciphertexts); ``broken``: the parties run
     :func:`input_bits_reading_owner_mask` (the garbage test's negative control)."""
     import pandas as pd
 
@@ -527,6 +730,10 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
     from .falcon import wire_summary
 
     x = checked_images(plan, x, SWANN_FAMILIES)
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if timeout is None:
+        timeout = 600.0 if backend == "real" else 30.0
     scenario = SWANN_FAMILIES[plan.family]
     per = family(plan.family).spec.images_per_run
     if len(x) % per:
@@ -537,13 +744,18 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
     roles = ROLE_OF[scenario]
     g = np.random.default_rng(np.random.SeedSequence())
     base = {"scenario": scenario, "roles": roles, "optimized": imp["optimized"],
-            "broken": bool(broken)}
+            "broken": bool(broken), "backend": backend}
+    client_keys = imp["keys"] if backend == "sim" else \
+        si.SwannKeys(imp["keys"].public_key, imp["keys"].private_key, None)
     tasks = {"P0": {**base, "model": _garbage_model(imp["model"], g), "x": x,
-                    "keys": imp["keys"]}}
+                    "keys": client_keys}}
     for p in si.PARTIES[scenario][1:]:
         tasks[roles[p]] = {**base, "model": imp["model"], "x_shape": x.shape,
                            "keys": _party_keys(imp["keys"], p, g)}
-    tasks["dealer"] = {"plan": plan, "x": x, "seed": seed, "roles": roles}
+    # the dealer's in-process run is simulated: the public key is all it needs
+    public = dataclasses.replace(
+        plan, impl={**imp, "keys": _party_keys(imp["keys"], Ledger.DEALER, g)})
+    tasks["dealer"] = {"plan": public, "x": x, "seed": seed, "roles": roles}
     launched = launch(swann_job, tasks, timeout=timeout, deadline=deadline)
     led = launched["dealer"][0]["ledger"]
     for p in si.PARTIES[scenario]:
@@ -555,13 +767,28 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
     timings = pd.DataFrame([("online", "input, all layers, output", seconds)],
                            columns=["phase", "layer", "seconds"])
     who = ", ".join(si.PARTIES[scenario])
+    info = {roles[p]: launched[roles[p]][0]["info"] for p in si.PARTIES[scenario]}
+    if backend == "real":
+        n_bits = int(imp["keys"].public_key.n).bit_length()
+        ct = ("real Paillier ciphertexts: each element of Z_{N^2} at the booked 2 log2 N = "
+              f"{2 * n_bits} bits; the secret key in the client's process only (the servers' "
+              "processes hold the public key and NotHeld)")
+        if scenario == "two-server":
+            ct += ("; the secret-key shares made in the client's process and sent in the "
+                   "booked setup message")
+        compute = ("measured: the slowest party's process on real Paillier (SPMD with "
+                   "garbage: each runs every party's homomorphic steps; decryption only its "
+                   "own)")
+    else:
+        ct = "simulated Paillier ciphertexts: their residues at the booked 2 log2 N bits"
+        compute = ("measured: the slowest party's process (SPMD with garbage: each runs "
+                   "every party's steps, like the simulator)")
     prov = {"communication": f"measured on a wire: {who} and the dealer as processes over "
             "loopback TCP; ledger booked by every party's process and the dealer's in-process "
-            "run (equal); simulated Paillier ciphertexts: their residues at the booked 2 log2 N "
-            "bits; OT extension: zero filler of its booked size (the dealer supplies the "
-            "triples)",
-            "compute": "measured: the slowest party's process (SPMD with garbage: each runs "
-            "every party's steps, like the simulator)"}
+            f"run (equal); {ct}; OT extension: zero filler of its booked size (the dealer "
+            "supplies the triples)",
+            "compute": compute}
     logits = np.asarray(launched["P0"][0]["output"])
-    return Result(plan.family, "sim", logits, led, timings, prov,
-                  {"wall_s": launched.seconds, "wire": summary, "transport": "tcp"})
+    return Result(plan.family, backend, logits, led, timings, prov,
+                  {"wall_s": launched.seconds, "wire": summary, "transport": "tcp",
+                   "swann": info})
