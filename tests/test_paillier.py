@@ -308,9 +308,11 @@ def test_ledger_counts_encryptions_and_exponentiations(keys):
 def test_key_shares_are_booked_at_a_fixed_width_whatever_their_value():
     from ppnn.he.paillier.keys import keygen, split_private_key
 
-    pk, sk = keygen(256)
-    widths = {s.wire_bits for _ in range(5) for s in split_private_key(sk)}
-    n = int(pk.n)  # N^2 has 2 log2 N or one bit fewer: the width follows N, not the share
-    assert widths == {((n * n) << 128).bit_length() + 1}
-    for s in split_private_key(sk):
-        assert abs(s.d).bit_length() + 1 <= s.wire_bits
+    widths, squares = set(), set()
+    for _ in range(12):  # N^2 has 2 log2 N bits or one fewer, by key: the width follows neither
+        pk, sk = keygen(256)
+        squares.add((int(pk.n) ** 2).bit_length())
+        widths |= {s.wire_bits for _ in range(3) for s in split_private_key(sk)}
+        for s in split_private_key(sk):
+            assert abs(s.d).bit_length() + 1 <= s.wire_bits
+    assert widths == {2 * 256 + 128 + 1}

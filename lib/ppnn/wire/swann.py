@@ -50,14 +50,11 @@ public-key encryption -- which ``backend="real"`` runs.
 * *The keys.* The run uses the plan's key pair (made by ``ppnn.compile`` with phe's
   generator, its CSPRNG, in memory). The launcher hands the secret key to the client's
   process only (pickled over that process's control connection: never written to disk); the
-  servers' processes and the dealer's get the public key ``N`` and :class:`NotHeld`. Why the
+  servers' processes and the dealer's get the public key ``N`` and :class:`NotHeld`. The
   plan's key rather than a fresh one made in the client's process (as :mod:`.she` does for
-  tfhe-rs): the logits would be equal either way (decryption is deterministic and the masks
-  cancel), but the ledger would not always be -- the two-server setup message books a key
-  share at :attr:`~ppnn.he.paillier.KeyShare.wire_bits`, the bit length of ``N^2 2^σ`` plus a
-  sign bit, and ``N^2`` has ``2 log2 N - 1`` or ``2 log2 N`` bits depending on the key (of
-  20 fresh 512-bit keys tried, 13 had the shorter), so a fresh key could book a
-  message one bit off the in-process run's.
+  tfhe-rs) keeps the run comparable with the in-process run of the same plan; the logits and
+  the ledger would be equal with a fresh key of the same size too (decryption is
+  deterministic, the masks cancel, and every booked width depends on the key's size only).
 * *Two-server: the shares.* The client's process splits the secret key afresh
   (:func:`~ppnn.he.paillier.split_private_key`: ``d1`` from the OS CSPRNG, ``d2 = d - d1``)
   and sends each server its share in the booked setup message ``secret-key share`` (a signed

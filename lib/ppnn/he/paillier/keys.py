@@ -43,10 +43,11 @@ class KeyShare:
     @property
     def wire_bits(self) -> int:
         """Bits of the share as sent: a signed integer of fixed width, ``|d_i| < N^2
-        2^stat_bits`` plus a sign bit -- the same for every key of this size (the length of
-        the particular ``d_i`` would leak about it, and would make a ledger vary by run)."""
-        n = int(self.public_key.n)
-        return ((n * n) << self.stat_bits).bit_length() + 1
+        2^stat_bits < 2^(2 log2 N + stat_bits)`` plus a sign bit, with ``log2 N`` the key's
+        size -- the same for every key of this size (the length of the particular ``d_i``
+        would leak about it, and would make a ledger vary by run; so would the length of
+        ``N^2``, which is ``2 log2 N`` or one bit less depending on the key)."""
+        return 2 * int(self.public_key.n).bit_length() + self.stat_bits + 1
 
     def __repr__(self) -> str:  # never print the share itself
         return f"KeyShare(index={self.index}, N={int(self.public_key.n).bit_length()} bits)"

@@ -112,8 +112,8 @@ class _Swann(Family):
                                 ("linear", "nonlinear", "input/output")},
             max(received.values(), default=0.0) + 2 * pub / 8,
             "busiest party: offline 2PC material (OT / AND triples) + a 2048-bit Paillier key "
-            "pair (two-server: each server's secret-key share, a few hundred bytes whose exact "
-            "length depends on the key, is left out)",
+            "pair (two-server: each server's secret-key share, a signed integer of "
+            "2 log2 N + 129 bits, is left out)",
             "SwaNN's integer model (= decrypted logits exactly, checked)",
             "integer model: f_in = f_w = f_act = 8, ell >= 32 calibrated per activation",
             "ledger of a run (Paillier simulator: identical counts)" + (
