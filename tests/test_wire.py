@@ -348,3 +348,7 @@ def test_cli_wire_refuses_other_families_and_unknown_models(capsys):
     assert "neither an .onnx file nor a zoo network" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["wire", "falcon_sh", "minionn_mnist", "--images", "0"])
+    assert main(["wire", "falcon_sh", "minionn_mnist", "--backend", "real"]) == 2
+    assert "--backend real crosses processes for" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["wire", "falcon_sh", "minionn_mnist", "--backend", "seal"])

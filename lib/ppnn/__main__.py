@@ -10,11 +10,12 @@
 (``delphi_tabula``), Delphi + GC (``delphi_gc``) and SwaNN client-server (``swann_cs``): the
 client, the server and the dealer; SwaNN two-server (``swann_2s``, an even number of
 images): the client, server1, server2 and the dealer; GAZELLE / GALA + GC (``gazelle_gc``,
-``gala_gc``) and SHE (``she``, on the bit simulator): the client and the server -- over
-loopback TCP
+``gala_gc``) and SHE (``she``): the client and the server -- over loopback TCP
 (:mod:`ppnn.wire`), and in process with the same seed, and
 prints ledger bytes vs wire bytes, ledger rounds vs measured rounds and both wall times
-(``--csv PATH`` also writes the table).
+(``--csv PATH`` also writes the table). ``--backend real`` runs real cryptography across
+the processes for the families of :data:`ppnn.wire.REAL_WIRE_FAMILIES`, the secret key in
+the client's process only.
 
 ``compare`` loads an ONNX model (:func:`ppnn.nn.from_onnx`: Conv, Gemm / MatMul + Add, Relu,
 MaxPool, AveragePool, BatchNormalization, Flatten / Reshape), runs it through the chosen
@@ -167,11 +168,19 @@ def _wire(args) -> int:
         per = ppnn.protocols.api.family(args.family).spec.images_per_run
         print(f"note: {args.family} classifies {per} images per run: running {n_img}")
     imgs = np.asarray(xt[:n_img])
+    if args.backend != "sim" and args.family not in wire.REAL_WIRE_FAMILIES:
+        print(f"error: --backend {args.backend} crosses processes for "
+              f"{', '.join(wire.REAL_WIRE_FAMILIES)} only; {args.family} runs --backend sim",
+              file=sys.stderr)
+        return 2
+    # the in-process run to compare with: the same backend where the family has it in process
+    ref_backend = args.backend if args.backend in plan.spec.backends else "sim"
     t0 = time.perf_counter()
-    ref = ppnn.run(plan, imgs, args.seed)
+    ref = ppnn.run(plan, imgs, args.seed, backend=ref_backend)
     t_in = time.perf_counter() - t0
     t0 = time.perf_counter()
-    res = wire.run(plan, imgs, args.seed, timeout=args.timeout, link=args.link)
+    res = wire.run(plan, imgs, args.seed, backend=args.backend, timeout=args.timeout,
+                   link=args.link)
     net_how = res.extra["link"]  # shaped links (ppnn.wire.links)
     t_all = time.perf_counter() - t0
     w = res.extra["wire"]
@@ -186,12 +195,13 @@ def _wire(args) -> int:
            "swann_2s": "the client, server1, server2 and the dealer as processes",
            "gazelle_gc": "the client and the server as processes",
            "gala_gc": "the client and the server as processes",
-           "she": "the client and the server as processes (bit simulator)"}.get(
+           "she": "the client and the server as processes"}.get(
         args.family, "P0, P1, P2 and the dealer as 4 processes")
     where = ("over loopback TCP (not shaped)" if not args.link else
              f"on {net_how['link']}; {net_how['how']}; latency: {net_how['latency']}")
-    print(f"{plan.spec.name} on {net.name}, {len(imgs)} image(s), seed {args.seed}: {who} "
-          f"{where}; framing: 12-byte header per message")
+    print(f"{plan.spec.name} on {net.name}, {len(imgs)} image(s), seed {args.seed}, backend "
+          f"{args.backend} (in-process run: {ref_backend}): {who} {where}; framing: 12-byte "
+          f"header per message")
     print(df.to_string(index=False))
     print(f"logits and ledger equal the in-process run: {'yes' if same else 'NO'}; "
           f"predictions {res.predictions.tolist()}; whole wire run with process start-up "
@@ -242,8 +252,13 @@ def main(argv: list[str] | None = None) -> int:
     wp.add_argument("model", help="a zoo network name or a path to an .onnx file")
     wp.add_argument("--images", type=int, default=1, help="test images (default 1)")
     wp.add_argument("--seed", type=int, default=0)
-    wp.add_argument("--timeout", type=float, default=30.0,
-                    help="seconds a process waits for a message (default 30)")
+    wp.add_argument("--backend", choices=("sim", "real"), default="sim",
+                    help="sim (default), or real crypto across processes where the family "
+                    "has it (ppnn.wire.REAL_WIRE_FAMILIES): the secret key stays in the "
+                    "client's process")
+    wp.add_argument("--timeout", type=float, default=None,
+                    help="seconds a process waits for a message (default 30; the family's "
+                    "own with --backend real, e.g. 600 for SHE on tfhe-rs)")
     wp.add_argument("--csv", help="also write the table to this CSV file")
     wp.add_argument("--link", help="shaped links: lan, wan or LATENCY_MS,MBPS (one-way ms, "
                     "megabytes/s per process uplink); needs root (namespaces, tc), else "
@@ -254,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "wire":
         if args.images < 1:
             ap.error("--images must be >= 1")
-        if not args.timeout > 0:
+        if args.timeout is not None and not args.timeout > 0:
             ap.error("--timeout must be > 0")
         if args.link is not None:
             from ppnn.wire.links import parse_link
