@@ -65,9 +65,10 @@ Processes: the launcher's ``P0`` (client) and ``P1`` (server), the only roles st
 booked message at its booked size, the rounds (causal depth), the garbled circuits and the
 wall time. What is simulated: BFV (slot simulator: ciphertexts are slot vectors plus
 filler; same counts and sizes as SEAL), the OT (both labels in the clear), the flooding
-(changes no slot value; its noise is modelled). Left: the real-SEAL backend (TenSEAL: the
-secret key in the client's process, the server with the public and Galois keys and
-serialized ciphertexts).
+(changes no slot value; its noise is modelled). With ``backend="real"`` BFV is SEAL's, the
+secret key in the client's process and the server with the public and Galois keys only
+(:mod:`.hegc_seal`, through the hooks :meth:`_Party.galois_keys`, :meth:`_Party.ciphertexts`
+and :meth:`_Party.decrypt`).
 """
 
 from __future__ import annotations

@@ -72,7 +72,8 @@ from . import hegc
 from .launch import checked_images, launch
 from .transport import Wire, WireError
 
-__all__ = ["run_plan", "hegc_seal_job", "KEY_LIMIT"]
+__all__ = ["run_plan", "hegc_seal_job", "KEY_LIMIT", "residue_layout", "residue_parts",
+           "from_residues"]
 
 #: the largest serialized key message a process accepts
 KEY_LIMIT = 1 << 31
@@ -119,19 +120,39 @@ class _SealParty(hegc._Party):
     def ciphertexts(self, msg, ct, he):
         """``ct`` as the receiver has it: the residues of each ciphertext's two polynomials,
         prime by prime at the prime's bit width (exactly the booked ``2 N log2 q`` bits)."""
-        L, N = len(he._primes), he.poly_degree
-        layout = [((ct.size, 2, N), np.dtype(np.uint64), b) for b in he.coeff_bits[:L]]
+        layout = residue_layout(he, ct.size)
         if self.me == msg.sender:
-            data = np.broadcast_to(he._coeff_data(ct), ct.shape).reshape(-1)
-            res = np.stack([read_coeffs(c, (2, L, N)) for c in data])  # (cts, 2, L, N)
-            self.cross(msg, [(res[:, :, i], b) for i, b in enumerate(he.coeff_bits[:L])],
-                       layout)
+            self.cross(msg, residue_parts(he, ct), layout)
             return ct
-        got = np.stack(self.cross(msg, None, layout), axis=2)  # (cts, 2, L, N)
-        data = np.empty(ct.size, dtype=object)
-        for i in range(ct.size):
-            data[i] = ciphertext_from_coeffs(he.context, he._parms_id, got[i])
-        return Ct(he, ct.shape, data.reshape(ct.shape), ct.noise, ntt=False)
+        return from_residues(he, self.cross(msg, None, layout), ct.shape, ct.noise)
+
+
+def residue_layout(he, count: int) -> list[tuple[tuple[int, ...], np.dtype, int]]:
+    """The frame of ``count`` SEAL ciphertexts (two polynomials each): per prime of ``q`` one
+    part ``(count, 2, N)`` at the prime's bit width -- ``count x 2 N log2 q`` bits."""
+    L, N = len(he._primes), he.poly_degree
+    return [((count, 2, N), np.dtype(np.uint64), b) for b in he.coeff_bits[:L]]
+
+
+def residue_parts(he, ct: Ct) -> list[tuple[np.ndarray, int]]:
+    """The sender's parts of :func:`residue_layout`: every ciphertext of ``ct`` (coefficient
+    form) read as its residues ``(2, L, N)``."""
+    L, N = len(he._primes), he.poly_degree
+    data = np.broadcast_to(he._coeff_data(ct), ct.shape).reshape(-1)
+    if any(c.size() != 2 for c in data):  # pragma: no cover - the protocols never relinearize
+        raise WireError("only ciphertexts of two polynomials cross")
+    res = np.stack([read_coeffs(c, (2, L, N)) for c in data])  # (cts, 2, L, N)
+    return [(res[:, :, i], b) for i, b in enumerate(he.coeff_bits[:L])]
+
+
+def from_residues(he, parts: list[np.ndarray], shape, noise) -> Ct:
+    """The receiver's ciphertexts of ``shape`` rebuilt from the parts it received (SEAL's
+    ``load`` validates every residue against its prime); ``noise``: the receiver's model."""
+    got = np.stack(parts, axis=2)  # (cts, 2, L, N)
+    data = np.empty(got.shape[0], dtype=object)
+    for i in range(got.shape[0]):
+        data[i] = ciphertext_from_coeffs(he.context, he._parms_id, got[i])
+    return Ct(he, shape, data.reshape(shape), noise, ntt=False)
 
 
 def _client_backend(wire: Wire, plan, info: dict) -> SealBFV:
