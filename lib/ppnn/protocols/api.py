@@ -346,9 +346,9 @@ def run(plan: Plan, x, seed=0, backend: str = "sim", client=None,
     protocol player; in-process runs only).
     ``transport``: "inproc" (the parties in this process) or "tcp" (wire mode: one OS
     process per party and the dealer over loopback TCP, see :mod:`ppnn.wire`; its result's
-    ``extra["wire"]`` compares ledger and wire; ``backend="real"`` only for SHE, whose
-    client process keeps the tfhe-rs secret key and sends the server key, and SwaNN, whose
-    client process alone holds the Paillier secret key)."""
+    ``extra["wire"]`` compares ledger and wire; ``backend="real"`` for SHE (tfhe-rs), SwaNN
+    (Paillier) and GAZELLE / GALA (SEAL), whose client process alone keeps the secret key:
+    :data:`ppnn.wire.REAL_WIRE_FAMILIES`)."""
     if not isinstance(plan, Plan):
         raise TypeError(f"plan must be a Plan from ppnn.compile, got {type(plan).__name__}")
     if transport not in ("inproc", "tcp"):

@@ -33,7 +33,15 @@ family declares (:mod:`.launch`):
   :mod:`.hegc`. The slot simulator's ciphertexts cross as their slot values inside frames
   of the booked size (so the proof shows which values each party used, not
   confidentiality); the garbled circuits are real (the server garbles, the client
-  evaluates only from the frame it received); the OT is not run (label pairs cross);
+  evaluates only from the frame it received); the OT is not run (label pairs cross). With
+  ``backend="real"`` BFV is SEAL's and the keys are separated (:mod:`.hegc_seal`): the
+  client's process makes the keys and keeps the secret key, sends the encryption
+  parameters and the public key (class ``unbooked keys``), the Galois keys as SEAL's seeded
+  serialization in the booked key messages' place (frames of their measured size, about
+  0.61 of the booked) and its ciphertexts as their residues at their primes' widths
+  (exactly the booked ``2 N log2 q`` bits); the server's process evaluates with the public
+  and Galois keys only (:class:`~ppnn.he.bfv.seal.SealPublicBFV`: decrypting raises) and
+  returns the serialized ``[y - r]_C``, which only the client decrypts;
 * SHE (``she``, TFHE gate-level inference): the client (the image, the keys) and the server
   (the model), :mod:`.she`. On the bit simulator (``backend="sim"``, the default) the
   ciphertexts cross as their plaintext bits inside frames of the booked size (data flow,
@@ -53,7 +61,7 @@ Logits, predictions and the ledger equal the in-process run with the same seed;
 ``result.extra["wire"]`` gives the ledger's bytes and rounds beside the bytes, frames and
 causal depth measured on the wire. Every family of :func:`ppnn.families` has a wire mode;
 a family without one would refuse ``transport="tcp"`` with a ValueError, and every family but
-SHE and SwaNN (:data:`REAL_WIRE_FAMILIES`) runs the simulated backend only
+SHE, SwaNN, GAZELLE and GALA (:data:`REAL_WIRE_FAMILIES`) runs the simulated backend only
 (``backend="sim"``).
 
 Modules: :mod:`.framing` (the bytes of one message and their stated framing),
@@ -61,17 +69,17 @@ Modules: :mod:`.framing` (the bytes of one message and their stated framing),
 joining and cleaning up the processes), :mod:`.falcon` (Falcon's parties on the wire, and
 the ledger-vs-wire summary), :mod:`.delphi` (Delphi + Tabula), :mod:`.delphi_gc` (Delphi +
 GC), :mod:`.swann` (SwaNN), :mod:`.hegc` (GAZELLE's and GALA's client and server, and the
-garbled circuit split between garbler and evaluator that Delphi + GC uses too), :mod:`.she`
-(SHE's client and server).
+garbled circuit split between garbler and evaluator that Delphi + GC uses too),
+:mod:`.hegc_seal` (GAZELLE and GALA on real SEAL), :mod:`.she` (SHE's client and server).
 
 Real here: processes, sockets, bytes, rounds, wall time on loopback; shaped links
 (:mod:`.links`: namespaces, veth, tbf; latency by netem or held by the receiving
-transport); SHE on real tfhe-rs and SwaNN on real Paillier with the secret key in the
-client's process only.
+transport); SHE on real tfhe-rs, SwaNN on real Paillier and GAZELLE / GALA on real SEAL
+(TenSEAL's ``sealapi``), the secret key in the client's process only.
 :mod:`.timing`: measured vs projected time, the table of 00_overview and REPORT.md
 (:mod:`ppnn.experiments.wire`; SHE on minionn_mnist only: it cannot compile falcon_lenet).
-Not yet: GAZELLE / GALA on real SEAL across processes; the OT of the
-garbled-circuit families (GAZELLE, GALA, Delphi + GC), whose label pairs cross in the clear.
+Not yet: the OT of the garbled-circuit families (GAZELLE, GALA, Delphi + GC), whose label
+pairs cross in the clear.
 
 **A round costs one latency.** Every wire party sends every message of a round before it
 waits for the round's receives, and does not wait for a message nothing reads: Falcon's
@@ -87,11 +95,12 @@ peer (``Wire.recv`` settles only that peer's deferred receives).
 round that already had one (each can cost a second latency, :mod:`.transport`); the tests
 assert none for every family.
 
-**Real SEAL across processes** (GAZELLE / GALA): the client process would generate the keys
-and keep the secret key, send the Galois keys and its ciphertexts as their serialized bytes
-(sizes then measured, not booked: they would have to match the ledger's counted sizes); the
-server evaluates with the public and Galois keys only -- a true key separation the
-simulators cannot give, as :mod:`.she` does for tfhe-rs.
+**Real SEAL across processes** (GAZELLE / GALA, ``backend="real"``, :mod:`.hegc_seal`): a
+true key separation the simulators cannot give, as :mod:`.she` does for tfhe-rs. The sizes
+that cross are measured and stated beside the booked ones in ``result.extra["seal"]``:
+ciphertexts at exactly the booked 356,352 bytes (N = 8192, 174-bit q; SEAL's own zstd
+serialization would be about 432 KB); Galois keys about 1.08 MB per rotation serialized
+(seeded) against 1.79 MB booked; parameters and public key (about 0.54 MB) unbooked.
 """
 
 from .falcon import REAL_WIRE_FAMILIES, WIRE_FAMILIES
@@ -105,12 +114,12 @@ __all__ = ["HEADER_BYTES", "frame_bytes", "pack", "payload_bytes", "unpack", "Wi
 def run(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = None,
         deadline: float | None = 600.0, link=None):
     """A plan run in wire mode (see :func:`ppnn.wire.falcon.run_plan`). ``backend``: "sim",
-    or "real" for :data:`REAL_WIRE_FAMILIES` (SHE on tfhe-rs, SwaNN on real Paillier);
-    ``timeout``: seconds a process waits for a message (None: 30 s, and 600 s for SHE and
-    SwaNN on "real", where a party waits while another computes on ciphertexts, e.g. SHE's
-    client while the server evaluates the whole network); ``link``: None (loopback), ``'lan'``,
-    ``'wan'`` or ``'LATENCY_MS,MBPS'`` -- shaped links (:mod:`.links`; plain loopback without
-    root, said in ``result.extra["link"]``)."""
+    or "real" for :data:`REAL_WIRE_FAMILIES` (SHE on tfhe-rs, SwaNN on real Paillier,
+    GAZELLE / GALA on SEAL); ``timeout``: seconds a process waits for a message (None: 30 s,
+    and 600 s on "real", where a party waits while another computes on ciphertexts, e.g.
+    SHE's client while the server evaluates the whole network); ``link``: None (loopback),
+    ``'lan'``, ``'wan'`` or ``'LATENCY_MS,MBPS'`` -- shaped links (:mod:`.links`; plain
+    loopback without root, said in ``result.extra["link"]``)."""
     from .falcon import run_plan
     from .links import shaped
 

@@ -71,10 +71,10 @@ __all__ = ["WireFalcon", "WireDealer", "WIRE_FAMILIES", "REAL_WIRE_FAMILIES", "r
 #: :mod:`.she`)
 WIRE_FAMILIES = ("falcon_sh", "falcon_mal", "delphi_tabula", "delphi_gc", "swann_cs",
                  "swann_2s", "gazelle_gc", "gala_gc", "she")
-#: the wire families that also run ``backend="real"`` across processes (SHE on tfhe-rs,
-#: SwaNN on real Paillier: the secret key stays in the client's process); the others run the
-#: simulated backend only
-REAL_WIRE_FAMILIES = ("she", "swann_cs", "swann_2s")
+#: the wire families that also run ``backend="real"`` across processes, the secret key in the
+#: client's process only (SHE on tfhe-rs; SwaNN on Paillier; GAZELLE / GALA on SEAL); the
+#: others run the simulated backend only
+REAL_WIRE_FAMILIES = ("she", "swann_cs", "swann_2s", "gazelle_gc", "gala_gc")
 
 
 #: garbage of more elements than this is cut from a per-process pool of random elements at a
@@ -372,8 +372,7 @@ def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = 3
     are dispatched to their modules; Falcon's is here): returns a
     :class:`~ppnn.protocols.api.Result` whose ``extra["wire"]`` is :func:`wire_summary`.
     ``backend``: "sim", or "real" for :data:`REAL_WIRE_FAMILIES`; ``timeout``: seconds a
-    process waits for a message (None: the family's default, 30 s; SHE and SwaNN on "real":
-    600 s)."""
+    process waits for a message (None: the family's default, 30 s; "real": 600 s)."""
     import pandas as pd
 
     from ppnn.protocols.api import Plan, Result, _check_images
@@ -394,11 +393,12 @@ def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = 3
     if plan.family in swann.SWANN_FAMILIES:
         return swann.run_plan(plan, x, seed, backend=backend, timeout=timeout,
                               deadline=deadline)
+    if plan.family in hegc.HEGC_FAMILIES:
+        return hegc.run_plan(plan, x, seed, backend=backend, timeout=timeout, deadline=deadline)
     if timeout is None:
         timeout = 30.0
     for runner, families in ((delphi.run_plan, delphi.DELPHI_FAMILIES),
-                             (delphi_gc.run_plan, delphi_gc.DELPHI_GC_FAMILIES),
-                             (hegc.run_plan, hegc.HEGC_FAMILIES)):
+                             (delphi_gc.run_plan, delphi_gc.DELPHI_GC_FAMILIES)):
         if plan.family in families:
             return runner(plan, x, seed, timeout=timeout, deadline=deadline)
     x = _check_images(plan, x)

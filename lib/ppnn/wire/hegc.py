@@ -65,9 +65,10 @@ Processes: the launcher's ``P0`` (client) and ``P1`` (server), the only roles st
 booked message at its booked size, the rounds (causal depth), the garbled circuits and the
 wall time. What is simulated: BFV (slot simulator: ciphertexts are slot vectors plus
 filler; same counts and sizes as SEAL), the OT (both labels in the clear), the flooding
-(changes no slot value; its noise is modelled). Left: the real-SEAL backend (TenSEAL: the
-secret key in the client's process, the server with the public and Galois keys and
-serialized ciphertexts).
+(changes no slot value; its noise is modelled). With ``backend="real"`` BFV is SEAL's, the
+secret key in the client's process and the server with the public and Galois keys only
+(:mod:`.hegc_seal`, through the hooks :meth:`_Party.galois_keys`, :meth:`_Party.ciphertexts`
+and :meth:`_Party.decrypt`).
 """
 
 from __future__ import annotations
@@ -133,6 +134,19 @@ class _Party:
             return self.wire.recv(ROLE_OF[msg.sender], layout, step, cls)
         raise WireError(f"{self.me} is neither sender nor receiver of '{step}'")
 
+    def galois_keys(self, he, steps, led: Ledger) -> None:
+        """The client makes the Galois keys of the rotations ``steps`` it has no key for yet
+        and sends them (booked; here zero filler: the simulator builds no key)."""
+        new = he.keygen(steps)
+        if new:
+            client, server = hg.PARTIES
+            self.filler(led.send(client, server, len(new) * he.galois_key_bits,
+                                 f"Galois keys for {len(new)} rotations"))
+
+    def decrypt(self, he, ct) -> np.ndarray:
+        """The client's decryption (in the server's process: of its own copy, garbage)."""
+        return he.decrypt(ct)
+
     def filler(self, msg) -> None:
         """A message whose content the simulation does not build: zeros of its booked size."""
         layout = _filler_layout(msg.bits)
@@ -166,10 +180,7 @@ def _linear(party: _Party, kern, he, W, a, a_srv, rng, led: Ledger, label: str, 
         check_plain_modulus(kern, W, int(x_bound), he.p)
     with he.recording(led), led.label(label):
         with led.offline(), led.label("keys"):
-            new = he.keygen(kern.rotation_steps())
-            if new:
-                party.filler(led.send(client, server, len(new) * he.galois_key_bits,
-                                      f"Galois keys for {len(new)} rotations"))
+            party.galois_keys(he, kern.rotation_steps(), led)
         ct_local = he.encrypt(kern.pack_input(a))  # 1. client (server's process: garbage)
         msg = led.send(client, server, ct_local.size * he.ciphertext_bits,
                        "[x]_C" if a_srv is None else "[x_C]_C (client's share)")
@@ -189,7 +200,7 @@ def _linear(party: _Party, kern, he, W, a, a_srv, rng, led: Ledger, label: str, 
         msg = led.send(server, client, masked.size * he.ciphertext_bits, "[y - r]_C")
         masked = party.ciphertexts(msg, masked, he)
         # 4. client: decrypt; both read out their shares
-        client_share = kern.read_out(he.decrypt(masked), he.p, led, client)
+        client_share = kern.read_out(party.decrypt(he, masked), he.p, led, client)
         server_share = kern.read_out(r, he.p, led, server)
     return client_share, server_share
 
@@ -403,12 +414,21 @@ def hegc_job(wire: Wire, task: dict) -> dict:
 
 
 # -- the run ------------------------------------------------------------------------------
-def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None = 600.0,
-             broken: str | None = None):
-    """``ppnn.run(plan, x, seed, transport="tcp")`` for ``gazelle_gc`` / ``gala_gc``: a
-    :class:`~ppnn.protocols.api.Result` whose ``extra["wire"]`` is
-    :func:`~ppnn.wire.falcon.wire_summary`. ``broken``: one of :data:`BROKEN` (the garbage
-    test's negative controls)."""
+def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = None,
+             deadline: float | None = 600.0, broken: str | None = None):
+    """``ppnn.run(plan, x, seed, backend, transport="tcp")`` for ``gazelle_gc`` /
+    ``gala_gc``: a :class:`~ppnn.protocols.api.Result` whose ``extra["wire"]`` is
+    :func:`~ppnn.wire.falcon.wire_summary`. ``backend``: "sim" (the slot simulator, here) or
+    "real" (SEAL, the secret key in the client's process: :mod:`.hegc_seal`); ``timeout``:
+    seconds a process waits for a message (None: 30 s, 600 s on "real"); ``broken``: one of
+    :data:`BROKEN` (the garbage test's negative controls)."""
+    if backend == "real":
+        from .hegc_seal import run_plan as run_real
+
+        return run_real(plan, x, seed, timeout=timeout, deadline=deadline, broken=broken)
+    if backend != "sim":
+        raise ValueError(f"backend must be 'sim' or 'real', got {backend!r}")
+    timeout = 30.0 if timeout is None else timeout
     import pandas as pd
 
     from ppnn.protocols.api import Result

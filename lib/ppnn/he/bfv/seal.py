@@ -41,6 +41,7 @@ from ppnn.core import Ledger
 
 from .base import Ct, NoiseModel, PackedBackend
 from .seal_coeffs import (
+    _memory_path,
     ciphertext_from_coeffs,
     crt_combine,
     read_coeffs,
@@ -48,7 +49,7 @@ from .seal_coeffs import (
     secret_key_ntt,
 )
 
-__all__ = ["SealBFV", "calibrate_noise_model"]
+__all__ = ["SealBFV", "SealPublicBFV", "calibrate_noise_model", "seal_bytes", "seal_load"]
 
 
 def _obj(shape) -> np.ndarray:
@@ -97,6 +98,7 @@ class SealBFV(PackedBackend):
     name = "seal"
     tracks_values = True
     real = True
+    holds_secret_key = True
 
     def __init__(self, poly_degree: int = 4096, plain_bits: int = 20, n: int | None = None,
                  noise_model: NoiseModel | None = None, ledger: Ledger | None = None,
@@ -160,6 +162,29 @@ class SealBFV(PackedBackend):
         gk = sealapi.GaloisKeys()
         self._keygen.create_galois_keys(elts, gk)
         self._gk = gk
+
+    # -- what the client sends a server that must not decrypt (see SealPublicBFV) ----------
+    def public_parameters(self) -> bytes:
+        """The encryption parameters (N, the primes of q, p), SEAL-serialized: public."""
+        return seal_bytes(self.context.key_context_data().parms())
+
+    def public_key_bytes(self) -> bytes:
+        """The public key, SEAL-serialized (the server encrypts zero with it to flood)."""
+        return seal_bytes(self._pk)
+
+    def galois_key_bytes(self, steps) -> bytes:
+        """Fresh Galois keys for left rotations by ``steps`` in SEAL's seeded serialization
+        (``KeyGenerator.create_galois_keys`` returning a ``Serializable``: the uniform half of
+        every key-switching pair is a seed the receiver expands). Only the key holder can make
+        them; :meth:`SealPublicBFV.install_galois_keys` loads them."""
+        elts = sorted({self.galois_elt(s) for s in steps})
+        if not elts:
+            raise ValueError("galois_key_bytes needs at least one step")
+        return seal_bytes(self._keygen.create_galois_keys(elts))
+
+    def _rotation_keys(self, step: int):
+        """The ``GaloisKeys`` that hold the key of a left rotation by ``step``."""
+        return self._gk
 
     def _key_state(self):
         return self._gk  # _make_keys builds a new GaloisKeys object, never changes this one
@@ -429,14 +454,14 @@ class SealBFV(PackedBackend):
         srcs = _flat(src, shape)
         ks = [int(steps)] * len(srcs) if np.ndim(steps) == 0 else \
             np.broadcast_to(steps, shape).ravel().tolist()
-        rot, gk = self.evaluator.rotate_rows, self._gk
+        rot, keys = self.evaluator.rotate_rows, self._rotation_keys
         res = []
         for c, k in zip(srcs, ks):
             if k == 0:
                 res.append(c)
                 continue
             r = sealapi.Ciphertext()
-            rot(c, k, gk, r)
+            rot(c, k, keys(k), r)
             res.append(r)
         return _unflat(res, shape)
 
@@ -460,6 +485,127 @@ class SealBFV(PackedBackend):
 
     def _stack(self, cts, axis):
         return np.stack([c.data for c in cts], axis=axis)
+
+
+def seal_bytes(obj) -> bytes:
+    """SEAL's own serialization of ``obj`` (its ``save``: SEAL header, zstd), kept in memory
+    (an anonymous memfd, :mod:`.seal_coeffs`): the binding saves only to a path."""
+    with _memory_path(b"") as path:
+        obj.save(path)
+        with open(path, "rb") as f:
+            return f.read()
+
+
+def seal_load(obj, blob: bytes, context=None):
+    """``obj`` loaded from SEAL-serialized ``blob`` (validated by SEAL against ``context``,
+    when the type takes one); returns ``obj``."""
+    with _memory_path(bytes(blob)) as path:
+        if context is None:
+            obj.load(path)
+        else:
+            obj.load(context, path)
+    return obj
+
+
+class SealPublicBFV(SealBFV):
+    """BFV through SEAL holding **no secret key**: the server's backend across processes.
+
+    Built from what a client (:class:`SealBFV`) sends: the serialized encryption parameters
+    (:meth:`SealBFV.public_parameters`) and public key (:meth:`SealBFV.public_key_bytes`);
+    the Galois keys arrive later, per rotation set (:meth:`install_galois_keys`, from
+    :meth:`SealBFV.galois_key_bytes`). It evaluates everything the server does -- encode,
+    add, AddPlain, ScMult, rotations, flooding (a public-key encryption of zero and the
+    flooding polynomial) -- and encrypts with the public key (the server's stand-ins). It
+    has no ``KeyGenerator``, no secret key and no ``Decryptor``: :meth:`decrypt`,
+    :meth:`noise_budget`, :meth:`phase_noise` and making Galois keys raise
+    ``PermissionError``.
+
+    ``noise_model`` (default: calibrated by :func:`calibrate_noise_model` on a throwaway
+    key pair of the same parameters, made and discarded here): the §II-C model the flooding
+    bound reads -- a property of the parameters, which the server measures itself."""
+
+    name = "seal-public"
+    holds_secret_key = False
+
+    def __init__(self, parameters: bytes, public_key: bytes, n: int | None = None,
+                 noise_model: NoiseModel | None = None, ledger: Ledger | None = None,
+                 flood_bits: int = 0):
+        parms = seal_load(sealapi.EncryptionParameters(sealapi.SCHEME_TYPE.BFV), parameters)
+        if parms.scheme() != sealapi.SCHEME_TYPE.BFV:
+            raise ValueError("the serialized parameters are not BFV's")
+        N = int(parms.poly_modulus_degree())
+        row = N // 2
+        n = row if n is None else int(n)
+        if n < 2 or row % n or n & (n - 1):
+            raise ValueError(f"n must be a power of two dividing N/2 = {row}, got {n}")
+        self.context = sealapi.SEALContext(parms, True, sealapi.SEC_LEVEL_TYPE.TC128)
+        if not self.context.parameters_set():
+            raise ValueError(f"SEAL rejected the parameters: "
+                             f"{self.context.parameters_error_message()}")
+        cm = parms.coeff_modulus()
+        bits = [m.bit_count() for m in cm]
+        self.coeff_bits = bits
+        p = int(parms.plain_modulus().value())
+        self.plain_bits = p.bit_length()
+        if noise_model is None:  # a key pair of its own, discarded after the calibration
+            noise_model = SealBFV(N, self.plain_bits, n).noise_model
+        PackedBackend.__init__(self, n, p, N, sum(bits[:-1]), noise_model, ledger,
+                               special_bits=bits[-1])
+        self.key_primes = len(bits) - 1
+        self.row_size = row
+        self._flood_rng = None
+        self._pk = seal_load(sealapi.PublicKey(), public_key, self.context)
+        self._gks: dict[int, object] = {}
+        self.encryptor = sealapi.Encryptor(self.context, self._pk)
+        self.evaluator = sealapi.Evaluator(self.context)
+        self.encoder = sealapi.BatchEncoder(self.context)
+        self._parms_id = self.context.first_parms_id()
+        self._primes = [int(m.value()) for m in cm[:-1]]
+        self.set_flooding(flood_bits)
+
+    def install_galois_keys(self, steps, blob: bytes) -> list[int]:
+        """Load the client's serialized Galois keys for left rotations by ``steps`` (SEAL
+        validates them against the parameters); returns the steps that were new."""
+        gk = seal_load(sealapi.GaloisKeys(), blob, self.context)
+        new = sorted({int(s) % self.n for s in steps} - {0})
+        for s in new:
+            if not gk.has_key(self.galois_elt(s)):
+                raise ValueError(f"the Galois keys received hold no key for step {s}")
+            self._gks[s] = gk
+        fresh = sorted(set(new) - self._steps)
+        self._steps.update(new)
+        return fresh
+
+    def _no_secret_key(self, what: str):
+        return PermissionError(f"{what}: this backend holds no secret key (the server's: "
+                               "public and Galois keys only)")
+
+    def _make_keys(self, steps: list[int]) -> None:
+        raise self._no_secret_key("making Galois keys")
+
+    def _rotation_keys(self, step: int):
+        return self._gks[int(step)]
+
+    def _key_state(self):
+        return dict(self._gks)
+
+    def _set_key_state(self, state) -> None:
+        self._gks = state
+
+    def public_parameters(self) -> bytes:
+        return seal_bytes(self.context.key_context_data().parms())
+
+    def galois_key_bytes(self, steps) -> bytes:
+        raise self._no_secret_key("making Galois keys")
+
+    def _decrypt(self, ct: Ct) -> np.ndarray:
+        raise self._no_secret_key("decrypt")
+
+    def noise_budget(self, ct: Ct) -> np.ndarray:
+        raise self._no_secret_key("noise_budget (SEAL's needs the secret key)")
+
+    def phase_noise(self, ct: Ct) -> np.ndarray:
+        raise self._no_secret_key("phase_noise")
 
 
 def calibrate_noise_model(backend: SealBFV, chain: int = 32) -> NoiseModel:
