@@ -108,6 +108,7 @@ from .delphi import (
 from .falcon import _fresh
 from .hegc import GarblerFrames, evaluate_frames, garble_frames, share_bits
 from .launch import checked_images, launch
+from .ot import WireOT
 from .transport import Wire, WireError
 
 __all__ = ["DELPHI_GC_FAMILIES", "ROLE_OF", "BROKEN", "GCParty", "run_plan", "delphi_gc_job"]
@@ -129,6 +130,7 @@ BROKEN = ("server reads client share", "server selects client labels",
 
 # the messages of Delphi's split (ppnn.he.gc.book_delphi_split) whose content the garbler
 # builds: the booked ``what`` -> the part of the garbler's frames it carries
+_COLUMNS = "IKNP OT: receiver columns (client's share fixed offline)"
 _PAIRS = "IKNP OT: 2 masked labels per bit"
 _TABLES = "garbled tables (2 per AND)"
 _MASK_LABELS = "labels of r"
@@ -151,14 +153,17 @@ class GCParty:
     me : ``"client"`` (the evaluator) or ``"server"`` (the garbler).
     garbage : the process's generator of garbage (the other party's output share).
     broken : None or one of :data:`BROKEN` (the GC's negative controls act here).
+    ot : the run's oblivious transfer (:class:`~ppnn.wire.ot.WireOT`, started); needed to
+        run a layer, not by :meth:`garble` and :meth:`evaluate`.
     """
 
-    def __init__(self, me: str, garbage: np.random.Generator, broken: str | None = None):
+    def __init__(self, me: str, garbage: np.random.Generator, broken: str | None = None,
+                 ot: WireOT | None = None):
         if me not in dgc.PARTIES:
             raise ValueError(f"me must be one of {dgc.PARTIES}, got {me!r}")
         if broken is not None and broken not in BROKEN:
             raise ValueError(f"broken must be None or one of {BROKEN}, got {broken!r}")
-        self.me, self.garbage, self.broken = me, garbage, broken
+        self.me, self.garbage, self.broken, self.ot = me, garbage, broken, ot
         self.layers = 0  # activation layers so far: the public hash nonce of the next one
         self.seconds = {"garble_s": 0.0, "evaluate_s": 0.0}  # this party's GC work
 
@@ -169,22 +174,33 @@ class GCParty:
         ``(z, r)`` garbage."""
         if not isinstance(ledger, WireLedger):
             raise TypeError(f"ledger must be a WireLedger, got {type(ledger).__name__}")
+        if self.ot is None:
+            raise WireError("a garbled layer on the wire needs the run's WireOT")
         c = gc_act.act_circuit(spec)
         n, nonce = cw.shape[0], self.layers
         self.layers += 1
         n_share = c.garbler_inputs.size - c.outputs.size
+        self.ot.before_columns()  # the first time: the base OTs' second message
         t0 = time.perf_counter()
         if self.me == "server":
             r = gc_act._random_mod(SecureRandom(), spec.modulus, n)  # as in process
             f = self.garble(c, spec, sw, r, nonce, cw)
             t = {"garble_s": time.perf_counter() - t0, "evaluate_s": 0.0}
-            with ledger.staged(_frames(f, n_share)):
+            cols = np.empty(c.evaluator_inputs.size * n * gcmod.KAPPA // 8, np.uint8)
+
+            def answers():  # the pairs masked as IKNP's answers to the received columns
+                self.ot.wire.settle(ROLE_OF["client"])  # the columns (read now)
+                return self.ot.answer(cols, f.pairs)
+
+            with ledger.staged({**_frames(f, n_share), _COLUMNS: cols, _PAIRS: answers}):
                 gc_act.book_gc(ledger, n, c, "delphi", dgc.PARTIES)
             z = gc_act._random_mod(self.garbage, spec.modulus, n)  # the client's: garbage
             return z, r, self._add(t)
+        batch = self.ot.columns(share_bits(cw, spec.k))  # IKNP's receiver: its share's bits
         f = GarblerFrames(*(np.empty(s, t) for s, t, _ in GarblerFrames.layout(c, n)))
-        with ledger.staged(_frames(f, n_share)):  # received into f by the round's end
-            gc_act.book_gc(ledger, n, c, "delphi", dgc.PARTIES)
+        with ledger.staged({**_frames(f, n_share), _COLUMNS: batch.columns}):
+            gc_act.book_gc(ledger, n, c, "delphi", dgc.PARTIES)  # received into f by the
+        f.pairs = self.ot.unmask(batch, f.pairs)  # round's end; its labels, else noise
         t0 = time.perf_counter()
         z = self.evaluate(c, spec, f, cw, nonce, sw)
         r = gc_act._random_mod(self.garbage, spec.modulus, n)  # the server's mask: garbage
@@ -271,11 +287,14 @@ def delphi_gc_job(wire: Wire, task: dict) -> dict:
     if me == "server":
         x = g.uniform(0.0, 1.0, task["x_shape"])
     led = WireLedger(dgc.PARTIES, wire, me)
-    gc = GCParty(me, g, broken)
+    ot = WireOT(wire, me, record=bool(task.get("record_ot")))
+    ot.start()  # the server's base-OT message leaves first
+    gc = GCParty(me, g, broken, ot)
     with reading_client_share(broken == "server reads client share"):
         out, _ = dgc.secure_inference(plan, x, _fresh(g), led,
                                       preprocess=_PartyMaterial(wire, me).masks, activation=gc)
-    return {"output": out if me == "client" else None, "ledger": led, "gc": gc.seconds}
+    return {"output": out if me == "client" else None, "ledger": led,
+            "gc": {**gc.seconds, "ot_s": ot.seconds}, "ot": ot.record}
 
 
 # -- the run ------------------------------------------------------------------------------
@@ -303,13 +322,17 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
              "P1": {"plan": plan.impl, "x_shape": x.shape, "broken": broken},
              "dealer": {"plan": plan, "x": x, "seed": seed}}
     launched = launch(delphi_gc_job, tasks, timeout=timeout, deadline=deadline)
-    timings = [("offline", "garbling", launched["P1"][0]["gc"]["garble_s"]),
-               ("online", "evaluation", launched["P0"][0]["gc"]["evaluate_s"])]
+    gc = {r: launched[r][0]["gc"] for r in ("P0", "P1")}
+    timings = [("offline", "garbling", gc["P1"]["garble_s"]),
+               ("offline", "oblivious transfer (both parties)",
+                gc["P0"]["ot_s"] + gc["P1"]["ot_s"]),
+               ("online", "evaluation", gc["P0"]["evaluate_s"])]
     prov = {"communication": "measured on a wire: client, server and dealer as processes "
             "over loopback TCP; ledger booked by both parties' processes and the dealer's "
             "in-process run (equal); garbled circuits real (tables, labels, decoding bits); "
-            "Delphi's HE ciphertexts and the OT receiver columns: zero filler of their booked "
-            "size; the OT answers: both labels of each client wire in the clear",
+            "the OT real (IKNP: the client's receiver columns and the server's answers in "
+            "their booked frames; 128 base OTs once per run, unbooked, in class 'unbooked "
+            "base OT'); Delphi's HE ciphertexts: zero filler of their booked size",
             "compute": "measured: the slower party's process (SPMD with garbage: each computes "
             "both parties' shares of the linear layers; the server garbles, the client "
             "evaluates)"}

@@ -408,7 +408,7 @@ def hegc_job(wire: Wire, task: dict) -> dict:
     else:
         x, rng = task["x"], _fresh(g)  # the server's masks: garbage in the client's process
     party = _Party(wire, me, task.get("broken"))
-    party.ot = WireOT(wire, me)
+    party.ot = WireOT(wire, me, record=bool(task.get("record_ot")))
     party.ot.start()  # the server's base-OT message leaves first
     he = fam.he_backend(plan)
     ledger, logits = Ledger(hg.PARTIES), []
@@ -420,7 +420,7 @@ def hegc_job(wire: Wire, task: dict) -> dict:
         logits.append(z[0])
         secs = {k: secs[k] + t[k] for k in secs}
     return {"output": np.stack(logits) if me == "client" else None, "ledger": ledger,
-            "gc": secs}
+            "gc": secs, "ot": party.ot.record}
 
 
 # -- the run ------------------------------------------------------------------------------

@@ -47,9 +47,12 @@ class WireOT:
     ----------
     wire : the process's :class:`~ppnn.wire.transport.Wire`.
     me : ``"client"`` (IKNP's receiver) or ``"server"`` (IKNP's sender).
+    record : keep, per garbled layer, what this process sent or received of the OT in
+        :attr:`record` (tests: the server its pairs and answers, the client the answers it
+        received, their unmasking and its bits).
     """
 
-    def __init__(self, wire: Wire, me: str):
+    def __init__(self, wire: Wire, me: str, record: bool = False):
         if me not in _ROLE:
             raise ValueError(f"me must be 'client' or 'server', got {me!r}")
         self.wire, self.me = wire, me
@@ -61,6 +64,7 @@ class WireOT:
         self._sender: ot.IKNPSender | None = None
         self._replied = False
         self._started = False
+        self.record: list[dict] | None = [] if record else None
 
     def start(self) -> None:
         """At the start of the job, before any other frame between the two: the server sends
@@ -118,6 +122,9 @@ class WireOT:
         t0 = time.perf_counter()
         out = batch.unmask(answers)
         self.seconds += time.perf_counter() - t0
+        if self.record is not None:
+            self.record.append({"received": np.array(answers), "unmasked": out.copy(),
+                                "bits": batch.choices.reshape(np.shape(answers)[:-2])})
         return out
 
     def answer(self, columns: np.ndarray, pairs: np.ndarray) -> np.ndarray:
@@ -134,4 +141,6 @@ class WireOT:
             self._sender = ot.IKNPSender(self._base.choices, self._base.seeds(self._got))
         y = self._sender.answer(columns, pairs)
         self.seconds += time.perf_counter() - t0
+        if self.record is not None:
+            self.record.append({"pairs": np.array(pairs), "answers": y.copy()})
         return y
