@@ -21,13 +21,20 @@ The client and the server each run the *same* protocol code as the in-process si
   and ``Delta`` from the OS CSPRNG) with its share and its fresh output mask ``r`` (OS
   CSPRNG, :class:`~ppnn.core.randomness.SecureRandom`, as in process) as garbler inputs, and
   sends what Delphi's split books (:func:`ppnn.he.gc.book_delphi_split`), each message a
-  frame of exactly its booked bits: in preprocessing (class ``offline setup``) the two
-  labels ``(W0, W0 ^ Delta)`` of each of the client's input wires in the place of the IKNP
-  OT's two ciphertexts, the garbled tables (two 128-bit rows per AND gate), the labels of
-  ``r`` and the decoding bits; online only the labels of its share (``k`` labels of 16 bytes
-  per ReLU input). The client picks the label of its own bit from each pair and evaluates
-  from these frames alone. The client's OT receiver columns cross as zero filler (the OT
-  extension is not run). The garbling and the evaluation are split with
+  frame of exactly its booked bits: in preprocessing (class ``offline setup``) the IKNP OT
+  of the client's input labels, run for real (:mod:`ppnn.he.ot`,
+  :class:`~ppnn.wire.ot.WireOT`): the client's receiver columns for the bits of its share
+  (fixed by the linear layer's preprocessing), then the two IKNP answers of each of its
+  input wires (the labels ``(W0, W0 ^ Delta)`` masked, 2 x 128 bits), the garbled tables
+  (two 128-bit rows per AND gate), the labels of ``r`` and the decoding bits; online only
+  the labels of its share (``k`` labels of 16 bytes per ReLU input). The client unmasks the
+  answer of its own bit (the other stays pseudorandom to it: one label per wire, never
+  ``Delta``) and evaluates from these frames alone. The server computes the answers when it
+  sends them, from the columns it has just received
+  (:meth:`~ppnn.wire.delphi.WireLedger.staged` takes a function). The 128 base OTs run
+  once per run, in the unbooked class ``unbooked base OT``: the server's first message (128
+  group elements, 49,152 bytes) at the start, the client's reply (384 bytes) just before its
+  first columns. The garbling and the evaluation are split with
   :func:`ppnn.wire.hegc.garble_frames` and :func:`ppnn.wire.hegc.evaluate_frames`; in
   process :func:`ppnn.he.gc.garble_and_evaluate` still does both in one call, so the
   in-process results and ledger are unchanged.
@@ -52,22 +59,30 @@ nothing the server receives after the last ``[x]_c + R_c``; the ledger books it 
 after the labels, on the wire both leave the server together (as in :mod:`.hegc`). The
 preprocessing frames are sent where the SPMD program reaches them (the garbled circuit of a
 layer after the preceding ``[x]_c + R_c``): they carry depth 0 and depend on no online value
-(the tables, the pairs and the labels of ``r`` do not depend on the server's share), so a
-deployment sends them ahead.
+(the tables, the pairs and the labels of ``r`` do not depend on the server's share, the
+receiver columns only on the client's share, fixed by the linear layer's preprocessing),
+so a deployment sends them ahead.
 
-**Waits.** No process waits twice in a ledger round: the receives of the garbled-circuit
-frames are deferred to the end of the online round that carries the labels of ``x_s``
-(:meth:`~ppnn.wire.delphi.WireLedger.staged`), the filler of the counted HE and of the OT
-columns is never waited for.
+**Waits.** No process waits twice in a ledger round: the client's receives of the
+garbled-circuit frames are deferred to the end of the online round that carries the labels
+of ``x_s`` (:meth:`~ppnn.wire.delphi.WireLedger.staged`), the filler of the counted HE is
+never waited for, and the server reads a layer's receiver columns (and, the first time, the
+base OTs' reply before them) in the same wait as the preceding ``[x]_c + R_c``, which the
+client sent just before them. The client waits once more than before the OT was run: for
+the base OTs' first message, before its first columns; the server sent it at the start of
+the run, so that wait costs no latency (and is in a round in which the client waits for
+nothing else).
 
 What the honesty proof covers, precisely: data flow -- which values each process's
-computation depends on and that they crossed in frames of the booked size. The OT is not
-run: the preprocessing frame carries both labels of each of the client's wires in the clear
-(a real IKNP OT encrypts each pair so the client can open one), so the client could learn
-``Delta``; the garbled tables, the server's labels and the decoding bits are the real
-garbler's. Not carried: the garbling session's hash nonce (64 bits per activation layer,
-unbooked) is the public index of the layer, as in :mod:`.hegc` (each chunk's fresh ``Delta``
-keeps every tweak unique per ``Delta``).
+computation depends on and that they crossed in frames of the booked size. The garbled
+circuits' part is also confidential: the OT is run (semi-honest IKNP, base OTs in the
+3072-bit MODP group), so the client's process holds one label of each of its wires and a
+pseudorandom string in the other place (the wire test checks it from what the client's
+process received), and the server's process sees only the receiver columns; the garbled
+tables, the server's labels and the decoding bits are the real garbler's. Not carried: the
+garbling session's hash nonce (64 bits per activation layer, unbooked) is the public index
+of the layer, as in :mod:`.hegc` (each chunk's fresh ``Delta`` keeps every tweak unique per
+``Delta``).
 
 **The dealer process** is the simulation's ideal dealer: it runs the in-process protocol
 with the run's seed (so Delphi's masks are the simulation's draws) and sends each linear
@@ -77,10 +92,9 @@ oracle on the two shares, re-shared with a fresh mask, booked exactly as the cir
 
 Processes: three, the launcher's roles ``P0`` (the client), ``P1`` (the server) and
 ``dealer`` (no ``P2``). What is real: the processes, the sockets, the bytes of every booked
-message at its booked size, the rounds (causal depth), the garbled circuits and the wall
-time. What is simulated: the dealer (trusted: Delphi's HE preprocessing is not run; its
-ciphertexts are filler of their booked size) and the OT (label pairs in the clear, receiver
-columns as filler).
+message at its booked size, the rounds (causal depth), the garbled circuits, their OT
+(IKNP and its base OTs) and the wall time. What is simulated: the dealer (trusted: Delphi's
+HE preprocessing is not run; its ciphertexts are filler of their booked size).
 """
 
 from __future__ import annotations
@@ -122,9 +136,12 @@ _PARTY_OF = {r: p for p, r in ROLE_OF.items()}
 #: (:func:`ppnn.wire.delphi.delphi_online_reading_client_share`); ``"server selects client
 #: labels"`` -- the garbler picks the client's active labels with its own copy of the
 #: client's share (the OT done by reading the client's input) and sends them in both places
-#: of each pair; ``"client encodes server share"`` -- the garbler sends the zero labels of
-#: its share's wires and the client selects the active ones with its own copy of the server's
-#: share (and ``Delta`` from a pair) instead of using the received labels
+#: of each pair (through the OT); ``"client encodes server share"`` -- the garbler sends the
+#: zero labels of its share's wires and the client selects the active ones with its own
+#: copy of the server's share and ``Delta`` from a pair instead of using the received labels
+#: (on the wire the real OT leaves the client no ``Delta`` either: the xor of its pair is
+#: its label and a pseudorandom string, so this step fails for that reason too; in one
+#: process, on the garbler's pairs, it gives the circuit's output)
 BROKEN = ("server reads client share", "server selects client labels",
           "client encodes server share")
 

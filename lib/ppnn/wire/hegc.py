@@ -25,14 +25,21 @@ the in-process run does, and changing only where values come from:
 * **Garbled ReLU (+ max-pool, rescale, clip), real.** The server garbles the circuit of
   :func:`ppnn.protocols.gc_act.act_circuit` (half-gates, free-XOR, fixed-key AES) with its
   share and its fresh output mask ``r`` (OS CSPRNG) as garbler inputs; the client evaluates
-  it from what it received. The two booked messages: the client's IKNP receiver columns
-  (zero filler: the OT extension is not run) and the server's "OT answers, tables, labels"
-  frame, which holds exactly the booked bits: for each of the client's input wires the two
-  128-bit labels ``(W0, W0 ^ Delta)`` in the place of the OT's two ciphertexts, the garbled
-  tables (two 128-bit rows per AND gate), the active labels of the server's share and
-  mask, and the decoding bits. The client picks the label of its own bit from each pair.
-  The two halves, :func:`garble_frames` and :func:`evaluate_frames`, also run Delphi +
-  GC's garbled ReLU (:mod:`.delphi_gc`), which sends the same parts as five messages.
+  it from what it received. The client gets the labels of its input bits by a real IKNP
+  OT extension (:mod:`ppnn.he.ot`, run by :class:`~ppnn.wire.ot.WireOT`) in the two booked
+  messages: the client's IKNP receiver columns (``kappa = 128`` bits per input bit, its
+  booked size) and the server's "OT answers, tables, labels" frame, which holds exactly the
+  booked bits: for each of the client's input wires the two IKNP answers (the labels
+  ``(W0, W0 ^ Delta)`` each masked with a hash of the OT's correlation, 2 x 128 bits), the
+  garbled tables (two 128-bit rows per AND gate), the active labels of the server's share
+  and mask, and the decoding bits. The client unmasks the answer of its own bit; the other
+  stays pseudorandom to it, so it learns one label per wire and not ``Delta``. The 128 base
+  OTs the extension needs run once per run: the server's first message (128 group elements,
+  49,152 bytes) leaves before anything else and the client's reply (384 bytes) goes right
+  before its first columns, in the unbooked class ``unbooked base OT`` (the ledger amortises
+  base OTs away); no round and no wait is added. The two halves, :func:`garble_frames` and
+  :func:`evaluate_frames`, also run Delphi + GC's garbled ReLU (:mod:`.delphi_gc`), which
+  sends the same parts as five messages.
 * **Output.** The server sends its share of the logits (20 bits per element); the client
   adds its own. The ledger books it one round after the last ``[y - r]_C``, but it is the
   server's last mask plus its bias and depends on nothing the server receives after
@@ -52,19 +59,21 @@ What the honesty proof covers on the slot simulator, precisely: the simulated ci
 the clear and the returned frame carries ``y - r``. The proof shows *data flow* -- which
 values each process's computation depends on and that they crossed in frames of the booked
 size -- not *confidentiality*: a server process could read the client's input out of the
-frame, which real BFV prevents (and the proof does not show that it does). The same holds
-for the garbled circuit's OT: the frame carries both labels of each of the client's wires
-in the clear (a real IKNP OT encrypts each pair so the client can open one), so the client
-could learn ``Delta``; the garbled tables, the server's labels and the decoding bits are
-the real garbler's. Not carried: the garbling session's hash nonce (64 bits per activation
-layer, unbooked) is here the public index of the layer (each chunk's fresh ``Delta`` keeps
-every tweak unique per ``Delta``, which is what the hash's proof needs).
+frame, which real BFV prevents (and the proof does not show that it does). The garbled
+circuit's part is confidential as well as real: the OT is run (semi-honest IKNP, base OTs
+in the 3072-bit MODP group), so the client's process holds one label of each of its wires
+and a pseudorandom string in the other place (the wire test checks it from what the
+client's process received), and the server's process sees only the receiver columns; the
+garbled tables, the server's labels and the decoding bits are the real garbler's. Not
+carried: the garbling session's hash nonce (64 bits per activation layer, unbooked) is
+here the public index of the layer (each chunk's fresh ``Delta`` keeps every tweak unique
+per ``Delta``, which is what the hash's proof needs).
 
 Processes: the launcher's ``P0`` (client) and ``P1`` (server), the only roles started
 (HE-GC has no dealer). What is real: the processes, the sockets, the bytes of every
-booked message at its booked size, the rounds (causal depth), the garbled circuits and the
-wall time. What is simulated: BFV (slot simulator: ciphertexts are slot vectors plus
-filler; same counts and sizes as SEAL), the OT (both labels in the clear), the flooding
+booked message at its booked size, the rounds (causal depth), the garbled circuits, their
+OT (IKNP and its base OTs) and the wall time. What is simulated: BFV (slot simulator:
+ciphertexts are slot vectors plus filler; same counts and sizes as SEAL), the flooding
 (changes no slot value; its noise is modelled). Left: the real-SEAL backend (TenSEAL: the
 secret key in the client's process, the server with the public and Galois keys and
 serialized ciphertexts).

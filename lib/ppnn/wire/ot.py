@@ -12,8 +12,12 @@ one direction, so one set of base OTs per run (session):
   columns the client answers with ``g^r`` (:data:`ppnn.he.ot.BASE_REPLY_BYTES`), right
   before the columns, and the server reads it with them. Class ``unbooked base OT``: the
   ledger's cost model amortises the base OTs away (:mod:`ppnn.he.gc`), so their measured
-  bytes are reported beside the booked classes, not in them. No round is added: each of the
-  two messages travels with a frame the ledger books.
+  bytes are reported beside the booked classes, not in them. No round is added (the
+  measured causal depth is unchanged) and no wait in :mod:`.hegc`: the first message
+  leaves at the start and the client takes it with its first receive from the server; the
+  reply travels just before the first columns and is read with them. In :mod:`.delphi_gc`
+  the client receives nothing from the server before its first columns, so it waits once
+  for the first message (sent at the start of the run: it has arrived by then).
 * **IKNP, booked.** Each garbled layer's ``IKNP OT: receiver columns`` frame carries the
   client's real columns for its input bits (``kappa = 128`` bits per bit: the booked size),
   and the garbler's pairs ``(W0, W0 ^ Delta)`` cross as the IKNP answers (two 128-bit
