@@ -4,8 +4,10 @@ evaluates only from the frames it received); every booked message crosses as its
 plus the stated header (the garbled material of Delphi's preprocessing in the offline class,
 the labels of the server's share online); the client's logits and the ledger equal the
 in-process run with the same seed; the measured rounds equal the ledger's (one fewer when
-the network ends with a ReLU); no party waits twice in a round; and steps that read the other
-party's value fail the garbage test."""
+the network ends with a ReLU); no party waits twice in a round; the client never holds both
+labels of a wire (the IKNP OT is run: the receiver columns and the answers in their booked
+frames, the base OTs once, unbooked); and steps that read the other party's value fail the
+garbage test."""
 
 from __future__ import annotations
 
@@ -15,12 +17,14 @@ import pytest
 import ppnn
 from ppnn.core import Ledger, Ring
 from ppnn.he import gc as gcmod
+from ppnn.he import ot
 from ppnn.nn import Dense, Flatten, Network, ReLU, init_params
 from ppnn.protocols import gc_act
-from ppnn.wire import WIRE_FAMILIES
+from ppnn.wire import HEADER_BYTES, WIRE_FAMILIES
 from ppnn.wire.delphi import reading_client_share
-from ppnn.wire.delphi_gc import BROKEN, GCParty, run_plan
-from wirecheck import check_booked_bytes, tiny_network
+from ppnn.wire.delphi_gc import BROKEN, GCParty, delphi_gc_job, run_plan
+from ppnn.wire.launch import launch
+from wirecheck import check_booked_bytes, check_one_label_per_wire, tiny_network
 
 SEED = 3
 #: the messages of Delphi's garbled ReLU split (ppnn.he.gc.book_delphi_split)
@@ -71,12 +75,18 @@ def test_every_message_is_its_booked_bits_plus_the_header(runs):
     assert w["offline ideal"]["frames"] == 2 * 2
     assert w["offline ideal"]["payload bytes"] == 4 * ((72 + 64 + 16 + 8) + (64 + 8))
     assert w["offline dealer"]["frames"] == w["inputs"]["frames"] == 0
+    # the base OTs, once per run, unbooked: 128 group elements of 384 bytes and one back
+    b = w["unbooked base OT"]
+    assert b["frames"] == 2 and b["ledger bytes"] is None
+    assert b["payload bytes"] == ot.BASE_REQUEST_BYTES + ot.BASE_REPLY_BYTES == 49536
+    assert b["wire bytes"] == 49536 + 2 * HEADER_BYTES
 
 
 def test_the_garbled_material_crosses_at_its_booked_size(tiny, runs):
-    """Per circuit instance: two labels per client input wire (the OT's place), two rows per
-    AND gate, one label per bit of r and a decoding bit per output offline; online only the
-    labels of the server's share, k labels of 16 bytes per ReLU input."""
+    """Per circuit instance: kappa bits of receiver columns and two 128-bit IKNP answers per
+    client input wire, two rows per AND gate, one label per bit of r and a decoding bit per
+    output offline; online only the labels of the server's share, k labels of 16 bytes per
+    ReLU input."""
     plan, _ = tiny
     ref, _ = runs
     st = next(s for s in plan.impl.steps if s.kind == "act")
@@ -84,6 +94,8 @@ def test_the_garbled_material_crosses_at_its_booked_size(tiny, runs):
     n = 2 * 2 * 2 * 2  # images x channels x 2 x 2 pooled outputs
     bits = {m.what: m.bits for m in ref.ledger.messages if m.label == st.name}
     assert bits["IKNP OT: 2 masked labels per bit"] == n * 2 * 128 * c.evaluator_inputs.size
+    assert bits["IKNP OT: receiver columns (client's share fixed offline)"] == \
+        ot.columns_bits(n * c.evaluator_inputs.size)
     assert bits["garbled tables (2 per AND)"] == n * 2 * 128 * c.n_and
     assert bits["labels of r"] == n * 128 * c.outputs.size
     assert bits["output decoding bits"] == n * c.outputs.size
@@ -120,7 +132,25 @@ def test_no_party_waits_twice_in_a_round(runs):
     w = res.extra["wire"]
     assert set(w["extra waits"].values()) == {0}, w["extra wait steps"]
     # the client waits for the labels of x_s and the logits, the server for [x]_c + R_c
-    assert w["waits"] == {"P0": 2, "P1": 2, "dealer": 0}
+    # (the receiver columns of a layer arrive with it); the client's third wait is for the
+    # base OTs' first message before its first receiver columns: the server sent it at the
+    # start of the run, before any protocol frame, so it is there, in the round of
+    # [x]_c + R_c in which the client waits for nothing else (no extra wait, no extra depth)
+    assert w["waits"] == {"P0": 3, "P1": 2, "dealer": 0}
+
+
+def test_the_client_never_holds_both_labels_of_a_wire(tiny):
+    """From what the client's process received in preprocessing: no label in the clear,
+    its own label after unmasking, a pseudorandom string in the other place (never the other
+    label, never Delta away from its own)."""
+    plan, x = tiny
+    tasks = {"P0": {"plan": plan.impl, "x": x, "record_ot": True},
+             "P1": {"plan": plan.impl, "x_shape": x.shape, "record_ot": True},
+             "dealer": {"plan": plan, "x": x, "seed": SEED}}
+    launched = launch(delphi_gc_job, tasks, timeout=30)
+    sent, got = launched["P1"][0]["ot"], launched["P0"][0]["ot"]
+    assert len(sent) == len(got) == sum(st.kind == "act" for st in plan.impl.steps)
+    assert sum(check_one_label_per_wire(s, c) for s, c in zip(sent, got)) > 0
 
 
 def test_only_the_familys_processes_run(runs):

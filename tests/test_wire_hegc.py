@@ -1,9 +1,10 @@
 """Wire mode for GAZELLE / GALA + garbled ReLU (issue 29): the client and the server as
 processes over loopback TCP. Every booked message crosses as its booked bits plus the stated
-header (simulated ciphertexts: their slot values inside the booked size; the garbler's
-message: OT label pairs, tables, labels, decoding bits), the client's logits and the ledger
-equal the in-process run with the same seed, and a step that reads the other party's value
-fails the garbage test."""
+header (simulated ciphertexts: their slot values inside the booked size; the client's IKNP
+receiver columns; the garbler's message: the IKNP answers for its label pairs, tables,
+labels, decoding bits), the client's logits and the ledger equal the in-process run with the
+same seed, the client never holds both labels of a wire, the base OTs cross once, unbooked,
+and a step that reads the other party's value fails the garbage test."""
 
 from __future__ import annotations
 
@@ -13,9 +14,12 @@ import pytest
 import ppnn
 from ppnn.core import Ledger
 from ppnn.he import gc as gcmod
+from ppnn.he import ot
 from ppnn.protocols import gc_act
-from ppnn.wire.hegc import BROKEN, run_plan
-from wirecheck import check_booked_bytes, tiny_network
+from ppnn.wire import HEADER_BYTES
+from ppnn.wire.hegc import BROKEN, hegc_job, run_plan
+from ppnn.wire.launch import launch
+from wirecheck import check_booked_bytes, check_one_label_per_wire, tiny_network
 
 SEED = 3
 FAMILIES = ("gazelle_gc", "gala_gc")
@@ -67,8 +71,9 @@ def test_every_message_is_its_booked_bits_plus_the_header(runs, fam):
 
 def test_the_garbler_frame_is_label_pairs_tables_labels_and_decoding(tiny, runs):
     """The booked 'OT answers, tables, labels' bits are exactly what the wire frame holds:
-    two labels per client input wire, two rows per AND gate, one label per garbler input,
-    one decoding bit per output -- per circuit instance."""
+    two IKNP answers (128 bits each) per client input wire, two rows per AND gate, one label
+    per garbler input, one decoding bit per output -- per circuit instance; the receiver
+    columns are kappa bits per client input wire."""
     plans, _, _ = tiny
     ref, _ = runs["gala_gc"]
     st = next(s for s in plans["gala_gc"].impl["plan"].steps if s.kind == "act")
@@ -79,6 +84,38 @@ def test_the_garbler_frame_is_label_pairs_tables_labels_and_decoding(tiny, runs)
     assert per == cost.ot_sender + cost.tables + cost.garbler_labels + cost.decoding
     m = next(m for m in ref.ledger.messages if m.what == "OT answers, tables, labels")
     assert m.bits % per == 0 and m.bits // per == 2 * 2 * 2  # 2 channels x 2 x 2 windows
+    cols = next(m for m in ref.ledger.messages if m.what == "IKNP OT: receiver columns")
+    assert cols.bits == ot.columns_bits(c.evaluator_inputs.size * m.bits // per)
+
+
+@pytest.mark.parametrize("fam", FAMILIES)
+def test_the_base_ots_cross_once_unbooked(runs, fam):
+    """128 base OTs per run: the server's 128 group elements of 384 bytes, the client's one
+    element back, in the class the ledger does not book."""
+    _, res = runs[fam]
+    b = res.extra["wire"]["classes"]["unbooked base OT"]
+    assert b["frames"] == 2 and b["ledger bytes"] is None
+    assert b["payload bytes"] == ot.BASE_REQUEST_BYTES + ot.BASE_REPLY_BYTES == 49536
+    assert b["wire bytes"] == 49536 + 2 * HEADER_BYTES
+
+
+def test_the_client_never_holds_both_labels_of_a_wire(tiny):
+    """From what the client's process received: no label in the clear, its own label after
+    unmasking, a pseudorandom string in the other place (never the other label, never
+    Delta away from its own) -- the IKNP OT, not the pairs in the clear."""
+    plans, x, _ = tiny
+    plan = plans["gala_gc"]
+    tasks = {"P0": {"plan": plan, "x": x[:1], "record_ot": True},
+             "P1": {"plan": plan, "x_shape": x[:1].shape, "seed": SEED, "record_ot": True}}
+    launched = launch(hegc_job, tasks, timeout=30)
+    sent, got = launched["P1"][0]["ot"], launched["P0"][0]["ot"]
+    acts = sum(st.kind == "act" for st in plan.impl["plan"].steps)
+    assert len(sent) == len(got) == acts
+    assert sum(check_one_label_per_wire(s, c) for s, c in zip(sent, got)) > 0
+    # the check's negative control: the pairs in the clear (as before the OT was run)
+    clear = {**got[0], "received": sent[0]["pairs"], "unmasked": sent[0]["pairs"]}
+    with pytest.raises(AssertionError):
+        check_one_label_per_wire({**sent[0], "answers": sent[0]["pairs"]}, clear)
 
 
 @pytest.mark.parametrize("fam", FAMILIES)

@@ -35,3 +35,33 @@ def check_booked_bytes(ledger, wire: dict) -> tuple[list, list]:
         assert c["wire bytes"] == sum(-(-m.bits // 8) + HEADER_BYTES for m in ms), name
         assert c["wire bytes"] == c["expected wire bytes"], name
     return online, offline
+
+
+def check_one_label_per_wire(server: dict, client: dict) -> int:
+    """One garbled layer's OT as both processes recorded it (``WireOT(record=True)``):
+    ``server`` the garbler's pairs ``(W0, W0 ^ Delta)`` and the answers it sent, ``client``
+    the answers it received, their unmasking with its pads and its bits. What the client
+    received holds no label in the clear; unmasked, the place of its bit holds its label and
+    the other place neither label, and the two places never xor to ``Delta``. Returns the
+    number of OTs checked."""
+    pairs, got, opened = server["pairs"], client["received"], client["unmasked"]
+    assert np.array_equal(got, server["answers"])  # what the server sent arrived
+    b = client["bits"].astype(np.intp)[..., None, None]
+    assert b.shape[:-2] == pairs.shape[:-2]
+
+    def place(a, which):
+        return np.take_along_axis(a, which, axis=-2)[..., 0, :]
+
+    def same(a, c):  # 128-bit blocks equal, per OT
+        return (a == c).all(axis=-1)
+
+    for k in (0, 1):
+        for label in (pairs[..., 0, :], pairs[..., 1, :]):
+            assert not same(got[..., k, :], label).any()
+    assert np.array_equal(place(opened, b), place(pairs, b))
+    other = place(opened, 1 - b)
+    for label in (pairs[..., 0, :], pairs[..., 1, :]):
+        assert not same(other, label).any()
+    delta = pairs[..., 0, :] ^ pairs[..., 1, :]
+    assert not same(opened[..., 0, :] ^ opened[..., 1, :], delta).any()
+    return int(np.prod(pairs.shape[:-2]))

@@ -1,1 +1,2 @@
-"""Cryptographic backends: BFV (TenSEAL), Paillier (phe), TFHE (tfhe-rs), garbled circuits."""
+"""Cryptographic backends: BFV (TenSEAL), Paillier (phe), TFHE (tfhe-rs), garbled circuits,
+oblivious transfer (base OTs and IKNP extension)."""

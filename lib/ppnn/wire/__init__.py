@@ -14,11 +14,12 @@ family declares (:mod:`.launch`):
   preprocessing is counted: its ciphertexts cross as zero filler of their booked size and
   the dealer delivers its result, the masks); the garbled circuits are real: the server's
   process garbles with its own fresh labels and mask and sends the garbled material Delphi
-  books in preprocessing (the pairs of labels of the client's input wires in the OT's
-  place, the tables, the labels of its mask ``r``, the decoding bits; class ``offline
-  setup``) and online the labels of its share, each message a frame of its booked size;
-  the client evaluates only from those frames. The OT is not run (label pairs cross in the
-  clear, the receiver columns as filler);
+  books in preprocessing (the IKNP OT of the labels of the client's input wires -- its
+  receiver columns, then the answers --, the tables, the labels of its mask ``r``, the
+  decoding bits; class ``offline setup``) and online the labels of its share, each message
+  a frame of its booked size; the client evaluates only from those frames. The OT is real
+  (:mod:`.ot`: IKNP, its 128 base OTs once per run in the unbooked class ``unbooked base
+  OT``): the client gets one label per wire;
 * SwaNN (``swann_cs``: client, server, dealer; ``swann_2s``: client, server1, server2,
   dealer), the dealer supplying the 2PC's triples, :mod:`.swann`. On the Paillier simulator
   (``backend="sim"``) the ciphertexts are their plaintexts mod N, so the secret key cannot be
@@ -33,8 +34,8 @@ family declares (:mod:`.launch`):
   :mod:`.hegc`. The slot simulator's ciphertexts cross as their slot values inside frames
   of the booked size (so the proof shows which values each party used, not
   confidentiality); the garbled circuits are real (the server garbles, the client
-  evaluates only from the frame it received); the OT is not run (label pairs cross). With
-  ``backend="real"`` BFV is SEAL's and the keys are separated (:mod:`.hegc_seal`): the
+  evaluates only from the frame it received); the OT is real (IKNP, as for Delphi + GC).
+  With ``backend="real"`` BFV is SEAL's and the keys are separated (:mod:`.hegc_seal`): the
   client's process makes the keys and keeps the secret key, sends the encryption
   parameters and the public key (class ``unbooked keys``), the Galois keys as SEAL's seeded
   serialization in the booked key messages' place (frames of their measured size, about
@@ -78,8 +79,10 @@ transport); SHE on real tfhe-rs, SwaNN on real Paillier and GAZELLE / GALA on re
 (TenSEAL's ``sealapi``), the secret key in the client's process only.
 :mod:`.timing`: measured vs projected time, the table of 00_overview and REPORT.md
 (:mod:`ppnn.experiments.wire`; SHE on minionn_mnist only: it cannot compile falcon_lenet).
-Not yet: the OT of the garbled-circuit families (GAZELLE, GALA, Delphi + GC), whose label
-pairs cross in the clear.
+The OT of the garbled-circuit families (GAZELLE, GALA, Delphi + GC) is real: IKNP with 128
+base OTs, :mod:`.ot`. Not yet: lean parties (each process computes what every party
+computes, on garbage where it holds nothing: its compute is the simulator's, not one
+party's).
 
 **A round costs one latency.** Every wire party sends every message of a round before it
 waits for the round's receives, and does not wait for a message nothing reads: Falcon's

@@ -110,20 +110,26 @@ class WireLedger(Ledger):
     def send(self, sender, receiver, bits, what="", value=None):
         msg = super().send(sender, receiver, bits, what, value)
         if sender != self.DEALER:  # dealer material arrives through _receive_material
-            self._cross(msg, None, self._staged.pop(what, None))
+            staged = self._staged.pop(what, None)
+            if callable(staged):  # computed now, from what the block received before
+                staged = np.asarray(staged())
+            self._cross(msg, None, staged)
         return msg
 
     @contextlib.contextmanager
-    def staged(self, frames: dict[str, np.ndarray]):
+    def staged(self, frames: dict):
         """Within the block, the booked message named ``what`` (a key of ``frames``) carries
         ``frames[what]`` instead of zero filler: the sender's process sends that array at the
         booked width, the receiver's receives into it (deferred like any receive of a round,
-        so read it after the round). For messages that code booking through
+        so read it after the round). In the sender's process ``frames[what]`` may be a
+        function of no argument, called when the message is sent (a message computed from
+        one received earlier in the block: the OT answers from the receiver columns, which
+        it must then receive itself, ``Wire.settle``). For messages that code booking through
         :meth:`Ledger.send` builds (the garbled circuit's, :mod:`.delphi_gc`). Every staged
         message must be booked in the block (a :class:`WireError` names the others)."""
         if self._staged:
             raise WireError(f"messages staged but never booked: {sorted(self._staged)}")
-        self._staged = {w: np.asarray(a) for w, a in frames.items()}
+        self._staged = {w: a if callable(a) else np.asarray(a) for w, a in frames.items()}
         try:
             yield self
         except BaseException:

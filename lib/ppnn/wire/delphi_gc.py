@@ -21,13 +21,20 @@ The client and the server each run the *same* protocol code as the in-process si
   and ``Delta`` from the OS CSPRNG) with its share and its fresh output mask ``r`` (OS
   CSPRNG, :class:`~ppnn.core.randomness.SecureRandom`, as in process) as garbler inputs, and
   sends what Delphi's split books (:func:`ppnn.he.gc.book_delphi_split`), each message a
-  frame of exactly its booked bits: in preprocessing (class ``offline setup``) the two
-  labels ``(W0, W0 ^ Delta)`` of each of the client's input wires in the place of the IKNP
-  OT's two ciphertexts, the garbled tables (two 128-bit rows per AND gate), the labels of
-  ``r`` and the decoding bits; online only the labels of its share (``k`` labels of 16 bytes
-  per ReLU input). The client picks the label of its own bit from each pair and evaluates
-  from these frames alone. The client's OT receiver columns cross as zero filler (the OT
-  extension is not run). The garbling and the evaluation are split with
+  frame of exactly its booked bits: in preprocessing (class ``offline setup``) the IKNP OT
+  of the client's input labels, run for real (:mod:`ppnn.he.ot`,
+  :class:`~ppnn.wire.ot.WireOT`): the client's receiver columns for the bits of its share
+  (fixed by the linear layer's preprocessing), then the two IKNP answers of each of its
+  input wires (the labels ``(W0, W0 ^ Delta)`` masked, 2 x 128 bits), the garbled tables
+  (two 128-bit rows per AND gate), the labels of ``r`` and the decoding bits; online only
+  the labels of its share (``k`` labels of 16 bytes per ReLU input). The client unmasks the
+  answer of its own bit (the other stays pseudorandom to it: one label per wire, never
+  ``Delta``) and evaluates from these frames alone. The server computes the answers when it
+  sends them, from the columns it has just received
+  (:meth:`~ppnn.wire.delphi.WireLedger.staged` takes a function). The 128 base OTs run
+  once per run, in the unbooked class ``unbooked base OT``: the server's first message (128
+  group elements, 49,152 bytes) at the start, the client's reply (384 bytes) just before its
+  first columns. The garbling and the evaluation are split with
   :func:`ppnn.wire.hegc.garble_frames` and :func:`ppnn.wire.hegc.evaluate_frames`; in
   process :func:`ppnn.he.gc.garble_and_evaluate` still does both in one call, so the
   in-process results and ledger are unchanged.
@@ -52,22 +59,30 @@ nothing the server receives after the last ``[x]_c + R_c``; the ledger books it 
 after the labels, on the wire both leave the server together (as in :mod:`.hegc`). The
 preprocessing frames are sent where the SPMD program reaches them (the garbled circuit of a
 layer after the preceding ``[x]_c + R_c``): they carry depth 0 and depend on no online value
-(the tables, the pairs and the labels of ``r`` do not depend on the server's share), so a
-deployment sends them ahead.
+(the tables, the pairs and the labels of ``r`` do not depend on the server's share, the
+receiver columns only on the client's share, fixed by the linear layer's preprocessing),
+so a deployment sends them ahead.
 
-**Waits.** No process waits twice in a ledger round: the receives of the garbled-circuit
-frames are deferred to the end of the online round that carries the labels of ``x_s``
-(:meth:`~ppnn.wire.delphi.WireLedger.staged`), the filler of the counted HE and of the OT
-columns is never waited for.
+**Waits.** No process waits twice in a ledger round: the client's receives of the
+garbled-circuit frames are deferred to the end of the online round that carries the labels
+of ``x_s`` (:meth:`~ppnn.wire.delphi.WireLedger.staged`), the filler of the counted HE is
+never waited for, and the server reads a layer's receiver columns (and, the first time, the
+base OTs' reply before them) in the same wait as the preceding ``[x]_c + R_c``, which the
+client sent just before them. The client waits once more than before the OT was run: for
+the base OTs' first message, before its first columns; the server sent it at the start of
+the run, so that wait costs no latency (and is in a round in which the client waits for
+nothing else).
 
 What the honesty proof covers, precisely: data flow -- which values each process's
-computation depends on and that they crossed in frames of the booked size. The OT is not
-run: the preprocessing frame carries both labels of each of the client's wires in the clear
-(a real IKNP OT encrypts each pair so the client can open one), so the client could learn
-``Delta``; the garbled tables, the server's labels and the decoding bits are the real
-garbler's. Not carried: the garbling session's hash nonce (64 bits per activation layer,
-unbooked) is the public index of the layer, as in :mod:`.hegc` (each chunk's fresh ``Delta``
-keeps every tweak unique per ``Delta``).
+computation depends on and that they crossed in frames of the booked size. The garbled
+circuits' part is also confidential: the OT is run (semi-honest IKNP, base OTs in the
+3072-bit MODP group), so the client's process holds one label of each of its wires and a
+pseudorandom string in the other place (the wire test checks it from what the client's
+process received), and the server's process sees only the receiver columns; the garbled
+tables, the server's labels and the decoding bits are the real garbler's. Not carried: the
+garbling session's hash nonce (64 bits per activation layer, unbooked) is the public index
+of the layer, as in :mod:`.hegc` (each chunk's fresh ``Delta`` keeps every tweak unique per
+``Delta``).
 
 **The dealer process** is the simulation's ideal dealer: it runs the in-process protocol
 with the run's seed (so Delphi's masks are the simulation's draws) and sends each linear
@@ -77,10 +92,9 @@ oracle on the two shares, re-shared with a fresh mask, booked exactly as the cir
 
 Processes: three, the launcher's roles ``P0`` (the client), ``P1`` (the server) and
 ``dealer`` (no ``P2``). What is real: the processes, the sockets, the bytes of every booked
-message at its booked size, the rounds (causal depth), the garbled circuits and the wall
-time. What is simulated: the dealer (trusted: Delphi's HE preprocessing is not run; its
-ciphertexts are filler of their booked size) and the OT (label pairs in the clear, receiver
-columns as filler).
+message at its booked size, the rounds (causal depth), the garbled circuits, their OT
+(IKNP and its base OTs) and the wall time. What is simulated: the dealer (trusted: Delphi's
+HE preprocessing is not run; its ciphertexts are filler of their booked size).
 """
 
 from __future__ import annotations
@@ -108,6 +122,7 @@ from .delphi import (
 from .falcon import _fresh
 from .hegc import GarblerFrames, evaluate_frames, garble_frames, share_bits
 from .launch import checked_images, launch
+from .ot import WireOT
 from .transport import Wire, WireError
 
 __all__ = ["DELPHI_GC_FAMILIES", "ROLE_OF", "BROKEN", "GCParty", "run_plan", "delphi_gc_job"]
@@ -121,14 +136,18 @@ _PARTY_OF = {r: p for p, r in ROLE_OF.items()}
 #: (:func:`ppnn.wire.delphi.delphi_online_reading_client_share`); ``"server selects client
 #: labels"`` -- the garbler picks the client's active labels with its own copy of the
 #: client's share (the OT done by reading the client's input) and sends them in both places
-#: of each pair; ``"client encodes server share"`` -- the garbler sends the zero labels of
-#: its share's wires and the client selects the active ones with its own copy of the server's
-#: share (and ``Delta`` from a pair) instead of using the received labels
+#: of each pair (through the OT); ``"client encodes server share"`` -- the garbler sends the
+#: zero labels of its share's wires and the client selects the active ones with its own
+#: copy of the server's share and ``Delta`` from a pair instead of using the received labels
+#: (on the wire the real OT leaves the client no ``Delta`` either: the xor of its pair is
+#: its label and a pseudorandom string, so this step fails for that reason too; in one
+#: process, on the garbler's pairs, it gives the circuit's output)
 BROKEN = ("server reads client share", "server selects client labels",
           "client encodes server share")
 
 # the messages of Delphi's split (ppnn.he.gc.book_delphi_split) whose content the garbler
 # builds: the booked ``what`` -> the part of the garbler's frames it carries
+_COLUMNS = "IKNP OT: receiver columns (client's share fixed offline)"
 _PAIRS = "IKNP OT: 2 masked labels per bit"
 _TABLES = "garbled tables (2 per AND)"
 _MASK_LABELS = "labels of r"
@@ -151,14 +170,17 @@ class GCParty:
     me : ``"client"`` (the evaluator) or ``"server"`` (the garbler).
     garbage : the process's generator of garbage (the other party's output share).
     broken : None or one of :data:`BROKEN` (the GC's negative controls act here).
+    ot : the run's oblivious transfer (:class:`~ppnn.wire.ot.WireOT`, started); needed to
+        run a layer, not by :meth:`garble` and :meth:`evaluate`.
     """
 
-    def __init__(self, me: str, garbage: np.random.Generator, broken: str | None = None):
+    def __init__(self, me: str, garbage: np.random.Generator, broken: str | None = None,
+                 ot: WireOT | None = None):
         if me not in dgc.PARTIES:
             raise ValueError(f"me must be one of {dgc.PARTIES}, got {me!r}")
         if broken is not None and broken not in BROKEN:
             raise ValueError(f"broken must be None or one of {BROKEN}, got {broken!r}")
-        self.me, self.garbage, self.broken = me, garbage, broken
+        self.me, self.garbage, self.broken, self.ot = me, garbage, broken, ot
         self.layers = 0  # activation layers so far: the public hash nonce of the next one
         self.seconds = {"garble_s": 0.0, "evaluate_s": 0.0}  # this party's GC work
 
@@ -169,22 +191,33 @@ class GCParty:
         ``(z, r)`` garbage."""
         if not isinstance(ledger, WireLedger):
             raise TypeError(f"ledger must be a WireLedger, got {type(ledger).__name__}")
+        if self.ot is None:
+            raise WireError("a garbled layer on the wire needs the run's WireOT")
         c = gc_act.act_circuit(spec)
         n, nonce = cw.shape[0], self.layers
         self.layers += 1
         n_share = c.garbler_inputs.size - c.outputs.size
+        self.ot.before_columns()  # the first time: the base OTs' second message
         t0 = time.perf_counter()
         if self.me == "server":
             r = gc_act._random_mod(SecureRandom(), spec.modulus, n)  # as in process
             f = self.garble(c, spec, sw, r, nonce, cw)
             t = {"garble_s": time.perf_counter() - t0, "evaluate_s": 0.0}
-            with ledger.staged(_frames(f, n_share)):
+            cols = np.empty(c.evaluator_inputs.size * n * gcmod.KAPPA // 8, np.uint8)
+
+            def answers():  # the pairs masked as IKNP's answers to the received columns
+                self.ot.wire.settle(ROLE_OF["client"])  # the columns (read now)
+                return self.ot.answer(cols, f.pairs)
+
+            with ledger.staged({**_frames(f, n_share), _COLUMNS: cols, _PAIRS: answers}):
                 gc_act.book_gc(ledger, n, c, "delphi", dgc.PARTIES)
             z = gc_act._random_mod(self.garbage, spec.modulus, n)  # the client's: garbage
             return z, r, self._add(t)
+        batch = self.ot.columns(share_bits(cw, spec.k))  # IKNP's receiver: its share's bits
         f = GarblerFrames(*(np.empty(s, t) for s, t, _ in GarblerFrames.layout(c, n)))
-        with ledger.staged(_frames(f, n_share)):  # received into f by the round's end
-            gc_act.book_gc(ledger, n, c, "delphi", dgc.PARTIES)
+        with ledger.staged({**_frames(f, n_share), _COLUMNS: batch.columns}):
+            gc_act.book_gc(ledger, n, c, "delphi", dgc.PARTIES)  # received into f by the
+        f.pairs = self.ot.unmask(batch, f.pairs)  # round's end; its labels, else noise
         t0 = time.perf_counter()
         z = self.evaluate(c, spec, f, cw, nonce, sw)
         r = gc_act._random_mod(self.garbage, spec.modulus, n)  # the server's mask: garbage
@@ -271,11 +304,14 @@ def delphi_gc_job(wire: Wire, task: dict) -> dict:
     if me == "server":
         x = g.uniform(0.0, 1.0, task["x_shape"])
     led = WireLedger(dgc.PARTIES, wire, me)
-    gc = GCParty(me, g, broken)
+    ot = WireOT(wire, me, record=bool(task.get("record_ot")))
+    ot.start()  # the server's base-OT message leaves first
+    gc = GCParty(me, g, broken, ot)
     with reading_client_share(broken == "server reads client share"):
         out, _ = dgc.secure_inference(plan, x, _fresh(g), led,
                                       preprocess=_PartyMaterial(wire, me).masks, activation=gc)
-    return {"output": out if me == "client" else None, "ledger": led, "gc": gc.seconds}
+    return {"output": out if me == "client" else None, "ledger": led,
+            "gc": {**gc.seconds, "ot_s": ot.seconds}, "ot": ot.record}
 
 
 # -- the run ------------------------------------------------------------------------------
@@ -303,13 +339,17 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
              "P1": {"plan": plan.impl, "x_shape": x.shape, "broken": broken},
              "dealer": {"plan": plan, "x": x, "seed": seed}}
     launched = launch(delphi_gc_job, tasks, timeout=timeout, deadline=deadline)
-    timings = [("offline", "garbling", launched["P1"][0]["gc"]["garble_s"]),
-               ("online", "evaluation", launched["P0"][0]["gc"]["evaluate_s"])]
+    gc = {r: launched[r][0]["gc"] for r in ("P0", "P1")}
+    timings = [("offline", "garbling", gc["P1"]["garble_s"]),
+               ("offline", "oblivious transfer (both parties)",
+                gc["P0"]["ot_s"] + gc["P1"]["ot_s"]),
+               ("online", "evaluation", gc["P0"]["evaluate_s"])]
     prov = {"communication": "measured on a wire: client, server and dealer as processes "
             "over loopback TCP; ledger booked by both parties' processes and the dealer's "
             "in-process run (equal); garbled circuits real (tables, labels, decoding bits); "
-            "Delphi's HE ciphertexts and the OT receiver columns: zero filler of their booked "
-            "size; the OT answers: both labels of each client wire in the clear",
+            "the OT real (IKNP: the client's receiver columns and the server's answers in "
+            "their booked frames; 128 base OTs once per run, unbooked, in class 'unbooked "
+            "base OT'); Delphi's HE ciphertexts: zero filler of their booked size",
             "compute": "measured: the slower party's process (SPMD with garbage: each computes "
             "both parties' shares of the linear layers; the server garbles, the client "
             "evaluates)"}

@@ -293,8 +293,9 @@ def falcon_job(wire: Wire, task: dict) -> dict:
 
 # -- the two ways to run -------------------------------------------------------------------
 #: traffic classes the ledger does not book (inputs; the dealer's stand-in for counted HE;
-#: key material the in-process run does not book, e.g. SHE's tfhe-rs server key)
-_UNBOOKED = ("inputs", "offline ideal", "unbooked keys")
+#: key material the in-process run does not book, e.g. SHE's tfhe-rs server key; the base
+#: OTs of the garbled-circuit families' OT extension)
+_UNBOOKED = ("inputs", "offline ideal", "unbooked keys", "unbooked base OT")
 
 def wire_summary(ledger, launched) -> dict:
     """Ledger vs wire: bytes per class (the ledger's booked bits / 8, the frames' payload
@@ -309,6 +310,7 @@ def wire_summary(ledger, launched) -> dict:
         "inputs": [],
         "offline ideal": [],
         "unbooked keys": [],
+        "unbooked base OT": [],
     }
     out: dict = {"classes": {}}
     for c in CLASSES:

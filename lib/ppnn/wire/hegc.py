@@ -25,14 +25,21 @@ the in-process run does, and changing only where values come from:
 * **Garbled ReLU (+ max-pool, rescale, clip), real.** The server garbles the circuit of
   :func:`ppnn.protocols.gc_act.act_circuit` (half-gates, free-XOR, fixed-key AES) with its
   share and its fresh output mask ``r`` (OS CSPRNG) as garbler inputs; the client evaluates
-  it from what it received. The two booked messages: the client's IKNP receiver columns
-  (zero filler: the OT extension is not run) and the server's "OT answers, tables, labels"
-  frame, which holds exactly the booked bits: for each of the client's input wires the two
-  128-bit labels ``(W0, W0 ^ Delta)`` in the place of the OT's two ciphertexts, the garbled
-  tables (two 128-bit rows per AND gate), the active labels of the server's share and
-  mask, and the decoding bits. The client picks the label of its own bit from each pair.
-  The two halves, :func:`garble_frames` and :func:`evaluate_frames`, also run Delphi +
-  GC's garbled ReLU (:mod:`.delphi_gc`), which sends the same parts as five messages.
+  it from what it received. The client gets the labels of its input bits by a real IKNP
+  OT extension (:mod:`ppnn.he.ot`, run by :class:`~ppnn.wire.ot.WireOT`) in the two booked
+  messages: the client's IKNP receiver columns (``kappa = 128`` bits per input bit, its
+  booked size) and the server's "OT answers, tables, labels" frame, which holds exactly the
+  booked bits: for each of the client's input wires the two IKNP answers (the labels
+  ``(W0, W0 ^ Delta)`` each masked with a hash of the OT's correlation, 2 x 128 bits), the
+  garbled tables (two 128-bit rows per AND gate), the active labels of the server's share
+  and mask, and the decoding bits. The client unmasks the answer of its own bit; the other
+  stays pseudorandom to it, so it learns one label per wire and not ``Delta``. The 128 base
+  OTs the extension needs run once per run: the server's first message (128 group elements,
+  49,152 bytes) leaves before anything else and the client's reply (384 bytes) goes right
+  before its first columns, in the unbooked class ``unbooked base OT`` (the ledger amortises
+  base OTs away); no round and no wait is added. The two halves, :func:`garble_frames` and
+  :func:`evaluate_frames`, also run Delphi + GC's garbled ReLU (:mod:`.delphi_gc`), which
+  sends the same parts as five messages.
 * **Output.** The server sends its share of the logits (20 bits per element); the client
   adds its own. The ledger books it one round after the last ``[y - r]_C``, but it is the
   server's last mask plus its bias and depends on nothing the server receives after
@@ -52,19 +59,21 @@ What the honesty proof covers on the slot simulator, precisely: the simulated ci
 the clear and the returned frame carries ``y - r``. The proof shows *data flow* -- which
 values each process's computation depends on and that they crossed in frames of the booked
 size -- not *confidentiality*: a server process could read the client's input out of the
-frame, which real BFV prevents (and the proof does not show that it does). The same holds
-for the garbled circuit's OT: the frame carries both labels of each of the client's wires
-in the clear (a real IKNP OT encrypts each pair so the client can open one), so the client
-could learn ``Delta``; the garbled tables, the server's labels and the decoding bits are
-the real garbler's. Not carried: the garbling session's hash nonce (64 bits per activation
-layer, unbooked) is here the public index of the layer (each chunk's fresh ``Delta`` keeps
-every tweak unique per ``Delta``, which is what the hash's proof needs).
+frame, which real BFV prevents (and the proof does not show that it does). The garbled
+circuit's part is confidential as well as real: the OT is run (semi-honest IKNP, base OTs
+in the 3072-bit MODP group), so the client's process holds one label of each of its wires
+and a pseudorandom string in the other place (the wire test checks it from what the
+client's process received), and the server's process sees only the receiver columns; the
+garbled tables, the server's labels and the decoding bits are the real garbler's. Not
+carried: the garbling session's hash nonce (64 bits per activation layer, unbooked) is
+here the public index of the layer (each chunk's fresh ``Delta`` keeps every tweak unique
+per ``Delta``, which is what the hash's proof needs).
 
 Processes: the launcher's ``P0`` (client) and ``P1`` (server), the only roles started
 (HE-GC has no dealer). What is real: the processes, the sockets, the bytes of every
-booked message at its booked size, the rounds (causal depth), the garbled circuits and the
-wall time. What is simulated: BFV (slot simulator: ciphertexts are slot vectors plus
-filler; same counts and sizes as SEAL), the OT (both labels in the clear), the flooding
+booked message at its booked size, the rounds (causal depth), the garbled circuits, their
+OT (IKNP and its base OTs) and the wall time. What is simulated: BFV (slot simulator:
+ciphertexts are slot vectors plus filler; same counts and sizes as SEAL), the flooding
 (changes no slot value; its noise is modelled). With ``backend="real"`` BFV is SEAL's, the
 secret key in the client's process and the server with the public and Galois keys only
 (:mod:`.hegc_seal`, through the hooks :meth:`_Party.galois_keys`, :meth:`_Party.ciphertexts`
@@ -89,6 +98,7 @@ from ppnn.protocols.gala.network import quantize_input
 from ppnn.protocols.gala.protocol import check_plain_modulus
 
 from .launch import checked_images, launch
+from .ot import WireOT
 from .transport import Wire, WireError
 
 __all__ = ["HEGC_FAMILIES", "ROLE_OF", "BROKEN", "run_plan", "hegc_job", "GarblerFrames",
@@ -109,6 +119,8 @@ CHUNK = 1024  # instances per garbling (each its own Delta), as gc_act.garbled_a
 
 class _Party:
     """One party's process: its wire, its ledger's round offset and its broken step."""
+
+    ot: WireOT | None = None  # the run's oblivious transfer (set by hegc_job)
 
     def __init__(self, wire: Wire, me: str, broken: str | None):
         self.wire, self.me, self.broken = wire, me, broken
@@ -212,7 +224,10 @@ class GarblerFrames:
     of 64-bit words (a 128-bit label is two):
 
     * ``pairs`` ``(evaluator inputs, n, 2, 2)``: both labels ``(W0, W0 ^ Delta)`` of each
-      evaluator input wire, in the place of the OT's two ciphertexts (the OT is not run);
+      evaluator input wire (the garbler's side; on the wire they cross as the IKNP OT's two
+      masked strings, :meth:`ppnn.he.ot.IKNPSender.answer`, and the evaluator's copy holds
+      the answers unmasked with its pads: its label where its bit is, a pseudorandom string
+      in the other place, :meth:`ppnn.he.ot.ReceiverBatch.unmask`);
     * ``tables`` ``(AND gates, n, 2, 2)``: the half-gates rows ``(T_G, T_E)``;
     * ``labels`` ``(garbler inputs, n, 2)``: the active labels of the garbler's inputs (its
       share, then its output mask ``r``);
@@ -269,8 +284,9 @@ def garble_frames(c: gcmod.Circuit, garbler_bits: np.ndarray, nonce: int,
 def evaluate_frames(c: gcmod.Circuit, f: GarblerFrames, evaluator_bits: np.ndarray,
                     nonce: int, chunk: int = CHUNK) -> np.ndarray:
     """The evaluator's half, from what it received: picks the label of its bit from each
-    pair (``evaluator_bits``: ``(evaluator inputs, n)`` 0/1), evaluates chunk by chunk with
-    the garbler's tweaks and decodes; returns the output bits ``(outputs, n)``."""
+    pair (``evaluator_bits``: ``(evaluator inputs, n)`` 0/1; the pairs as the OT left them:
+    only the place of its bit holds a label), evaluates chunk by chunk with the garbler's
+    tweaks and decodes; returns the output bits ``(outputs, n)``."""
     n = f.tables.shape[1]
     evaluator_bits = np.asarray(evaluator_bits)
     if evaluator_bits.shape != (c.evaluator_inputs.size, n):
@@ -300,25 +316,38 @@ def share_bits(shares: np.ndarray, k: int) -> np.ndarray:
 # -- one garbled activation layer (gc_act.garbled_activation, split by party) --------------
 def _activation(party: _Party, spec, cw, sw, led: Ledger, nonce: int):
     """The server garbles with its share ``sw`` and a fresh mask ``r``, the client
-    evaluates with its share ``cw`` on what it received; returns ``(z, r, seconds)``."""
+    evaluates with its share ``cw`` on what it received; the client's labels come by the
+    IKNP OT (:class:`~ppnn.wire.ot.WireOT`: its receiver columns, then the garbler's pairs
+    as the OT's answers in the booked frame). Returns ``(z, r, seconds)``."""
     c = gc_act.act_circuit(spec)
     n = cw.shape[0]
     gc_act.book_gc(led, n, c, "online", hg.PARTIES)
     ot_cols, answers = led.messages[-2], led.messages[-1]
-    party.filler(ot_cols)  # the client's IKNP receiver columns (the OT is not run)
+    cols_layout = [((ot_cols.bits // 8,), np.dtype(np.uint8), 8)]  # kappa bits per OT
     layout = GarblerFrames.layout(c, n)
     g, t0 = party.wire.garbage, time.perf_counter()
+    ot0 = party.ot.seconds
+    party.ot.before_columns()  # the first time: the base OTs' second message
     if party.me == "server":  # the garbler
         r = gc_act._random_mod(np.random.default_rng(np.random.SeedSequence()),
                                spec.modulus, n)  # fresh OS entropy, as the real GC's mask
         gb_bits = np.concatenate([share_bits(sw, spec.k), gcmod.bits_of(r, spec.k)])
-        party.cross(answers, garble_frames(c, gb_bits, nonce).parts(), layout)
+        f = garble_frames(c, gb_bits, nonce)  # while the client's columns travel
+        t = time.perf_counter() - t0
+        (cols,) = party.cross(ot_cols, None, cols_layout)
+        f.pairs = party.ot.answer(cols, f.pairs)  # the pairs masked: IKNP's answers
+        party.cross(answers, f.parts(), layout)
         z = gc_act._random_mod(g, spec.modulus, n)  # the client's share: garbage here
-        return z, r, {"garble_s": time.perf_counter() - t0, "evaluate_s": 0.0}
-    f = GarblerFrames(*party.cross(answers, None, layout))  # the evaluator
+        return z, r, {"garble_s": t, "evaluate_s": 0.0, "ot_s": party.ot.seconds - ot0}
+    batch = party.ot.columns(share_bits(cw, spec.k))  # the evaluator: IKNP's receiver
+    party.cross(ot_cols, [(batch.columns, 8)], cols_layout)
+    f = GarblerFrames(*party.cross(answers, None, layout))
+    f.pairs = party.ot.unmask(batch, f.pairs)  # its label where its bit is, else noise
+    t1 = time.perf_counter()
     out = evaluate_frames(c, f, share_bits(cw, spec.k), nonce)
     r = gc_act._random_mod(g, spec.modulus, n)  # the server's mask: garbage here
-    return gcmod.from_bits(out), r, {"garble_s": 0.0, "evaluate_s": time.perf_counter() - t0}
+    return gcmod.from_bits(out), r, {"garble_s": 0.0, "evaluate_s": time.perf_counter() - t1,
+                                     "ot_s": party.ot.seconds - ot0}
 
 
 # -- one image (hegc.secure_inference, split by party) -------------------------------------
@@ -328,7 +357,7 @@ def _inference(party: _Party, plan: hg.HEGCPlan, x, he, method, rng, led: Ledger
     a = quantize_input(x[None], plan.f_x)[0]  # server's process: a garbage image's
     a_srv = None
     shares = None
-    t = {"garble_s": 0.0, "evaluate_s": 0.0}
+    t = {"garble_s": 0.0, "evaluate_s": 0.0, "ot_s": 0.0}
     acts = 0
     for st in plan.steps:
         if st.kind == "linear":
@@ -349,8 +378,7 @@ def _inference(party: _Party, plan: hg.HEGCPlan, x, he, method, rng, led: Ledger
                 z, r, tg = _activation(party, st.spec, cw.reshape(-1, st.spec.m),
                                        sw.reshape(-1, st.spec.m), led, acts)
             acts += 1
-            t["garble_s"] += tg["garble_s"]
-            t["evaluate_s"] += tg["evaluate_s"]
+            t = {k: v + tg[k] for k, v in t.items()}
             a = (z.astype(np.int64) % p).reshape(out_shape)
             a_srv = (r.astype(np.int64) % p).reshape(out_shape)
         else:
@@ -400,9 +428,11 @@ def hegc_job(wire: Wire, task: dict) -> dict:
     else:
         x, rng = task["x"], _fresh(g)  # the server's masks: garbage in the client's process
     party = _Party(wire, me, task.get("broken"))
+    party.ot = WireOT(wire, me, record=bool(task.get("record_ot")))
+    party.ot.start()  # the server's base-OT message leaves first
     he = fam.he_backend(plan)
     ledger, logits = Ledger(hg.PARTIES), []
-    secs = {"garble_s": 0.0, "evaluate_s": 0.0}
+    secs = {"garble_s": 0.0, "evaluate_s": 0.0, "ot_s": 0.0}
     for i in range(len(x)):
         led = Ledger(hg.PARTIES)
         z, t = _inference(party, plan.impl["plan"], x[i], he, fam.method, rng, led)
@@ -410,7 +440,7 @@ def hegc_job(wire: Wire, task: dict) -> dict:
         logits.append(z[0])
         secs = {k: secs[k] + t[k] for k in secs}
     return {"output": np.stack(logits) if me == "client" else None, "ledger": ledger,
-            "gc": secs}
+            "gc": secs, "ot": party.ot.record}
 
 
 # -- the run ------------------------------------------------------------------------------
@@ -453,15 +483,18 @@ def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = N
         raise WireError("the server's process booked a different ledger than the client's")
     summary = wire_summary(led, launched)
     seconds = max(summary["party seconds"][r] for r in ("P0", "P1"))
+    ot_s = server["gc"]["ot_s"] + client["gc"]["ot_s"]
     timings = pd.DataFrame([("online", "garbling", server["gc"]["garble_s"]),
                             ("online", "evaluation", client["gc"]["evaluate_s"]),
+                            ("online", "oblivious transfer (both parties)", ot_s),
                             ("online", "input, all layers, output", seconds)],
                            columns=["phase", "layer", "seconds"])
     prov = {"communication": "measured on a wire: client and server as processes over "
             "loopback TCP (two processes); ledger booked by both processes (equal); "
             "simulated ciphertexts: their slot values in frames of the booked size, zero "
-            "filler after; Galois keys and OT receiver columns: zero filler; the OT answers: "
-            "both labels of each client wire in the clear",
+            "filler after; Galois keys: zero filler; the OT real (IKNP: the client's receiver "
+            "columns and the server's answers in their booked frames; 128 base OTs once per "
+            "run, unbooked, in class 'unbooked base OT')",
             "compute": "measured: the slower party's process (SPMD with garbage: each runs "
             "every HE operation of the simulator; the server garbles, the client evaluates)"}
     return Result(plan.family, "sim", np.asarray(client["output"]), led, timings, prov,

@@ -22,7 +22,9 @@ arrive from outside) and ``offline ideal`` (not booked either: the dealer's stan
 offline computation the simulation counts but does not run -- the result of Delphi's HE,
 :mod:`ppnn.wire.delphi`) and ``unbooked keys`` (key material the in-process ledger does not
 book, sent as its real serialized bytes: SHE's tfhe-rs server key, :mod:`ppnn.wire.she`; its
-receiver takes the length the frame states, :meth:`Wire.recv_bytes`). Per class and direction
+receiver takes the length the frame states, :meth:`Wire.recv_bytes`) and ``unbooked base OT``
+(the base OTs of the garbled-circuit families' IKNP OT, once per run: the ledger amortises
+them away, :mod:`ppnn.wire.ot`). Per class and direction
 the wire counts frames, booked bits, payload bytes and wire bytes (payload and headers).
 
 **Measured rounds.** An online frame carries its causal depth: one more than the depth its
@@ -65,7 +67,7 @@ __all__ = ["Wire", "WireError", "WireTimeout", "ROLES", "CLASSES", "Traffic", "c
 
 ROLES = ("P0", "P1", "P2", "dealer")
 CLASSES = ("online", "offline dealer", "offline setup", "inputs", "offline ideal",
-           "unbooked keys")
+           "unbooked keys", "unbooked base OT")
 _HELLO = 17  # 16 bytes of the run's token and the connecting role's index
 
 
