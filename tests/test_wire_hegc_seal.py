@@ -187,6 +187,19 @@ def test_galois_keys_cross_as_their_measured_serialization(runs, fam):
 
 
 @pytest.mark.parametrize("fam", FAMILIES)
+def test_on_real_seal_the_garbled_circuits_ot_is_real_too(runs, fam):
+    """The same IKNP OT as on the simulator: its base OTs cross once per run, unbooked."""
+    from ppnn.he import ot
+    from ppnn.wire.framing import HEADER_BYTES
+
+    _, res = runs[fam]
+    b = res.extra["wire"]["classes"]["unbooked base OT"]
+    assert b["frames"] == 2 and b["payload bytes"] == ot.BASE_REQUEST_BYTES + ot.BASE_REPLY_BYTES
+    assert b["wire bytes"] == b["payload bytes"] + 2 * HEADER_BYTES
+    assert "oblivious transfer (both parties)" in set(res.timings["layer"])
+
+
+@pytest.mark.parametrize("fam", FAMILIES)
 def test_no_party_waits_twice_in_a_round_on_real_seal(runs, fam):
     ref, res = runs[fam]
     w = res.extra["wire"]

@@ -49,8 +49,8 @@ So the server's process never holds a key that decrypts; the client's logits equ
 in-process run's with the same seed (GAZELLE's and GALA's result is exact arithmetic mod p:
 real SEAL decrypts to the simulator's slot values while the noise stays within the budget
 the plan's parameters were chosen for), which shows that the server computed on the
-client's ciphertexts and the client on the server's returned ones. The garbled circuits, the
-OT's stand-in and the logits' share are :mod:`.hegc`'s, unchanged. Both processes run every
+client's ciphertexts and the client on the server's returned ones. The garbled circuits, their
+real OT (IKNP) and the logits' share are :mod:`.hegc`'s, unchanged. Both processes run every
 HE operation (the client's on garbage weights, as on the simulator), so a run costs about
 twice the server's SEAL time in CPU: small networks only.
 """
@@ -70,6 +70,7 @@ from ppnn.protocols import hegc as hg
 
 from . import hegc
 from .launch import checked_images, launch
+from .ot import WireOT
 from .transport import Wire, WireError
 
 __all__ = ["run_plan", "hegc_seal_job", "KEY_LIMIT", "residue_layout", "residue_parts",
@@ -208,8 +209,10 @@ def hegc_seal_job(wire: Wire, task: dict) -> dict:
         raise WireError("SEAL's parameters differ from the plan's (plaintext prime or "
                         "ciphertext size)")
     party = _SealParty(wire, me, task.get("broken"))
+    party.ot = WireOT(wire, me)
+    party.ot.start()  # the server's base-OT message leaves first
     ledger, logits = Ledger(hg.PARTIES), []
-    secs = {"garble_s": 0.0, "evaluate_s": 0.0}
+    secs = {"garble_s": 0.0, "evaluate_s": 0.0, "ot_s": 0.0}
     t0 = time.perf_counter()
     for i in range(len(x)):
         led = Ledger(hg.PARTIES)
@@ -270,6 +273,8 @@ def run_plan(plan, x, seed=0, *, timeout: float | None = None,
     seconds = max(summary["party seconds"][r] for r in ("P0", "P1"))
     timings = pd.DataFrame([("online", "garbling", server["gc"]["garble_s"]),
                             ("online", "evaluation", client["gc"]["evaluate_s"]),
+                            ("online", "oblivious transfer (both parties)",
+                             server["gc"]["ot_s"] + client["gc"]["ot_s"]),
                             ("online", "input, all layers, output", seconds)],
                            columns=["phase", "layer", "seconds"])
     he = hg.HE_PARAMS["secure"]
@@ -283,8 +288,8 @@ def run_plan(plan, x, seed=0, *, timeout: float | None = None,
             "booked size); Galois keys: SEAL's seeded serialization, frames of their measured "
             "size in place of the booked ones; encryption parameters and public key: "
             "serialized, in the unbooked class 'unbooked keys' (no secret key leaves the "
-            "client's process); garbled circuits and the OT's stand-in as with "
-            "backend='sim' (ppnn.wire.hegc)",
+            "client's process); garbled circuits and their OT (IKNP, 128 base OTs once per "
+            "run in class 'unbooked base OT') as with backend='sim' (ppnn.wire.hegc)",
             "compute": "measured on SEAL: the server's process evaluates with the public and "
             "Galois keys only (SealPublicBFV: no secret key, decryption refused); the "
             "client's encrypts, decrypts and runs the same HE steps on garbage weights "
