@@ -333,9 +333,10 @@ def _relu_reasons(cpp: pd.DataFrame) -> dict[tuple[str, str], str]:
     k, bp = 32, F.Zp(37).bits
     full5 = k * int(sent5.sum())  # the k-fold send it should make
     step5 = (f"the C++ code's PARALLEL branch (src/globals.h: PARALLEL true) sends `size` of "
-             f"the size*BIT_SIZE products it computed, so 31 of the 32 positions of every "
-             f"comparison get a zero share (its private compare is wrong); its non-parallel "
-             f"branch would send {full5} bits ({k} x 8 x 3). Ours: {k} positions x {bp} bits x "
+             f"the size*BIT_SIZE products it computed, so every comparison but the first "
+             f"size/32 gets a zero share at all 32 positions (its private compare is wrong once "
+             f"the preprocessing is not all zeros: benchmarks/README.md); its non-parallel "
+             f"branch sends {full5} bits ({k} x 8 x 3). Ours: {k} positions x {bp} bits x "
              f"3 (position 0 of our {k + 1} is local; Z_37 needs {bp} bits, not a byte)")
     return {
         (RELU_STEPS[1], "semi-honest"): step5,
