@@ -444,6 +444,23 @@ def hegc_job(wire: Wire, task: dict) -> dict:
 
 
 # -- the run ------------------------------------------------------------------------------
+def launch_pair(job, plan, x, seed: int, broken, timeout, deadline):
+    """Start ``job`` as the client (``P0``: the image, the plan with garbage weights and
+    biases, :func:`_garbage_plan`) and the server (``P1``: the plan, the image's shape, the
+    seed of its masks); returns ``(launched, client's result, server's result, ledger)``
+    after checking that both processes booked the same ledger."""
+    g = np.random.default_rng(np.random.SeedSequence())
+    client_plan = dataclasses.replace(
+        plan, impl={**plan.impl, "plan": _garbage_plan(plan.impl["plan"], g)})
+    tasks = {"P0": {"plan": client_plan, "x": x, "broken": broken},
+             "P1": {"plan": plan, "x_shape": x.shape, "seed": seed, "broken": broken}}
+    launched = launch(job, tasks, timeout=timeout, deadline=deadline)
+    client, server = launched["P0"][0], launched["P1"][0]
+    if server["ledger"].messages != client["ledger"].messages:
+        raise WireError("the server's process booked a different ledger than the client's")
+    return launched, client, server, client["ledger"]
+
+
 def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = None,
              deadline: float | None = 600.0, broken: str | None = None):
     """``ppnn.run(plan, x, seed, backend, transport="tcp")`` for ``gazelle_gc`` /
@@ -471,16 +488,8 @@ def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = N
     if isinstance(seed, np.random.Generator):
         raise TypeError("wire mode of the HE-GC families takes an int seed (it crosses to the "
                         "server's process)")
-    g = np.random.default_rng(np.random.SeedSequence())
-    client_plan = dataclasses.replace(
-        plan, impl={**plan.impl, "plan": _garbage_plan(plan.impl["plan"], g)})
-    tasks = {"P0": {"plan": client_plan, "x": x, "broken": broken},
-             "P1": {"plan": plan, "x_shape": x.shape, "seed": seed, "broken": broken}}
-    launched = launch(hegc_job, tasks, timeout=timeout, deadline=deadline)
-    client, server = launched["P0"][0], launched["P1"][0]
-    led = client["ledger"]
-    if server["ledger"].messages != led.messages:
-        raise WireError("the server's process booked a different ledger than the client's")
+    launched, client, server, led = launch_pair(hegc_job, plan, x, seed, broken, timeout,
+                                                deadline)
     summary = wire_summary(led, launched)
     seconds = max(summary["party seconds"][r] for r in ("P0", "P1"))
     ot_s = server["gc"]["ot_s"] + client["gc"]["ot_s"]

@@ -57,7 +57,6 @@ twice the server's SEAL time in CPU: small networks only.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 
 import numpy as np
@@ -69,7 +68,7 @@ from ppnn.he.bfv.seal_coeffs import ciphertext_from_coeffs, read_coeffs
 from ppnn.protocols import hegc as hg
 
 from . import hegc
-from .launch import checked_images, launch
+from .launch import checked_images
 from .ot import WireOT
 from .transport import Wire, WireError
 
@@ -257,16 +256,8 @@ def run_plan(plan, x, seed=0, *, timeout: float | None = None,
         raise ValueError(f"{plan.family}: real SEAL across processes runs the flooded "
                          "families only")
     timeout = 600.0 if timeout is None else timeout
-    g = np.random.default_rng(np.random.SeedSequence())
-    client_plan = dataclasses.replace(
-        plan, impl={**plan.impl, "plan": hegc._garbage_plan(plan.impl["plan"], g)})
-    tasks = {"P0": {"plan": client_plan, "x": x, "broken": broken},
-             "P1": {"plan": plan, "x_shape": x.shape, "seed": seed, "broken": broken}}
-    launched = launch(hegc_seal_job, tasks, timeout=timeout, deadline=deadline)
-    client, server = launched["P0"][0], launched["P1"][0]
-    led = client["ledger"]
-    if server["ledger"].messages != led.messages:
-        raise WireError("the server's process booked a different ledger than the client's")
+    launched, client, server, led = hegc.launch_pair(hegc_seal_job, plan, x, seed, broken,
+                                                     timeout, deadline)
     if server["keys"] != client["keys"]:
         raise WireError("the processes saw different Galois key messages")
     summary = wire_summary(led, launched)
