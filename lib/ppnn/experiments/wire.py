@@ -10,6 +10,9 @@ processes over real sockets -- on plain loopback and on shaped links (:mod:`ppnn
   one the pipeline measured before any notebook started (``python -m ppnn.reproduce`` runs
   :func:`main` first, alone on the machine, so no other kernel's load is in the timings),
   or measured live when this run has none.
+* :func:`key_separation` -- the real backends across processes (GALA on SEAL, SwaNN on
+  Paillier), the secret key in the client's process only: one image each, what each
+  process held.
 * :func:`save_and_show` -- writes ``tables/overview_wire.md`` (which REPORT.md includes) and
   ``tables/overview_wire_timings.csv``, and shows the table.
 * ``python -m ppnn.experiments.wire [--quick] [--out CSV]`` -- the pipeline's step.
@@ -134,6 +137,66 @@ def measured_vs_projected(quick: bool, seed: int = 0) -> pd.DataFrame:
         print(f"read {p.name}: measured by the pipeline before the notebooks ran")
         return pd.read_csv(p, dtype=object, keep_default_na=False)
     return measure_all(quick, seed)
+
+
+#: the families whose real backend crosses processes in seconds on MiniONN, shown in
+#: 00_overview (SHE on tfhe-rs takes ms per bootstrapped gate: tests run it on a tiny network)
+KEY_SEPARATION_FAMILIES = ("gala_gc", "swann_cs")
+
+
+def key_separation(seed: int = 0, model: str = "minionn_mnist") -> pd.DataFrame:
+    """One image of ``model`` through each of :data:`KEY_SEPARATION_FAMILIES` with
+    ``backend="real"`` in wire mode (loopback): the secret key in the client's process only.
+    One row per family: whether the logits equal the in-process run, which key object each
+    process held, what the server's process got when it tried to decrypt (SEAL) or would get
+    (Paillier: a stand-in that raises when read), the bytes of one ciphertext on the wire and
+    booked, the key material that crossed, and the wall time (one run, loopback)."""
+    import numpy as np
+
+    import ppnn
+    from ppnn.wire.timing import _plan
+
+    rows = []
+    for fam in KEY_SEPARATION_FAMILIES:
+        plan, x = _plan(fam, model, 1)
+        ref = ppnn.run(plan, x, seed)
+        res = ppnn.run(plan, x, seed, backend="real", transport="tcp")
+        same = bool(np.array_equal(res.logits, ref.logits))
+        if fam == "gala_gc":
+            info = res.extra["seal"]
+            rows.append({
+                "family": fam, "backend": "BFV on SEAL (TenSEAL), N = 8192",
+                "logits = in-process": same,
+                "client's process": ("secret key (SEAL's SecretKey)"
+                                     if info["client_holds_secret_key"] else "no secret key"),
+                "server's process": info["server_backend"] + (
+                    " (public and Galois keys)" if not info["server_holds_secret_key"]
+                    else " WITH the secret key"),
+                "server decrypting": info["server_decrypt"],
+                "ciphertext bytes (wire)": info["ciphertext_bytes"],
+                "ciphertext bytes (booked)": 2 * 8192 * plan.info["log2_q"] // 8,
+                "keys sent (wire)": (f"{info['galois_key_bytes_serialized']:,} B Galois keys + "
+                                     f"{info['public_key_bytes']:,} B public key"),
+                "keys booked": f"{info['galois_key_bytes_booked']:,} B Galois keys",
+                "wall s": round(res.extra["wire"]["seconds"], 2)})
+        else:
+            info = res.extra["swann"]
+            client = next(v for v in info.values() if v["party"] == "client")
+            server = next(v for v in info.values() if v["party"] == "server")
+            sent = client["ciphertexts"]["sent"]
+            n_bits = plan.info["key_bits"]
+            rows.append({
+                "family": fam, "backend": f"Paillier (phe + gmpy2), {n_bits}-bit N",
+                "logits = in-process": same,
+                "client's process": f"secret key ({client['secret key']})",
+                "server's process": f"public key, {server['secret key']} for the secret key",
+                "server decrypting": "NotHeld raises KeyNotHeldError when read",
+                "ciphertext bytes (wire)": sent["payload bytes"] // max(sent["ciphertexts"], 1),
+                "ciphertext bytes (booked)": 2 * n_bits // 8,
+                "keys sent (wire)": "none (the launcher gives every process the public N)",
+                "keys booked": "none",
+                "wall s": round(res.extra["wire"]["seconds"], 2)})
+    return pd.DataFrame(rows)
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
