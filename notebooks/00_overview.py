@@ -517,7 +517,7 @@ display(Image(filename=str(png)))
 #
 # One MNIST image each, on loopback, with the logits compared against the in-process run.
 # (SHE on tfhe-rs does the same in the tests, on a tiny network: several ms per
-# bootstrapped gate is too slow for MiniONN here.)
+# [bootstrapped gate](../GLOSSARY.md#tfhe-gate-bootstrapping) is too slow for MiniONN here.)
 
 # %%
 real_keys = wire_exp.key_separation(SEED)
