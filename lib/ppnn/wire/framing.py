@@ -79,30 +79,38 @@ def _bit_string(a: np.ndarray, bits: int) -> np.ndarray:
 
 
 def _pack_narrow(a: np.ndarray, bits: int) -> np.ndarray:
-    """The bit string of ``a`` (``bits`` <= 8 per element, LSB first) as bytes, the last one
-    padded with zeros: 8 elements fill ``bits`` bytes, so each group of 8 is one uint64."""
+    """The bit string of ``a`` (``bits`` < 8 per element, LSB first) as bytes, the last one
+    padded with zeros: 8 elements fill ``bits`` bytes. Byte ``j`` of a group of 8 gathers the
+    (at most two) elements whose bits fall in it, one column at a time in 16-bit lanes (the
+    part of an element past its byte is ORed into the next one explicitly): byte-wide work,
+    no 64-bit words per element."""
     n = a.size
     groups = -(-n // 8)
-    v = np.zeros(groups * 8, dtype=np.uint64)
-    v[:n] = a
-    v = v.reshape(groups, 8)
-    word = v[:, 0].copy()
-    for j in range(1, 8):
-        word |= v[:, j] << np.uint64(j * bits)
-    raw = word.astype("<u8").view(np.uint8).reshape(groups, 8)[:, :bits]
-    return raw.reshape(-1)[:-(-n * bits // 8)]
+    v = np.zeros((groups, 8), dtype=np.uint16)
+    v.reshape(-1)[:n] = a
+    out = np.zeros((groups, bits), dtype=np.uint16)
+    for e in range(8):
+        j, s = divmod(e * bits, 8)
+        out[:, j] |= v[:, e] << np.uint16(s)
+        if s + bits > 8:
+            out[:, j + 1] |= v[:, e] >> np.uint16(8 - s)
+    return out.astype(np.uint8).reshape(-1)[:-(-n * bits // 8)]
 
 
 def _unpack_narrow(raw: np.ndarray, n: int, bits: int) -> np.ndarray:
-    """Inverse of :func:`_pack_narrow`: ``n`` elements (uint64) from the bytes ``raw``."""
+    """Inverse of :func:`_pack_narrow`: ``n`` elements (uint8) from the bytes ``raw``."""
     groups = -(-n // 8)
-    words = np.zeros((groups, 8), dtype=np.uint8)
     flat = np.zeros(groups * bits, dtype=np.uint8)
     flat[:raw.size] = raw
-    words[:, :bits] = flat.reshape(groups, bits)
-    word = words.view("<u8")  # (groups, 1)
-    shifts = np.arange(8, dtype=np.uint64) * np.uint64(bits)
-    vals = (word >> shifts) & np.uint64((1 << bits) - 1)
+    w = flat.reshape(groups, bits)
+    vals = np.empty((groups, 8), dtype=np.uint8)
+    mask = np.uint8((1 << bits) - 1)
+    for e in range(8):
+        j, s = divmod(e * bits, 8)
+        x = w[:, j] >> np.uint8(s)
+        if s + bits > 8:
+            x |= w[:, j + 1] << np.uint8(8 - s)
+        vals[:, e] = x & mask
     return vals.reshape(-1)[:n]
 
 
