@@ -190,7 +190,7 @@ def key_separation(seed: int = 0, model: str = "minionn_mnist") -> pd.DataFrame:
                 "logits = in-process": same,
                 "client's process": f"secret key ({client['secret key']})",
                 "server's process": f"public key, {server['secret key']} for the secret key",
-                "server decrypting": "NotHeld raises KeyNotHeldError when read",
+                "server decrypting": "refused: NotHeld raises when read (no secret key)",
                 "ciphertext bytes (wire)": sent["payload bytes"] // max(sent["ciphertexts"], 1),
                 "ciphertext bytes (booked)": 2 * n_bits // 8,
                 "keys sent (wire)": "none (the launcher gives every process the public N)",
