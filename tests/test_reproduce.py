@@ -169,7 +169,10 @@ def test_a_kernel_waiting_for_a_model_another_process_trains_is_not_called_hung(
         "    print('got the model')\n")))
     (project / "notebooks" / "02_plain.py").unlink()
     monkeypatch.setattr(reproduce, "CELL_TIMEOUT", 600)
-    monkeypatch.setattr(reproduce, "KERNEL_IDLE_LIMIT", 2)
+    # 5 s: well below the 10 s the kernel waits for the lock (without the exemption the watch
+    # would kill it), well above the couple of idle seconds a kernel may spend outside any cell
+    # on a busy machine (a 2 s limit killed one once it had finished its only cell)
+    monkeypatch.setattr(reproduce, "KERNEL_IDLE_LIMIT", 5)
     held, release = threading.Event(), threading.Event()
 
     def trainer():  # this process "trains" the model for 10 s
