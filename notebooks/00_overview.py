@@ -524,7 +524,7 @@ real_keys = wire_exp.key_separation(SEED)
 display(real_keys.set_index("family").T)
 
 # %% [markdown]
-# Ciphertexts cross at exactly their booked size. SEAL's Galois keys cross as SEAL's own
+# The online messages, ciphertexts included, cross at their booked size. SEAL's Galois keys cross as SEAL's own
 # seeded serialization, about 0.6 of the size the ledger books (2 × N × log q bits per key
 # part); the public key crosses too, unbooked. The logits equal the in-process run's, so the
 # simulators the tables count with compute what the real schemes compute.

@@ -19,7 +19,7 @@ from ppnn.protocols import gc_act
 from ppnn.wire import HEADER_BYTES
 from ppnn.wire.hegc import BROKEN, hegc_job, run_plan
 from ppnn.wire.launch import launch
-from wirecheck import check_booked_bytes, check_one_label_per_wire, tiny_network
+from wirecheck import check_booked_bytes, check_one_label_per_wire, tiny_plans
 
 SEED = 3
 FAMILIES = ("gazelle_gc", "gala_gc")
@@ -27,9 +27,7 @@ FAMILIES = ("gazelle_gc", "gala_gc")
 
 @pytest.fixture(scope="module")
 def tiny():
-    net, params, calib, x = tiny_network()
-    plans = {f: ppnn.compile(f, net, params, calib=calib) for f in FAMILIES}
-    return plans, x, (net, params, calib)
+    return tiny_plans(FAMILIES)
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from ppnn.he.bfv.seal import SealBFV, SealPublicBFV
 from ppnn.wire import HEADER_BYTES
 from ppnn.wire.hegc import BROKEN, run_plan
 from ppnn.wire.hegc_seal import from_residues, residue_layout, residue_parts
-from wirecheck import tiny_network
+from wirecheck import tiny_network, tiny_plans
 
 SEED = 3
 FAMILIES = ("gazelle_gc", "gala_gc")
@@ -25,8 +25,7 @@ FAMILIES = ("gazelle_gc", "gala_gc")
 
 @pytest.fixture(scope="module")
 def tiny():
-    net, params, calib, x = tiny_network()
-    plans = {f: ppnn.compile(f, net, params, calib=calib) for f in FAMILIES}
+    plans, x, _ = tiny_plans(FAMILIES)
     return plans, x
 
 

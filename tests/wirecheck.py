@@ -65,3 +65,13 @@ def check_one_label_per_wire(server: dict, client: dict) -> int:
     delta = pairs[..., 0, :] ^ pairs[..., 1, :]
     assert not same(opened[..., 0, :] ^ opened[..., 1, :], delta).any()
     return int(np.prod(pairs.shape[:-2]))
+
+
+def tiny_plans(families):
+    """:func:`tiny_network` compiled for each of ``families``: ``(plans, x, (net, params,
+    calib))``."""
+    import ppnn
+
+    net, params, calib, x = tiny_network()
+    plans = {f: ppnn.compile(f, net, params, calib=calib) for f in families}
+    return plans, x, (net, params, calib)

@@ -144,12 +144,20 @@ def measured_vs_projected(quick: bool, seed: int = 0) -> pd.DataFrame:
 KEY_SEPARATION_FAMILIES = ("gala_gc", "swann_cs")
 
 
+def _online_bytes(res) -> dict:
+    """The online class of a wire run: payload bytes measured on the sockets beside the
+    ledger's booked bytes."""
+    online = res.extra["wire"]["classes"]["online"]
+    return {"online bytes (wire payload)": online["payload bytes"],
+            "online bytes (booked)": online["ledger bytes"]}
+
+
 def key_separation(seed: int = 0, model: str = "minionn_mnist") -> pd.DataFrame:
     """One image of ``model`` through each of :data:`KEY_SEPARATION_FAMILIES` with
     ``backend="real"`` in wire mode (loopback): the secret key in the client's process only.
     One row per family: whether the logits equal the in-process run, which key object each
     process held, what the server's process got when it tried to decrypt (SEAL) or would get
-    (Paillier: a stand-in that raises when read), the bytes of one ciphertext on the wire and
+    (Paillier: a stand-in that raises when read), the online bytes measured on the wire and
     booked, the key material that crossed, and the wall time (one run, loopback)."""
     import numpy as np
 
@@ -173,8 +181,7 @@ def key_separation(seed: int = 0, model: str = "minionn_mnist") -> pd.DataFrame:
                     " (public and Galois keys)" if not info["server_holds_secret_key"]
                     else " WITH the secret key"),
                 "server decrypting": info["server_decrypt"],
-                "ciphertext bytes (wire)": info["ciphertext_bytes"],
-                "ciphertext bytes (booked)": 2 * 8192 * plan.info["log2_q"] // 8,
+                **_online_bytes(res),
                 "keys sent (wire)": (f"{info['galois_key_bytes_serialized']:,} B Galois keys + "
                                      f"{info['public_key_bytes']:,} B public key"),
                 "keys booked": f"{info['galois_key_bytes_booked']:,} B Galois keys",
@@ -183,7 +190,6 @@ def key_separation(seed: int = 0, model: str = "minionn_mnist") -> pd.DataFrame:
             info = res.extra["swann"]
             client = next(v for v in info.values() if v["party"] == "client")
             server = next(v for v in info.values() if v["party"] == "server")
-            sent = client["ciphertexts"]["sent"]
             n_bits = plan.info["key_bits"]
             rows.append({
                 "family": fam, "backend": f"Paillier (phe + gmpy2), {n_bits}-bit N",
@@ -191,8 +197,7 @@ def key_separation(seed: int = 0, model: str = "minionn_mnist") -> pd.DataFrame:
                 "client's process": f"secret key ({client['secret key']})",
                 "server's process": f"public key, {server['secret key']} for the secret key",
                 "server decrypting": "refused: NotHeld raises when read (no secret key)",
-                "ciphertext bytes (wire)": sent["payload bytes"] // max(sent["ciphertexts"], 1),
-                "ciphertext bytes (booked)": 2 * n_bits // 8,
+                **_online_bytes(res),
                 "keys sent (wire)": "none (the launcher gives every process the public N)",
                 "keys booked": "none",
                 "wall s": round(res.extra["wire"]["seconds"], 2)})
