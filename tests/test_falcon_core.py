@@ -128,6 +128,8 @@ def test_bad_parameters_raise():
         Falcon(rng, p=31)
     with pytest.raises(ValueError, match="not prime"):
         Falcon(rng, p=39)
+    with pytest.raises(ValueError, match="below 128"):
+        Falcon(rng, p=131)
     with pytest.raises(ValueError, match="frac_bits"):
         Falcon(rng, frac_bits=16)  # Falcon §5.1's 16 bits leave no room for a product in Z_2^32
     with pytest.raises(TypeError, match="rng"):

@@ -41,11 +41,19 @@ so material may depend only on shapes and public constants -- true of inference,
 Falcon's pow / division / inverse square root (batch norm in training), whose truncation
 amounts depend on opened values.
 
+**Lean where it costs.** The protocol's heavy local steps compute only what the process's
+party holds (:meth:`Falcon._local`, :meth:`Falcon._rows`): a multiplication forms only
+``Pi``'s own 3-out-of-3 share ``z_i`` (and draws only its two PRF keys), private compare's
+local steps run on ``Pi``'s two components, and the dealer's process computes neither (it
+holds no component). A row a process does not compute is garbage, like every other value it
+does not hold (:meth:`WireFalcon._not_computed`), and a party's copy of the dealer's material
+is garbage until its two components arrive. The remaining local steps (additions, the
+truncation's local parts, matrix products) still run SPMD on all three components, one of
+them garbage. In the simulation all three parties are computed, as before.
+
 What is real: the processes, the sockets, the bytes and their sizes, the rounds (causal
 depth of the messages) and the wall time. What is simulated: the PRF (a seeded SFC64 per
-key, seeds derived from the run seed), the dealer (trusted, not Falcon's Fig. 6), and the
-compute -- each process computes all three components (one of them garbage) like the
-simulator, so its local work is that of the simulator, not of one lean party.
+key, seeds derived from the run seed) and the dealer (trusted, not Falcon's Fig. 6).
 """
 
 from __future__ import annotations
@@ -83,17 +91,25 @@ _POOL = 1 << 16
 _pools: dict = {}
 
 
-def _garbage(alg, shape, g: np.random.Generator) -> np.ndarray:
-    """Elements of ``alg`` this process's party does not hold: random, from its own ``g``."""
+def _garbage(alg, shape, g: np.random.Generator, out: np.ndarray | None = None
+             ) -> np.ndarray:
+    """Elements of ``alg`` this process's party does not hold: random, from its own ``g``
+    (into ``out`` if given)."""
     n = int(np.prod(shape, dtype=np.int64))
-    if n <= _POOL:
+    if n <= _POOL and out is None:
         return np.asarray(alg.random(g, shape), dtype=alg.dtype)
     key = (id(g), repr(alg))
     if key not in _pools:
         _pools[key] = np.asarray(alg.random(g, 2 * _POOL), dtype=alg.dtype)
     pool = _pools[key]
     off = int(g.integers(_POOL))
-    return np.resize(pool[off:off + _POOL], n).reshape(shape)
+    if out is None:
+        out = np.empty(shape, dtype=alg.dtype)
+    flat = out.reshape(-1)  # a view: out is C-contiguous
+    m = n // _POOL
+    flat[:m * _POOL].reshape(m, _POOL)[...] = pool[off:off + _POOL]
+    flat[m * _POOL:] = pool[off:off + n - m * _POOL]
+    return out
 
 
 def _fresh(g: np.random.Generator) -> np.random.Generator:
@@ -109,6 +125,15 @@ class WireDealer(FalconDealer):
     def __init__(self, rngs, ledger, wire: Wire):
         super().__init__(rngs, ledger, PARTIES)
         self.wire = wire
+
+    def share(self, x, alg, stream: str) -> RSS:
+        """The dealer's process shares ``x``; a party's process, which receives its two
+        components at :meth:`book`, holds garbage of the same shape until then."""
+        if self.wire.party is None:
+            return super().share(x, alg, stream)
+        if stream not in self.rngs:
+            raise ValueError(f"unknown dealer stream {stream!r}; one of {sorted(self.rngs)}")
+        return RSS(_garbage(alg, (3, *np.shape(x)), self.wire.garbage), alg)
 
     def book(self, bits_per_party: int, what: str, *material: RSS) -> None:
         if not material:
@@ -130,7 +155,7 @@ class WireDealer(FalconDealer):
                     a[...] = real
         if w.party is not None:
             for m in material:
-                m.components[(w.party - 1) % 3] = _garbage(m.ring, m.shape, w.garbage)
+                _garbage(m.ring, m.shape, w.garbage, out=m.components[(w.party - 1) % 3])
         super().book(bits_per_party, what, *material)
 
 
@@ -177,6 +202,21 @@ class WireFalcon(Falcon):
 
     def _checking(self) -> tuple[int, ...]:
         return () if self.wire.party is None else (self.wire.party,)
+
+    def _local(self) -> tuple[int, ...]:
+        return () if self.wire.party is None else (self.wire.party,)
+
+    def _rows(self) -> tuple[int, ...]:
+        me = self.wire.party
+        return () if me is None else (me, (me + 1) % 3)
+
+    def _not_computed(self, comps: np.ndarray, alg, rows: tuple[int, ...]) -> None:
+        """A lean party's rows it did not compute get garbage (the dealer's stay as they
+        are: it holds no component, and its outputs are not used)."""
+        if self.wire.party is not None:
+            for r in range(3):
+                if r not in rows:
+                    _garbage(alg, comps.shape[1:], self.wire.garbage, out=comps[r])
 
     def _missing(self, x: RSS) -> None:
         """Fill the component this process's party does not hold with garbage."""
@@ -337,6 +377,9 @@ def wire_summary(ledger, launched) -> dict:
                                if s["extra wait steps"]}
     out["seconds"] = launched.seconds
     out["party seconds"] = {r: s["seconds"] for r, s in stats.items()}
+    out["party cpu s"] = {r: s["cpu user s"] + s["cpu system s"] for r, s in stats.items()}
+    out["party cpu system s"] = {r: s["cpu system s"] for r, s in stats.items()}
+    out["party max rss MB"] = {r: s["max rss MB"] for r, s in stats.items()}
     out["ports"] = dict(launched.ports)
     return out
 
@@ -419,8 +462,9 @@ def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = 3
                            columns=["phase", "layer", "seconds"])
     prov = {"communication": "measured on a wire: 4 processes (P0, P1, P2, dealer) over "
             "loopback TCP; ledger booked by every party's process (equal)",
-            "compute": "measured: the slowest party's process (SPMD with garbage: each "
-            "computes all three components, like the simulator)"}
+            "compute": "measured: the slowest party's process (SPMD with garbage; "
+            "multiplications and private compare computed lean: its own share and its two "
+            "components only)"}
     return Result(plan.family, "sim", np.asarray(first["output"]), first["ledger"], timings,
                   prov, {"wall_s": launched.seconds, "wire": summary, "transport": "tcp"})
 

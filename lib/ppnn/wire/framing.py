@@ -81,27 +81,33 @@ def _bit_string(a: np.ndarray, bits: int) -> np.ndarray:
 def _pack_narrow(a: np.ndarray, bits: int) -> np.ndarray:
     """The bit string of ``a`` (``bits`` < 8 per element, LSB first) as bytes, the last one
     padded with zeros: 8 elements fill ``bits`` bytes. Byte ``j`` of a group of 8 gathers the
-    (at most two) elements whose bits fall in it, one column at a time in 16-bit lanes (the
-    part of an element past its byte is ORed into the next one explicitly): byte-wide work,
-    no 64-bit words per element."""
+    (at most two) elements whose bits fall in it, one column at a time, in bytes: an
+    element's low part is shifted left into byte ``j`` (what passes the byte's top falls
+    off), its high part shifted right into byte ``j + 1``. No wider lanes, no 64-bit words."""
     n = a.size
     groups = -(-n // 8)
-    v = np.zeros((groups, 8), dtype=np.uint16)
-    v.reshape(-1)[:n] = a
-    out = np.zeros((groups, bits), dtype=np.uint16)
+    if n % 8 == 0 and a.dtype == np.uint8 and a.flags.c_contiguous:
+        v = a.reshape(groups, 8)
+    else:
+        v = np.zeros((groups, 8), dtype=np.uint8)
+        v.reshape(-1)[:n] = a
+    out = np.zeros((groups, bits), dtype=np.uint8)
     for e in range(8):
         j, s = divmod(e * bits, 8)
-        out[:, j] |= v[:, e] << np.uint16(s)
+        out[:, j] |= v[:, e] << np.uint8(s)
         if s + bits > 8:
-            out[:, j + 1] |= v[:, e] >> np.uint16(8 - s)
-    return out.astype(np.uint8).reshape(-1)[:-(-n * bits // 8)]
+            out[:, j + 1] |= v[:, e] >> np.uint8(8 - s)
+    return out.reshape(-1)[:-(-n * bits // 8)]
 
 
 def _unpack_narrow(raw: np.ndarray, n: int, bits: int) -> np.ndarray:
     """Inverse of :func:`_pack_narrow`: ``n`` elements (uint8) from the bytes ``raw``."""
     groups = -(-n // 8)
-    flat = np.zeros(groups * bits, dtype=np.uint8)
-    flat[:raw.size] = raw
+    if raw.size == groups * bits:
+        flat = raw
+    else:
+        flat = np.zeros(groups * bits, dtype=np.uint8)
+        flat[:raw.size] = raw
     w = flat.reshape(groups, bits)
     vals = np.empty((groups, 8), dtype=np.uint8)
     mask = np.uint8((1 << bits) - 1)
@@ -110,7 +116,8 @@ def _unpack_narrow(raw: np.ndarray, n: int, bits: int) -> np.ndarray:
         x = w[:, j] >> np.uint8(s)
         if s + bits > 8:
             x |= w[:, j + 1] << np.uint8(8 - s)
-        vals[:, e] = x & mask
+        x &= mask
+        vals[:, e] = x
     return vals.reshape(-1)[:n]
 
 
@@ -204,7 +211,7 @@ def unpack(payload: bytes, layout: Sequence[tuple[tuple[int, ...], np.dtype, int
         at = 0
         for k in ks:
             shape, dtype, _ = layout[k]
-            out[k] = vals[at:at + sizes[k]].astype(dtype).reshape(shape)
+            out[k] = vals[at:at + sizes[k]].astype(dtype, copy=False).reshape(shape)
             at += sizes[k]
         pos = end
     return out  # type: ignore[return-value]

@@ -207,6 +207,7 @@ class Wire:
             self._queues[peer], self._threads[peer] = q, t
             t.start()
         self.t_start = time.perf_counter()
+        self._cpu_start = os.times()
 
     def _pump(self, peer: str, sock: socket.socket, q: queue.SimpleQueue) -> None:
         while True:
@@ -384,8 +385,15 @@ class Wire:
 
     def stats(self) -> dict:
         """Traffic per direction and class, measured depth, waits and extra waits (see the
-        module docstring) and seconds since the start."""
+        module docstring), seconds since the start, the process's CPU seconds since the start
+        (user, system) and its peak memory (MB, from ``getrusage``)."""
+        import resource
+
+        t = os.times()
         return {"role": self.role, "depth": self.max_depth, "waits": self.waits,
+                "cpu user s": t.user - self._cpu_start.user,
+                "cpu system s": t.system - self._cpu_start.system,
+                "max rss MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                 "extra waits": self.extra_waits, "extra wait steps": list(self.extra_wait_steps),
                 "seconds": time.perf_counter() - self.t_start,
                 "sent": {c: asdict(t) for c, t in self.sent.items()},

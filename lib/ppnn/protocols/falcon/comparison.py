@@ -95,36 +95,72 @@ def private_compare(fal: Falcon, r_bits: RSS, x, beta2: RSS, betap: RSS, m: RSS)
     input of the caller cannot steer this protocol.
     """
     F = fal.field
+    # the components this process computes: all three in the simulation, a wire party's two
+    # (the third is garbage there, see ppnn.wire.falcon), none in the wire dealer's process;
+    # the local steps below run on these rows only
+    rows = fal._rows()
     with fal.protocol("private_compare"):
         n, k = r_bits.shape
         x = np.asarray(x, dtype=np.uint64)
-        # arrays are position-major, (k + 1, n) per component: every step below works on whole
-        # contiguous rows of one bit position
+        # arrays are position-major, (k + 1, n) per component, and every local step below
+        # works on one component and one bit position at a time: rows of n elements, whose
+        # few temporaries stay small (no array of the whole comparison is made and dropped)
         t_bits = bits_of(fal.ring, x, dtype=F.dtype).T                        # (k, n)
-        T = np.concatenate([np.ones((1, n), F.dtype), t_bits], axis=0)        # bits of 2x+1
-        S = np.concatenate([np.zeros((3, 1, n), F.dtype),
-                            r_bits.components.transpose(0, 2, 1)], axis=1)    # bits of 2r
-        # w = S xor T = S + T - 2 T S: where T = 1 negate S, then add T to component 0.
-        # S + T (-S - S) selects -S where T = 1 (exact in the storage dtype's wrap-around)
-        w = F.neg(S) - S
-        w *= T
-        w += S
-        w[0] = F.add(w[0], T)
-        # suffix sums sum_{k > i} w[k], one bit position at a time (vectorized over the
-        # elements and components; at most (k + 1)(p - 1) < 3 (p - 1)^2 fits F.wide)
-        suffix = np.zeros_like(S)
-        acc = np.zeros((3, n), dtype=F.wide)
-        for i in range(k - 1, -1, -1):
-            acc += w[:, i + 1]
-            suffix[:, i] = F.mod(acc.copy())
+        pp = F.dtype.type(F.p)
+        tmp, scratch = np.empty(n, F.dtype), np.empty(n, F.dtype)
+
+        def fold(v):  # v mod p in place, for v < 2p (unsigned: v - p wraps above v if v < p)
+            np.subtract(v, pp, out=scratch)
+            np.minimum(v, scratch, out=v)
+
+        # S - T at positions 1..k (position 0: S[0] = 0, T[0] = 1), built in place: first the
+        # bits of 2r (component c of S at position i is component c of r's bit i - 1)
+        s_minus_t = np.empty((3, k, n), F.dtype)
+        suffix = {}
+        for r in rows:
+            s_minus_t[r] = r_bits.components[r].T
+            # suffix sums sum_{j > i} w[j] for i = 0..k, plus the 1 of c on component 0
+            suf = np.empty((k + 1, n), F.dtype)
+            suf[k] = 1 if r == 0 else 0
+            for i in range(k - 1, -1, -1):
+                # w = S xor T = S + T - 2 T S at position i + 1: per component S_c + T (p -
+                # 2 S_c), i.e. S_c where T = 0 and p - S_c where T = 1 (exact in uint8's
+                # wrap-around), plus T on component 0; then folded into [0, p)
+                sr, ti = s_minus_t[r, i], t_bits[i]
+                np.multiply(sr, 2, out=tmp)
+                np.subtract(pp, tmp, out=tmp)
+                tmp *= ti
+                tmp += sr
+                if r == 0:
+                    tmp += ti
+                fold(tmp)
+                np.add(suf[i + 1], tmp, out=suf[i])
+                fold(suf[i])
+            suffix[r] = suf
+        if 0 in rows:  # S - T on component 0: + p - T, folded
+            for i in range(k):
+                s0 = s_minus_t[0, i]
+                s0 += pp
+                s0 -= t_bits[i]
+                fold(s0)
+        fal._not_computed(s_minus_t, F, rows)
+        del t_bits  # (memory: the arrays of the product come next)
         sign = betap.mul_public(F.reduce(-2)).add_public(1)                    # 1 - 2 beta
-        s_minus_t = S[:, 1:].copy()
-        s_minus_t[0] = F.sub(s_minus_t[0], T[1:])
         u = fal.mul(sign.reshape(1, n), RSS(s_minus_t, F), "pc step 5: u = (-1)^beta (S - T)")
-        # position 0 (S[0] = 0, T[0] = 1): u[0] = -(1 - 2 beta), no product needed
-        u_all = np.concatenate([F.neg(sign.components)[:, None, :], u.components], axis=1)
-        c = RSS(F.add(u_all, suffix), F).add_public(1)
-        factors = RSS(np.concatenate([c.components, m.components[:, None, :]], axis=1), F)
+        # c = u + suffix (the 1 is in component 0's suffix), where position 0 has u[0] =
+        # -(1 - 2 beta) with no product needed; the factors of the tree are c and m
+        factors = np.empty((3, k + 2, n), F.dtype)
+        for r in rows:  # both terms reduced: their sum is below 2p
+            suf, f = suffix.pop(r), factors[r]
+            np.add(suf[0], F.neg(sign.components[r]), out=f[0])
+            fold(f[0])
+            for i in range(1, k + 1):
+                np.add(suf[i], u.components[r, i - 1], out=f[i])
+                fold(f[i])
+            f[k + 1] = m.components[r]
+        fal._not_computed(factors, F, rows)
+        del u
+        factors = RSS(factors, F)
         d_sh = product_tree(fal, factors, "pc step 9: m * prod c",
                             verify_before_last=fal.VERIFY_BEFORE_OPEN)
         # d, and in the same round the check of the tree's last level (judged after d)

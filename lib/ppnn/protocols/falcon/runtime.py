@@ -207,6 +207,9 @@ class Falcon:
         if isinstance(p, bool) or not isinstance(p, int) or p <= k + 2:
             raise ValueError(f"private-compare prime p must exceed k + 2 = {k + 2} (every "
                              f"c[i] must be nonzero mod p unless it is 0), got p={p}")
+        if p >= 128:
+            raise ValueError(f"private-compare prime p must be below 128 (private compare adds "
+                             f"two elements of Z_p in one byte), got p={p}")
         if isinstance(frac_bits, bool) or not isinstance(frac_bits, int) or not (
                 1 <= frac_bits and 2 * frac_bits <= k - 6):
             raise ValueError(f"frac_bits must be an int in [1, {(k - 6) // 2}] for Z_2^{k} "
@@ -431,8 +434,8 @@ class Falcon:
         plus the one it received first)."""
         return self._open_many([(x, what, kind, material, held)])[0]
 
-    def open_many(self, items, verify_pending: bool = False, checks_last: bool = False
-                  ) -> list[np.ndarray]:
+    def open_many(self, items, verify_pending: bool = False, checks_last: bool = False,
+                  native: bool = False) -> list[np.ndarray]:
         """Several openings in one round: ``items`` of ``(x, what, kind[, material[,
         held]])`` (as for :meth:`open`). Every party sends the messages of all of them
         before it waits for any (:meth:`_settle` once), so in wire mode the round costs one
@@ -442,12 +445,14 @@ class Falcon:
         the checks of every pending product are opened in the same round and judged
         (:meth:`verify`) -- before the items (their messages first, and the items' values
         are used only if the checks pass), or with ``checks_last`` after them (private
-        compare's ``d`` and the check of the tree's last level)."""
+        compare's ``d`` and the check of the tree's last level). ``native``: the values in
+        their algebra's dtype (uint8 for Z_p, Z_2) instead of uint64."""
         full = [(*it, *(None,) * (5 - len(it))) for it in items]
-        return [value for value, _ in self._open_many(full, verify_pending, checks_last)]
+        return [value for value, _ in self._open_many(full, verify_pending, checks_last,
+                                                       native)]
 
-    def _open_many(self, items, verify_pending: bool = False, checks_last: bool = False
-                   ) -> list[tuple[np.ndarray, list[np.ndarray]]]:
+    def _open_many(self, items, verify_pending: bool = False, checks_last: bool = False,
+                   native: bool = False) -> list[tuple[np.ndarray, list[np.ndarray]]]:
         """:meth:`open_many` with ``held`` per item, returning each item's value and what each
         party reconstructed. The checks run after every message has arrived, in order."""
         for _, _, kind, _, _ in items:
@@ -472,12 +477,12 @@ class Falcon:
 
         def judge():
             if checks:
-                self._judge(pending, [self._open_finish(*c, *got)[1]
+                self._judge(pending, [self._open_finish(*c, *got, native=True)[1]
                                       for c, got in zip(checks, sent_checks)])
 
         if not checks_last:
             judge()
-        out = [self._open_finish(*it, *got) for it, got in zip(items, sent_items)]
+        out = [self._open_finish(*it, *got, native=native) for it, got in zip(items, sent_items)]
         if checks_last:
             judge()
         return out
@@ -513,9 +518,10 @@ class Falcon:
         return value
 
     def _open_finish(self, x: RSS, what: str, kind: str, material: str | None,
-                     held: str | None, got, copy) -> tuple[np.ndarray, list[np.ndarray]]:
+                     held: str | None, got, copy, native: bool = False
+                     ) -> tuple[np.ndarray, list[np.ndarray]]:
         """After the round's messages arrived: the malicious consistency check, what each
-        party holds, and the opened value."""
+        party holds, and the opened value (``native``: in the algebra's dtype, else uint64)."""
         alg, C = x.ring, x.components
         step = self._step(what)
         if copy is not None:
@@ -534,10 +540,13 @@ class Falcon:
                 self.ledger.hold(PARTIES[i], held, alg.add(alg.add(C[i], C[(i + 1) % 3]),
                                                            got[i]))
         h = self._honest()
-        # what each party reconstructed (all three only for a check value: see verify)
-        views = [np.asarray(alg.add(alg.add(C[i], C[(i + 1) % 3]), got[i]), dtype=np.uint64)
-                 if i == h or kind == "check" else None for i in range(3)]
-        value = self._public(views[h])
+        # what each party reconstructed: the reported party's and, for a check value, every
+        # checking party's (see verify); none in a process of no party (wire mode's dealer)
+        need = ({h} | set(self._checking()) if kind == "check" else {h}) if self._local() else ()
+        dt = alg.dtype if native else np.dtype(np.uint64)
+        views = [np.asarray(alg.add(alg.add(C[i], C[(i + 1) % 3]), got[i]), dtype=dt)
+                 if i in need else None for i in range(3)]
+        value = self._public(views[h] if views[h] is not None else np.zeros(C.shape[1:], dt))
         if self.openings is not None:
             tainted = self._tampered_pending()
             exposed = (kind == "plain" and tainted) or (
@@ -601,7 +610,7 @@ class Falcon:
                        if PARTIES[i] != bad and np.any(views[i] != 0)]
             if nonzero:
                 honest = PARTIES[nonzero[0]]
-                val = views[nonzero[0]]
+                val = views[nonzero[0]].astype(np.uint64)
                 self.ledger.hold(honest, f"mult-check v: {what} (opened)", val)
                 self.ledger.hold(honest, "check: v != 0 -> abort", (val != 0).astype(np.uint8))
                 raise MaliciousAbort("multiplication check", honest,
@@ -627,6 +636,8 @@ class Falcon:
         # z_i = x_i y_i + x_i y_{i+1} + x_{i+1} y_i = x_i (y_i + y_{i+1}) + x_{i+1} y_i
         if isinstance(alg, Zp):
             z = self._mul_local_zp(alg, X, Y, shape)
+        elif self._local() != (0, 1, 2):
+            z = self._mul_local_lean(alg, X, Y, shape)
         else:
             X1, Y1 = X[[1, 2, 0]], Y[[1, 2, 0]]
             z = alg.add(alg.mul(X, alg.add(Y, Y1)), alg.mul(X1, Y))
@@ -641,25 +652,86 @@ class Falcon:
             self.verify()
         return out
 
+    def _local(self) -> tuple[int, ...]:
+        """The parties whose local computation this process performs: all three in the
+        simulation; in wire mode (:mod:`ppnn.wire`) only the process's own party, and none in
+        the dealer's process."""
+        return (0, 1, 2)
+
+    def _rows(self) -> tuple[int, ...]:
+        """The share components this process computes: all three in the simulation; in wire
+        mode the two its party holds (``i`` and ``i + 1`` for ``Pi``), none for the dealer."""
+        return (0, 1, 2)
+
+    def _not_computed(self, comps: np.ndarray, alg, rows: tuple[int, ...]) -> None:
+        """Rows of ``comps`` this process did not compute (not in ``rows``): nothing to do in
+        the simulation, which computes them all; wire mode fills them with garbage."""
+
+    def _sub_rows(self, x: RSS, y: RSS) -> RSS:
+        """``x - y`` on the components of :meth:`_rows` (broadcasting); the others are not
+        computed (:meth:`_not_computed`)."""
+        alg, rows = x.ring, self._rows()
+        if rows == (0, 1, 2):
+            return x - y
+        shape = np.broadcast_shapes(x.components.shape, y.components.shape)
+        comps = np.empty(shape, alg.dtype)
+        for r in rows:
+            comps[r] = alg.sub(x.components[r], y.components[r])
+        self._not_computed(comps, alg, rows)
+        return RSS(comps, alg)
+
+    def _prf(self, alg, shape, rows: tuple[int, ...]) -> tuple[list, list]:
+        """``F(k_i)`` and ``F(k_{i+1})`` for every party ``i`` in ``rows`` (the keys drawn:
+        those of ``rows`` and the next ones; a party holds both)."""
+        keys = sorted({j for i in rows for j in (i, (i + 1) % 3)})
+        f = [alg.random(self._keys[j], shape) if j in keys else None for j in range(3)]
+        if self._key_copy is not None:
+            nxt = list(self._key_view(alg, np.stack(f)))
+        else:
+            nxt, self._zero_off = f[1:] + f[:1], False
+        return f, nxt
+
+    def _mul_local_lean(self, alg, X: np.ndarray, Y: np.ndarray, shape) -> np.ndarray:
+        """The local product shares of the parties of :meth:`_local` only (wire mode): ``z_i =
+        x_i (y_i + y_{i+1}) + x_{i+1} y_i + F(k_i) - F(k_{i+1})``; the other rows are not
+        computed (:meth:`_not_computed`)."""
+        rows = self._local()
+        f, nxt = self._prf(alg, shape, rows)
+        z = np.empty((3, *shape), dtype=alg.dtype)
+        for i in rows:
+            j = (i + 1) % 3
+            zi = alg.add(alg.mul(X[i], alg.add(Y[i], Y[j])), alg.mul(X[j], Y[i]))
+            z[i] = alg.add(zi, alg.sub(f[i], nxt[i]))
+        return z  # the other rows unwritten, as in _mul_local_zp
+
     def _mul_local_zp(self, F: Zp, X: np.ndarray, Y: np.ndarray, shape) -> np.ndarray:
         """Every party's local product share over Z_p plus its 3-out-of-3 zero share, formed
         in ``F.wide`` and reduced once: ``x_i (y_i + y_{i+1}) + x_{i+1} y_i + F(k_i) + p -
-        F(k_{i+1})`` (below ``3 (p-1)^2 + 2p``)."""
+        F(k_{i+1})`` (below ``3 (p-1)^2 + 2p``). Only the parties of :meth:`_local`; the
+        other rows of the result are left unwritten (wire mode: :meth:`_reshare` sends only
+        the process's own ``z_i`` and fills the rest from the wire or with garbage). Formed one
+        index of the leading axis at a time (private compare's bit positions), so the wide
+        temporaries are one row each."""
         wide, p = F.wide, F.wide.type(F.p)
-        f = [F.random(g, shape) for g in self._keys]
-        if self._key_copy is not None:
-            nxt = list(self._key_view(F, np.stack(f)))
-        else:
-            nxt, self._zero_off = f[1:] + f[:1], False
-        z = np.empty((3, *shape), dtype=wide)
-        for i in range(3):
-            j, zi = (i + 1) % 3, z[i]
-            np.add(Y[i], Y[j], out=zi)
-            np.multiply(zi, X[i], out=zi)
-            zi += np.multiply(X[j], Y[i], dtype=wide)
-            zi += f[i]
-            zi += p - nxt[i]
-        return F.mod(z).astype(F.dtype)
+        rows = self._local()
+        f, nxt = self._prf(F, shape, rows)
+        z = np.empty((3, *shape), dtype=F.dtype)
+        blocks = range(shape[0]) if len(shape) >= 2 else (slice(None),)
+        inner = shape[1:] if len(shape) >= 2 else shape
+        acc, tmp = np.empty(inner, dtype=wide), np.empty(inner, dtype=wide)
+        for i in rows:
+            j = (i + 1) % 3
+            Xi, Xj, Yi, Yj = (np.broadcast_to(a, shape) for a in (X[i], X[j], Y[i], Y[j]))
+            for t in blocks:
+                np.add(Yi[t], Yj[t], out=acc, dtype=wide)
+                acc *= Xi[t]
+                np.multiply(Xj[t], Yi[t], out=tmp, dtype=wide)
+                acc += tmp
+                acc += f[i][t]
+                np.subtract(p, nxt[i][t], out=tmp, dtype=wide)
+                acc += tmp
+                z[i][t] = F.mod(acc)
+        return z
 
     def _triple(self, alg, shape_a, shape_b) -> tuple[RSS, RSS, RSS]:
         """A (broadcasting) triple: ``a`` of ``x``'s shape, ``b`` of ``y``'s, ``c = a * b``."""
@@ -689,17 +761,23 @@ class Falcon:
         rho sigma`` as pending."""
         alg = x.ring
         ta, tb, tc = triple
-        rho, sigma = self.open_many([(x - ta, f"mult-check rho: {what}", "masked", "triple a"),
-                                     (y - tb, f"mult-check sigma: {what}", "masked",
-                                      "triple b")], verify_pending)
+        rho, sigma = self.open_many([(self._sub_rows(x, ta), f"mult-check rho: {what}",
+                                      "masked", "triple a"),
+                                     (self._sub_rows(y, tb), f"mult-check sigma: {what}",
+                                      "masked", "triple b")], verify_pending, native=True)
         # v = z - c - rho b - sigma a - rho sigma (broadcasting like the product)
         if isinstance(alg, Zp):  # one reduction: z + (p - c) + (p^2 - rho b) + (p^2 - sigma a)
             wide = alg.wide
             p, pp = wide.type(alg.p), wide.type(alg.p * alg.p)  # sum < 2p^2 + 2p fits wide
-            acc = np.add(z.components, p - tc.components, dtype=wide)
-            acc += pp - np.multiply(tb.components, alg.reduce(rho), dtype=wide)
-            acc += pp - np.multiply(ta.components, alg.reduce(sigma), dtype=wide)
-            comps = alg.mod(acc).astype(alg.dtype)
+            rho_r, sigma_r = alg.reduce(rho), alg.reduce(sigma)
+            rows = self._rows()
+            comps = np.empty(z.components.shape, alg.dtype)
+            for r in rows:  # the components this process computes (see _rows)
+                acc = np.add(z.components[r], p - tc.components[r], dtype=wide)
+                acc += pp - np.multiply(tb.components[r], rho_r, dtype=wide)
+                acc += pp - np.multiply(ta.components[r], sigma_r, dtype=wide)
+                comps[r] = alg.mod(acc)
+            self._not_computed(comps, alg, rows)
         else:
             comps = alg.sub(alg.sub(z.components, tc.components), alg.mul(tb.components, rho))
             comps = alg.sub(comps, alg.mul(ta.components, sigma))
