@@ -6,14 +6,22 @@ Cases (semi-honest ``falcon_sh``; ``--malicious`` switches to ``falcon_mal``):
   the dealer, opened at the end;
 * ``lenet`` -- private inference of one MNIST image through LeNet (``falcon_lenet``).
 
+Each case runs twice: with the dealer's material streamed while the parties compute (the
+default of wire mode), and ``offline_first`` -- every party reads all of it after the setup
+round, then its online phase begins, timed from the first party's start to the last
+party's result (``online seconds``): the online phase the C++ reference's wall time
+measures, which runs no offline phase at all.
+
 Each case runs on plain loopback and on a shaped LAN (``--link``, default ``lan``: Falcon
 §5.1 as ``core.netmodel.LAN``: 0.1 ms one-way (half the 0.2 ms ping), 625 MB/s per process
 uplink; namespaces, veth, tbf, see ``ppnn.wire.links``; without root the "shaped" rows say
 they ran on loopback). For each it gives the online bytes on the wire (ledger bytes + the
 12-byte frame header per message), the bytes of every class (dealer material, setup,
-inputs), the ledger's online rounds and the measured causal depth, and the wall time from
+inputs), the ledger's online rounds and the measured causal depth, the wall time from
 "go" to the last result, the median of ``--repeats`` runs (the machine is shared: read
-medians). Writes ``figures/falcon/bench_wire.csv`` (atomically) and prints it.
+medians), and what the processes spent: CPU seconds of the slowest party and of the dealer
+(user + system), and the largest peak memory of a process. Writes
+``figures/falcon/bench_wire.csv`` (atomically) and prints it.
 
 Run::
 
@@ -36,47 +44,61 @@ import statistics  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ppnn import paths, wire  # noqa: E402
-from ppnn.wire.falcon import relu_program, run_program  # noqa: E402
+from ppnn import paths  # noqa: E402
+from ppnn.wire.falcon import relu_program, run_plan, run_program  # noqa: E402
 from ppnn.wire.links import shaped  # noqa: E402
 from ppnn.wire.timing import _plan  # noqa: E402
 
 
-def _row(case: str, family: str, network: str, how: str, summaries: list[dict]) -> dict:
+def _row(case: str, family: str, network: str, how: str, summaries: list[dict],
+         offline_first: bool) -> dict:
     w = summaries[-1]
     c = w["classes"]
     return {"case": case, "family": family, "network": network, "shaping": how,
+            "dealer's material": "all before the online phase" if offline_first
+            else "streamed during the run",
             "online wire MB": c["online"]["wire bytes"] / 1e6,
             "online ledger MB": c["online"]["ledger bytes"] / 1e6,
             "all classes wire MB": sum(v["wire bytes"] for v in c.values()) / 1e6,
             "online frames": c["online"]["frames"],
             "ledger rounds": w["ledger rounds"], "measured depth": w["measured rounds"],
             "seconds (median)": statistics.median(s["seconds"] for s in summaries),
+            "online seconds (median)": statistics.median(s["online seconds"]
+                                                         for s in summaries)
+            if offline_first else None,
+            "party cpu s (median of the slowest)": statistics.median(
+                max(s["party cpu s"][p] for p in ("P0", "P1", "P2")) for s in summaries),
+            "dealer cpu s (median)": statistics.median(s["party cpu s"]["dealer"]
+                                                       for s in summaries),
+            "peak MB per process (max)": max(max(s["party max rss MB"].values())
+                                             for s in summaries),
             "runs": len(summaries)}
 
 
-def relu_case(n: int, malicious: bool, link, repeats: int) -> dict:
+def relu_case(n: int, malicious: bool, link, repeats: int, offline_first: bool) -> dict:
     x = {"a": np.random.default_rng(0).integers(0, 1 << 32, n, dtype=np.uint64)}
     runs = []
     with shaped(link) as sh:
         for _ in range(repeats):
             runs.append(run_program(relu_program, x, 0, malicious=malicious, timeout=120,
-                                    deadline=1200)["wire"])
+                                    deadline=1200, offline_first=offline_first)["wire"])
     how = sh.describe()
     return _row(f"relu 2^{int(np.log2(n))}", "falcon_mal" if malicious else "falcon_sh",
-                how["link"], f"{how['how']}; latency: {how['latency']}", runs)
+                how["link"], f"{how['how']}; latency: {how['latency']}", runs, offline_first)
 
 
-def lenet_case(malicious: bool, link, repeats: int) -> dict:
+def lenet_case(malicious: bool, link, repeats: int, offline_first: bool) -> dict:
     family = "falcon_mal" if malicious else "falcon_sh"
     plan, x = _plan(family, "falcon_lenet", 1)
-    runs, res = [], None
-    for _ in range(repeats):
-        res = wire.run(plan, x, 0, timeout=120, deadline=1200, link=link)
-        runs.append(res.extra["wire"])
-    how = res.extra["link"]
+    runs = []
+    with shaped(link) as sh:
+        for _ in range(repeats):
+            res = run_plan(plan, x, 0, timeout=120, deadline=1200,
+                           offline_first=offline_first)
+            runs.append(res.extra["wire"])
+    how = sh.describe()
     return _row("lenet 1 image", family, how["link"], f"{how['how']}; latency: "
-                f"{how['latency']}", runs)
+                f"{how['latency']}", runs, offline_first)
 
 
 def main() -> None:
@@ -91,10 +113,11 @@ def main() -> None:
     n, reps = (1 << 14, 1) if args.quick else (1 << 20, args.repeats)
     rows = []
     for link in (None, args.link):
-        rows.append(relu_case(n, args.malicious, link, reps))
-        print(rows[-1], flush=True)
-        rows.append(lenet_case(args.malicious, link, reps))
-        print(rows[-1], flush=True)
+        for case in (relu_case, lenet_case):
+            for offline_first in (False, True):
+                rows.append(case(*((n,) if case is relu_case else ()), args.malicious, link,
+                                 reps, offline_first))
+                print(rows[-1], flush=True)
     df = pd.DataFrame(rows)
     out = paths.figures_dir("falcon") / "bench_wire.csv"
     paths.atomic_write(out, df.to_csv(index=False, float_format="%.6g"))

@@ -239,6 +239,48 @@ def test_no_process_or_port_outlives_the_run(relu_run):
     assert all(_closed(p) for p in out["wire"]["ports"].values())
 
 
+@pytest.mark.parametrize("mal", [False, True], ids=["semi-honest", "malicious"])
+def test_offline_first_reads_all_material_before_the_online_phase_and_changes_nothing(mal):
+    """With ``offline_first`` each party prefetches the dealer's whole stream after the setup
+    round: the outputs, the ledger and every class's bytes are those of the streaming run,
+    and the summary splits the time into an offline and an online phase."""
+    inputs = _relu_input(200)
+    fal = Falcon(np.random.default_rng(SEED), malicious=mal)
+    ref = relu_program(fal, inputs)
+    out = run_program(relu_program, inputs, SEED, malicious=mal, timeout=20,
+                      offline_first=True)
+    for party, value in out["outputs"].items():
+        assert np.array_equal(value, ref), party
+    assert out["ledger"].messages == fal.ledger.messages
+    w = out["wire"]
+    assert w["measured rounds"] == fal.ledger.rounds("online")
+    assert 0 < w["online seconds"] <= w["seconds"] and w["offline seconds"] >= 0
+    dealer = [m for m in fal.ledger.messages if m.sender == "dealer"]
+    assert w["classes"]["offline dealer"]["wire bytes"] == sum(
+        -(-m.bits // 8) + HEADER_BYTES for m in dealer)
+
+
+def test_prefetch_keeps_frames_in_order_and_names_a_stream_that_ended():
+    from ppnn.wire.transport import Wire
+
+    a, b = socket.socketpair()
+    g = np.random.default_rng(0)
+    dealer = Wire("dealer", {"P0": a}, 5.0, g)
+    p0 = Wire("P0", {"dealer": b}, 5.0, g)
+    layout = [((4,), np.uint8, 6)]
+    for k in range(3):
+        dealer.send("P0", [(np.full(4, k, np.uint8), 6)], f"material {k}", "offline dealer")
+    dealer.close()
+    assert p0.prefetch("dealer") == 3 * (HEADER_BYTES + payload_bytes(24))
+    for k in range(3):
+        got = p0.recv("dealer", layout, f"material {k}", "offline dealer")[0]
+        assert got.tolist() == [k] * 4
+    assert p0.received["offline dealer"].frames == 3
+    with pytest.raises(WireError, match="stream ended"):
+        p0.recv("dealer", layout, "one too many", "offline dealer")
+    p0.close()
+
+
 def test_a_step_reading_a_component_it_does_not_hold_fails_the_garbage_test():
     inputs = _relu_input(64)
     ref = relu_program(Falcon(np.random.default_rng(SEED)), inputs)

@@ -64,6 +64,7 @@ from functools import partial
 
 import numpy as np
 
+from ppnn.protocols.falcon import family as _family  # noqa: F401 -- imported before "go"
 from ppnn.protocols.falcon.runtime import PARTIES, RSS, Falcon, FalconDealer, key_bytes
 
 from .framing import frame_bytes
@@ -164,10 +165,13 @@ class WireFalcon(Falcon):
     input owner), holding real values only where that party holds them (module docstring).
 
     Takes :class:`~ppnn.protocols.falcon.Falcon`'s arguments (``deviation`` and
-    ``record_openings`` are for the in-process harness) and ``wire``, the process's
-    :class:`~ppnn.wire.transport.Wire`."""
+    ``record_openings`` are for the in-process harness), ``wire``, the process's
+    :class:`~ppnn.wire.transport.Wire`, and ``offline_first``: a party reads all the
+    dealer's material (and its input shares) after the setup round, before its online phase
+    begins (:meth:`Wire.prefetch`; the moment is marked ``"online"``)."""
 
-    def __init__(self, rng: np.random.Generator, *, wire: Wire, **kwargs):
+    def __init__(self, rng: np.random.Generator, *, wire: Wire, offline_first: bool = False,
+                 **kwargs):
         if kwargs.get("deviation") is not None or kwargs.get("record_openings"):
             raise ValueError("wire mode runs honest parties: deviation and record_openings "
                              "are for the in-process harness")
@@ -194,6 +198,9 @@ class WireFalcon(Falcon):
             self._keys = keys
             self._input_rng = _fresh(g)
             rngs = {name: _fresh(g) for name in rngs}
+            if offline_first:  # the offline phase: everything the dealer sends, then online
+                wire.prefetch("dealer")
+                wire.mark("online")
         self.dealer = WireDealer(rngs, self.ledger, wire)
 
     # -- what the process's party holds ---------------------------------------------------
@@ -311,7 +318,8 @@ def _plan_job(wire: Wire, task: dict) -> dict:
         plan = dataclasses.replace(plan, impl={**plan.impl, "params": params})
         x = g.uniform(0.0, 1.0, task["x_shape"])
     logits, ledger, times, prov = family(plan.family)._run(
-        plan, x, _rng(task["seed"]), "sim", runtime=partial(WireFalcon, wire=wire))
+        plan, x, _rng(task["seed"]), "sim",
+        runtime=partial(WireFalcon, wire=wire, offline_first=task.get("offline_first", False)))
     return {"output": logits if wire.party is not None else None, "ledger": ledger,
             "times": times, "prov": prov}
 
@@ -321,7 +329,8 @@ def _program_job(wire: Wire, task: dict) -> dict:
     if wire.party is not None:  # garbage ring elements of the public shapes
         inputs = {k: wire.garbage.integers(0, 1 << 32, s, dtype=np.uint64)
                   for k, s in inputs.items()}
-    fal = WireFalcon(_rng(task["seed"]), wire=wire, malicious=task["malicious"])
+    fal = WireFalcon(_rng(task["seed"]), wire=wire, malicious=task["malicious"],
+                     offline_first=task.get("offline_first", False))
     out = task["program"](fal, inputs)
     return {"output": out if wire.party is not None else None, "ledger": fal.ledger}
 
@@ -376,6 +385,12 @@ def wire_summary(ledger, launched) -> dict:
     out["extra wait steps"] = {r: s["extra wait steps"] for r, s in stats.items()
                                if s["extra wait steps"]}
     out["seconds"] = launched.seconds
+    marks = [s["marks"]["online"] for s in stats.values() if "online" in s["marks"]]
+    if marks:  # offline first (WireFalcon): the online phase, from its first party's start
+        # to the last party's end -- an upper bound (a party that starts early waits)
+        parties = [s for s in stats.values() if "online" in s["marks"]]
+        out["offline seconds"] = min(marks) - min(s["t start"] for s in parties)
+        out["online seconds"] = max(s["t end"] for s in parties) - min(marks)
     out["party seconds"] = {r: s["seconds"] for r, s in stats.items()}
     out["party cpu s"] = {r: s["cpu user s"] + s["cpu system s"] for r, s in stats.items()}
     out["party cpu system s"] = {r: s["cpu system s"] for r, s in stats.items()}
@@ -412,12 +427,14 @@ def _check_same(launched, what: str) -> None:
 
 
 def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = 30.0,
-             deadline: float | None = 600.0):
+             deadline: float | None = 600.0, offline_first: bool = False):
     """``ppnn.run(plan, x, seed, transport="tcp")`` for every wire family (the others' runs
     are dispatched to their modules; Falcon's is here): returns a
     :class:`~ppnn.protocols.api.Result` whose ``extra["wire"]`` is :func:`wire_summary`.
     ``backend``: "sim", or "real" for :data:`REAL_WIRE_FAMILIES`; ``timeout``: seconds a
-    process waits for a message (None: the family's default, 30 s; "real": 600 s)."""
+    process waits for a message (None: the family's default, 30 s; "real": 600 s);
+    ``offline_first`` (Falcon only): the dealer's material all arrives before the parties'
+    online phase, whose time the summary gives as ``online seconds``."""
     import pandas as pd
 
     from ppnn.protocols.api import Plan, Result, _check_images
@@ -431,6 +448,9 @@ def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = 3
         raise ValueError(f"wire mode runs {plan.family} on the simulated backend only "
                          f"(backend='sim'); backend={backend!r} crosses processes for "
                          f"{', '.join(REAL_WIRE_FAMILIES)} only")
+    if offline_first and plan.family not in ("falcon_sh", "falcon_mal"):
+        raise ValueError(f"offline_first is implemented for falcon_sh and falcon_mal; got a "
+                         f"plan of {plan.family!r}")
     from . import delphi, delphi_gc, hegc, she, swann
 
     if plan.family in she.SHE_FAMILIES:
@@ -450,7 +470,7 @@ def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = 3
     skeleton = [{k: np.shape(v) for k, v in p.items()} for p in plan.impl["params"]]
     public = dataclasses.replace(plan, impl={**plan.impl, "params": None})
     party = {"kind": "plan", "plan": public, "params": skeleton, "x_shape": x.shape,
-             "seed": seed}
+             "seed": seed, "offline_first": bool(offline_first)}
     tasks = {p: party for p in PARTIES}
     tasks["dealer"] = {"kind": "plan", "plan": plan, "x": x, "seed": seed}
     launched = launch(falcon_job, tasks, timeout=timeout, deadline=deadline)
@@ -471,16 +491,18 @@ def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = 3
 
 def run_program(program: Callable, inputs: dict[str, np.ndarray], seed=0, *,
                 malicious: bool = False, timeout: float = 30.0,
-                deadline: float | None = 600.0) -> dict:
+                deadline: float | None = 600.0, offline_first: bool = False) -> dict:
     """Run ``program(fal, inputs) -> opened array`` in wire mode (``program`` a module-level
     function; ``inputs`` ring elements held by the input owner). Returns ``{"outputs":
     {party: array}, "ledger": P0's ledger, "wire": wire_summary}``; the outputs are not
-    compared (the garbage test compares them with the in-process run)."""
+    compared (the garbage test compares them with the in-process run). ``offline_first``: as
+    for :func:`run_plan`."""
     if not isinstance(inputs, dict) or not all(isinstance(k, str) for k in inputs):
         raise ValueError("inputs must be a dict of name -> array of ring elements")
     inputs = {k: np.asarray(v, dtype=np.uint64) for k, v in inputs.items()}
     party = {"kind": "program", "program": program, "malicious": bool(malicious),
-             "inputs": {k: v.shape for k, v in inputs.items()}, "seed": seed}
+             "inputs": {k: v.shape for k, v in inputs.items()}, "seed": seed,
+             "offline_first": bool(offline_first)}
     tasks = {p: party for p in PARTIES}
     tasks["dealer"] = {**party, "inputs": inputs}
     launched = launch(falcon_job, tasks, timeout=timeout, deadline=deadline)

@@ -51,6 +51,7 @@ A run whose parties send every message of a round before they wait for the round
 
 from __future__ import annotations
 
+import collections
 import os
 import queue
 import socket
@@ -198,6 +199,8 @@ class Wire:
         self._errors: dict[str, BaseException] = {}
         self._locks = {peer: threading.Lock() for peer in socks}
         self._backlog = dict.fromkeys(socks, 0)  # frames handed to the sender thread
+        self._buffered: dict[str, collections.deque] = {}  # prefetched frames per peer
+        self.marks: dict[str, float] = {}  # named moments (perf_counter), see mark()
         for peer, s in socks.items():
             if s.gettimeout() is None:  # _write needs a non-blocking descriptor
                 s.settimeout(self.timeout)
@@ -336,13 +339,12 @@ class Wire:
                 if len(self.extra_wait_steps) < 8:
                     self.extra_wait_steps.append(what)
             self._wait_round = self._round
-        got_seq, depth, length = HEADER.unpack(
-            _recv_exact(sock, HEADER.size, self.role, peer, label))
+        got_seq, depth, length, payload = self._next_frame(peer, sock, label)
         if layout is None:  # recv_bytes: the frame states the length
             if got_seq != seq or length > limit:
                 raise WireError(f"{self.role} expected {label} from {peer} (at most {limit} "
                                 f"bytes), got frame #{got_seq} of {length} bytes")
-            payload = _recv_exact(sock, length, self.role, peer, label) if length else b""
+            payload = payload(length)
             self._seq_in[peer] = seq + 1
             self.received[cls].add(8 * length, length)
             return bytes(payload)
@@ -351,13 +353,62 @@ class Wire:
             raise WireError(f"{self.role} expected {label} from {peer} ({payload_bytes(bits)} "
                             f"bytes), got frame #{got_seq} of {length} bytes: the parties "
                             "disagree on the protocol")
-        payload = _recv_exact(sock, length, self.role, peer, label) if length else b""
+        payload = payload(length)
         self._seq_in[peer] = seq + 1
         if cls == "online":
             self.depth = max(self.depth, depth)
             self.max_depth = max(self.max_depth, depth)
         self.received[cls].add(bits, length)
         return unpack(payload, layout)
+
+    def _next_frame(self, peer: str, sock, label: str):
+        """The next frame's header from ``peer`` and a function giving its payload: from
+        the socket, or from what :meth:`prefetch` read."""
+        buf = self._buffered.get(peer)
+        if buf is not None:
+            if not buf:
+                raise WireError(f"{self.role} expected {label} from {peer}, but {peer}'s "
+                                "stream ended: the parties disagree on the protocol")
+            got_seq, depth, length, data = buf.popleft()
+            return got_seq, depth, length, lambda _: data
+        got_seq, depth, length = HEADER.unpack(
+            _recv_exact(sock, HEADER.size, self.role, peer, label))
+        return got_seq, depth, length, lambda n: (
+            _recv_exact(sock, n, self.role, peer, label) if n else b"")
+
+    def prefetch(self, peer: str) -> int:
+        """Read every frame ``peer`` will ever send, until it closes the connection, and
+        keep them for the receives that follow (which then wait for nothing): the offline
+        phase of a run whose dealer sends all its material first. Returns the bytes read.
+        A stream that ends inside a frame is a :class:`WireError`."""
+        self._check_peer(peer)
+        if self._later or self._seq_in[peer]:
+            raise WireError(f"{self.role}: prefetch from {peer} must come before any receive "
+                            "from it")
+        sock, frames, total = self.socks[peer], collections.deque(), 0
+        while True:
+            first = bytearray(HEADER.size)
+            try:
+                k = sock.recv_into(first)
+            except TimeoutError:
+                raise WireTimeout(f"{self.role} waited more than {sock.gettimeout():g} s for "
+                                  f"{peer}'s material (is {peer} alive?)") from None
+            if k == 0:  # the peer closed: everything has arrived
+                break
+            if k < HEADER.size:
+                first[k:] = _recv_exact(sock, HEADER.size - k, self.role, peer, "a header")
+            got_seq, depth, length = HEADER.unpack(first)
+            data = _recv_exact(sock, length, self.role, peer, f"frame #{got_seq}") \
+                if length else b""
+            frames.append((got_seq, depth, length, data))
+            total += HEADER.size + length
+        self._buffered[peer] = frames
+        return total
+
+    def mark(self, name: str) -> None:
+        """Note the moment ``name`` (``time.perf_counter``, comparable between the processes
+        of one host: the system's monotonic clock); :meth:`stats` reports the marks."""
+        self.marks[name] = time.perf_counter()
 
     def close(self) -> None:
         """Flush every sender thread, then close the connections (no port stays open)."""
@@ -391,6 +442,7 @@ class Wire:
 
         t = os.times()
         return {"role": self.role, "depth": self.max_depth, "waits": self.waits,
+                "t start": self.t_start, "t end": time.perf_counter(), "marks": dict(self.marks),
                 "cpu user s": t.user - self._cpu_start.user,
                 "cpu system s": t.system - self._cpu_start.system,
                 "max rss MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,

@@ -107,11 +107,13 @@ class Zp(PrimeField):
             raise TypeError("rng must be a numpy.random.Generator (seed it explicitly)")
         return self._draw(rng, 0, shape)
 
-    def _draw(self, rng: np.random.Generator, low: int, shape) -> np.ndarray:
-        # numpy's bounded draws are faster in 16 bits than in 8
+    def _draw(self, rng: np.random.Generator, low: int, shape, cast: bool = True
+              ) -> np.ndarray:
+        # numpy's bounded draws are faster in 16 bits than in 8; ``cast=False`` keeps them
+        # there (the same values, for a caller that sums them in a wider dtype anyway)
         dt = np.uint16 if self.dtype == np.uint8 else self.dtype
         out = rng.integers(low, self.p, size=shape, dtype=dt)
-        return out if out.dtype == self.dtype else out.astype(self.dtype)
+        return out if out.dtype == self.dtype or not cast else out.astype(self.dtype)
 
     def random_nonzero(self, rng: np.random.Generator, shape=()) -> np.ndarray:
         if not isinstance(rng, np.random.Generator):

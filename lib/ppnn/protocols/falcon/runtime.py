@@ -684,7 +684,11 @@ class Falcon:
         """``F(k_i)`` and ``F(k_{i+1})`` for every party ``i`` in ``rows`` (the keys drawn:
         those of ``rows`` and the next ones; a party holds both)."""
         keys = sorted({j for i in rows for j in (i, (i + 1) % 3)})
-        f = [alg.random(self._keys[j], shape) if j in keys else None for j in range(3)]
+        if isinstance(alg, Zp):  # the draws' own dtype (Z_p's products sum them widened)
+            f = [alg._draw(self._keys[j], 0, shape, cast=False) if j in keys else None
+                 for j in range(3)]
+        else:
+            f = [alg.random(self._keys[j], shape) if j in keys else None for j in range(3)]
         if self._key_copy is not None:
             nxt = list(self._key_view(alg, np.stack(f)))
         else:
