@@ -113,6 +113,28 @@ def _garbage(alg, shape, g: np.random.Generator, out: np.ndarray | None = None
     return out
 
 
+#: a message between two other parties is a read-only view of this many random elements
+#: (a row repeated along the leading axes) when its last axis fits, else :func:`_garbage`
+_VIEW = 1 << 21
+_views: dict = {}
+
+
+def _garbage_view(alg, shape, g: np.random.Generator) -> np.ndarray:
+    """Garbage of ``shape`` that costs no memory: a read-only view of a per-process row of
+    random elements (at a random offset), broadcast along the leading axes. For a value the
+    process only passes on, if at all (writing into it is an error)."""
+    shape = tuple(shape)
+    last = shape[-1] if shape else 1
+    if last > _VIEW:
+        return _garbage(alg, shape, g)
+    key = (id(g), repr(alg))
+    if key not in _views:
+        _views[key] = np.asarray(alg.random(g, 2 * _VIEW), dtype=alg.dtype)
+    off = int(g.integers(_VIEW))
+    row = _views[key][off:off + last]
+    return np.broadcast_to(row if shape else row[0], shape)
+
+
 def _fresh(g: np.random.Generator) -> np.random.Generator:
     """A generator seeded from this process's garbage: stands in for a stream it lacks."""
     return np.random.Generator(np.random.SFC64(int(g.integers(1 << 62))))
@@ -283,8 +305,10 @@ class WireFalcon(Falcon):
                                       self._step(what),
                                       into=None if into is None else [into])[0]
             return self._received
+        elif into is None:  # a message between the two other parties: nothing of it here
+            return _garbage_view(alg, out.shape, w.garbage)
         else:
-            out = _garbage(alg, out.shape, w.garbage)
+            out = _garbage(alg, out.shape, w.garbage, out=into)
         if into is None:
             return out
         into[...] = out

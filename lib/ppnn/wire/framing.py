@@ -22,8 +22,10 @@ element 6 bits. A message made of several parts (a dealer message carries both c
 several sharings) puts its byte-aligned parts (8, 16, 32 or 64 bits per element) first, in
 order, as little-endian integers, then every other part as one bit string (least
 significant bit first), padded with zeros to a whole byte (consecutive parts of one width
-of at most 8 bits that start on a byte boundary are packed eight elements to a ``uint64``:
-the same bits, without a Python loop or a byte per bit). So for every message::
+of at most 8 bits that start on a byte boundary are packed a whole group at a time -- 4
+six-bit elements to 3 bytes, 8 elements of an odd width to that many bytes -- one column of
+bytes per element of the group: the same bits, without a Python loop per element or a byte
+per bit). So for every message::
 
     wire bytes = ceil(ledger bits / 8) + HEADER_BYTES
 
@@ -33,6 +35,7 @@ of the segments that carry them are the kernel's and are not counted.
 
 from __future__ import annotations
 
+import math
 import struct
 from collections.abc import Sequence
 
@@ -78,21 +81,29 @@ def _bit_string(a: np.ndarray, bits: int) -> np.ndarray:
     return np.unpackbits(raw, axis=1, bitorder="little")[:, :bits].reshape(-1)
 
 
+def _group(bits: int) -> tuple[int, int]:
+    """The smallest whole group of ``bits``-wide elements: ``(elements, bytes)`` -- 4 and 3
+    for 6 bits, 8 and ``bits`` for an odd width."""
+    g = 8 // math.gcd(bits, 8)
+    return g, g * bits // 8
+
+
 def _pack_narrow(a: np.ndarray, bits: int) -> np.ndarray:
     """The bit string of ``a`` (``bits`` < 8 per element, LSB first) as bytes, the last one
-    padded with zeros: 8 elements fill ``bits`` bytes. Byte ``j`` of a group of 8 gathers the
-    (at most two) elements whose bits fall in it, one column at a time, in bytes: an
-    element's low part is shifted left into byte ``j`` (what passes the byte's top falls
-    off), its high part shifted right into byte ``j + 1``. No wider lanes, no 64-bit words."""
+    padded with zeros: a group of :func:`_group` elements fills whole bytes. Byte ``j`` of a
+    group gathers the (at most two) elements whose bits fall in it, one column at a time, in
+    bytes: an element's low part is shifted left into byte ``j`` (what passes the byte's top
+    falls off), its high part shifted right into byte ``j + 1``. No wider lanes."""
     n = a.size
-    groups = -(-n // 8)
-    if n % 8 == 0 and a.dtype == np.uint8 and a.flags.c_contiguous:
-        v = a.reshape(groups, 8)
+    g, nb = _group(bits)
+    groups = -(-n // g)
+    if n % g == 0 and a.dtype == np.uint8 and a.flags.c_contiguous:
+        v = a.reshape(groups, g)
     else:
-        v = np.zeros((groups, 8), dtype=np.uint8)
+        v = np.zeros((groups, g), dtype=np.uint8)
         v.reshape(-1)[:n] = a
-    out = np.zeros((groups, bits), dtype=np.uint8)
-    for e in range(8):
+    out = np.zeros((groups, nb), dtype=np.uint8)
+    for e in range(g):
         j, s = divmod(e * bits, 8)
         out[:, j] |= v[:, e] << np.uint8(s)
         if s + bits > 8:
@@ -102,16 +113,17 @@ def _pack_narrow(a: np.ndarray, bits: int) -> np.ndarray:
 
 def _unpack_narrow(raw: np.ndarray, n: int, bits: int) -> np.ndarray:
     """Inverse of :func:`_pack_narrow`: ``n`` elements (uint8) from the bytes ``raw``."""
-    groups = -(-n // 8)
-    if raw.size == groups * bits:
+    g, nb = _group(bits)
+    groups = -(-n // g)
+    if raw.size == groups * nb:
         flat = raw
     else:
-        flat = np.zeros(groups * bits, dtype=np.uint8)
+        flat = np.zeros(groups * nb, dtype=np.uint8)
         flat[:raw.size] = raw
-    w = flat.reshape(groups, bits)
-    vals = np.empty((groups, 8), dtype=np.uint8)
+    w = flat.reshape(groups, nb)
+    vals = np.empty((groups, g), dtype=np.uint8)
     mask = np.uint8((1 << bits) - 1)
-    for e in range(8):
+    for e in range(g):
         j, s = divmod(e * bits, 8)
         x = w[:, j] >> np.uint8(s)
         if s + bits > 8:
