@@ -80,9 +80,13 @@ transport); SHE on real tfhe-rs, SwaNN on real Paillier and GAZELLE / GALA on re
 :mod:`.timing`: measured vs projected time, the table of 00_overview and REPORT.md
 (:mod:`ppnn.experiments.wire`; SHE on minionn_mnist only: it cannot compile falcon_lenet).
 The OT of the garbled-circuit families (GAZELLE, GALA, Delphi + GC) is real: IKNP with 128
-base OTs, :mod:`.ot`. Not yet: lean parties (each process computes what every party
-computes, on garbage where it holds nothing: its compute is the simulator's, not one
-party's).
+base OTs, :mod:`.ot`. Falcon's parties are lean where it costs: a multiplication and
+private compare compute only the process's own share and two components, the dealer's
+process computes no party's values (:mod:`.falcon`); the other families and Falcon's
+remaining local steps compute every party's values, on garbage where the process holds
+nothing. Falcon can also run its offline phase first (``offline_first``: every party reads
+the dealer's whole stream, then its online phase is timed), as the C++ reference's wall
+time measures it (``benchmarks/README.md``).
 
 **A round costs one latency.** Every wire party sends every message of a round before it
 waits for the round's receives, and does not wait for a message nothing reads: Falcon's
