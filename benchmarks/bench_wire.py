@@ -44,8 +44,8 @@ import statistics  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ppnn import paths  # noqa: E402
-from ppnn.wire.falcon import relu_program, run_plan, run_program  # noqa: E402
+from ppnn import paths, wire  # noqa: E402
+from ppnn.wire.falcon import relu_program, run_program  # noqa: E402
 from ppnn.wire.links import shaped  # noqa: E402
 from ppnn.wire.timing import _plan  # noqa: E402
 
@@ -90,13 +90,12 @@ def relu_case(n: int, malicious: bool, link, repeats: int, offline_first: bool) 
 def lenet_case(malicious: bool, link, repeats: int, offline_first: bool) -> dict:
     family = "falcon_mal" if malicious else "falcon_sh"
     plan, x = _plan(family, "falcon_lenet", 1)
-    runs = []
-    with shaped(link) as sh:
-        for _ in range(repeats):
-            res = run_plan(plan, x, 0, timeout=120, deadline=1200,
-                           offline_first=offline_first)
-            runs.append(res.extra["wire"])
-    how = sh.describe()
+    runs, res = [], None
+    for _ in range(repeats):
+        res = wire.run(plan, x, 0, timeout=120, deadline=1200, link=link,
+                       offline_first=offline_first)
+        runs.append(res.extra["wire"])
+    how = res.extra["link"]
     return _row("lenet 1 image", family, how["link"], f"{how['how']}; latency: "
                 f"{how['latency']}", runs, offline_first)
 
@@ -113,11 +112,12 @@ def main() -> None:
     n, reps = (1 << 14, 1) if args.quick else (1 << 20, args.repeats)
     rows = []
     for link in (None, args.link):
-        for case in (relu_case, lenet_case):
-            for offline_first in (False, True):
-                rows.append(case(*((n,) if case is relu_case else ()), args.malicious, link,
-                                 reps, offline_first))
-                print(rows[-1], flush=True)
+        for offline_first in (False, True):
+            rows.append(relu_case(n, args.malicious, link, reps, offline_first))
+            print(rows[-1], flush=True)
+        for offline_first in (False, True):
+            rows.append(lenet_case(args.malicious, link, reps, offline_first))
+            print(rows[-1], flush=True)
     df = pd.DataFrame(rows)
     out = paths.figures_dir("falcon") / "bench_wire.csv"
     paths.atomic_write(out, df.to_csv(index=False, float_format="%.6g"))

@@ -119,18 +119,21 @@ __all__ = ["HEADER_BYTES", "frame_bytes", "pack", "payload_bytes", "unpack", "Wi
 
 
 def run(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = None,
-        deadline: float | None = 600.0, link=None):
+        deadline: float | None = 600.0, link=None, offline_first: bool = False):
     """A plan run in wire mode (see :func:`ppnn.wire.falcon.run_plan`). ``backend``: "sim",
     or "real" for :data:`REAL_WIRE_FAMILIES` (SHE on tfhe-rs, SwaNN on real Paillier,
     GAZELLE / GALA on SEAL); ``timeout``: seconds a process waits for a message (None: 30 s,
     and 600 s on "real", where a party waits while another computes on ciphertexts, e.g.
     SHE's client while the server evaluates the whole network); ``link``: None (loopback),
     ``'lan'``, ``'wan'`` or ``'LATENCY_MS,MBPS'`` -- shaped links (:mod:`.links`; plain
-    loopback without root, said in ``result.extra["link"]``)."""
+    loopback without root, said in ``result.extra["link"]``); ``offline_first`` (Falcon):
+    the dealer's material all arrives before the parties' online phase (``online
+    seconds`` in the summary)."""
     from .falcon import run_plan
     from .links import shaped
 
     with shaped(link) as shaping:
-        res = run_plan(plan, x, seed, backend=backend, timeout=timeout, deadline=deadline)
+        res = run_plan(plan, x, seed, backend=backend, timeout=timeout, deadline=deadline,
+                       offline_first=offline_first)
     res.extra["link"] = shaping.describe()
     return res

@@ -24,7 +24,7 @@ object of ``ppnn.protocols.falcon`` with its three-component arrays -- as
   compares only the two copies *it* received, and tests only the multiplication check
   value ``v`` *it* reconstructed (``v`` is opened one way: ``Pi`` receives component
   ``i - 1`` from ``P_{i-1}`` and nothing else; ``Falcon.verify`` tests the parties of
-  :meth:`WireFalcon._checking`, the process's own).
+  :meth:`WireFalcon._local`, the process's own).
 
 So if every party's outputs equal the in-process run's, no party's computation read a
 value it does not hold: it would have read garbage. :func:`relu_reading_all_components` is
@@ -92,6 +92,14 @@ _POOL = 1 << 16
 _pools: dict = {}
 
 
+def _pool(alg, g: np.random.Generator, size: int) -> np.ndarray:
+    """This process's ``2 * size`` random elements of ``alg`` (drawn once, from ``g``)."""
+    key = (id(g), repr(alg), size)
+    if key not in _pools:
+        _pools[key] = np.asarray(alg.random(g, 2 * size), dtype=alg.dtype)
+    return _pools[key]
+
+
 def _garbage(alg, shape, g: np.random.Generator, out: np.ndarray | None = None
              ) -> np.ndarray:
     """Elements of ``alg`` this process's party does not hold: random, from its own ``g``
@@ -99,10 +107,7 @@ def _garbage(alg, shape, g: np.random.Generator, out: np.ndarray | None = None
     n = int(np.prod(shape, dtype=np.int64))
     if n <= _POOL and out is None:
         return np.asarray(alg.random(g, shape), dtype=alg.dtype)
-    key = (id(g), repr(alg))
-    if key not in _pools:
-        _pools[key] = np.asarray(alg.random(g, 2 * _POOL), dtype=alg.dtype)
-    pool = _pools[key]
+    pool = _pool(alg, g, _POOL)
     off = int(g.integers(_POOL))
     if out is None:
         out = np.empty(shape, dtype=alg.dtype)
@@ -116,7 +121,6 @@ def _garbage(alg, shape, g: np.random.Generator, out: np.ndarray | None = None
 #: a message between two other parties is a read-only view of this many random elements
 #: (a row repeated along the leading axes) when its last axis fits, else :func:`_garbage`
 _VIEW = 1 << 21
-_views: dict = {}
 
 
 def _garbage_view(alg, shape, g: np.random.Generator) -> np.ndarray:
@@ -127,11 +131,8 @@ def _garbage_view(alg, shape, g: np.random.Generator) -> np.ndarray:
     last = shape[-1] if shape else 1
     if last > _VIEW:
         return _garbage(alg, shape, g)
-    key = (id(g), repr(alg))
-    if key not in _views:
-        _views[key] = np.asarray(alg.random(g, 2 * _VIEW), dtype=alg.dtype)
     off = int(g.integers(_VIEW))
-    row = _views[key][off:off + last]
+    row = _pool(alg, g, _VIEW)[off:off + last]
     return np.broadcast_to(row if shape else row[0], shape)
 
 
@@ -176,9 +177,7 @@ class WireDealer(FalconDealer):
                              "offline dealer")
                 for (a, _), real in zip(parts, got):
                     a[...] = real
-        if w.party is not None:
-            for m in material:
-                _garbage(m.ring, m.shape, w.garbage, out=m.components[(w.party - 1) % 3])
+        # (a party's third component is still the garbage of :meth:`share`)
         super().book(bits_per_party, what, *material)
 
 
@@ -229,15 +228,10 @@ class WireFalcon(Falcon):
     def _honest(self) -> int:
         return 0 if self.wire.party is None else self.wire.party
 
-    def _checking(self) -> tuple[int, ...]:
-        return () if self.wire.party is None else (self.wire.party,)
-
     def _local(self) -> tuple[int, ...]:
+        """The process's own party (checks and lean steps, :meth:`Falcon._rows` follows);
+        none in the dealer's process."""
         return () if self.wire.party is None else (self.wire.party,)
-
-    def _rows(self) -> tuple[int, ...]:
-        me = self.wire.party
-        return () if me is None else (me, (me + 1) % 3)
 
     def _not_computed(self, comps: np.ndarray, alg, rows: tuple[int, ...]) -> None:
         """A lean party's rows it did not compute get garbage (the dealer's stay as they
@@ -298,17 +292,16 @@ class WireFalcon(Falcon):
         w = self.wire
         rnd = self.ledger.messages[-1].round
         w.enter_round(rnd)
-        if w.party == sender:
-            w.send(PARTIES[receiver], [(out, alg.bits)], self._step(what), round=rnd)
-        elif w.party == receiver:
+        if w.party == receiver:
             self._received = w.expect(PARTIES[sender], [(out.shape, out.dtype, alg.bits)],
                                       self._step(what),
                                       into=None if into is None else [into])[0]
             return self._received
-        elif into is None:  # a message between the two other parties: nothing of it here
-            return _garbage_view(alg, out.shape, w.garbage)
-        else:
-            out = _garbage(alg, out.shape, w.garbage, out=into)
+        if w.party != sender:  # a message between the two other parties: nothing of it here
+            if into is None:
+                return _garbage_view(alg, out.shape, w.garbage)
+            return _garbage(alg, out.shape, w.garbage, out=into)
+        w.send(PARTIES[receiver], [(out, alg.bits)], self._step(what), round=rnd)
         if into is None:
             return out
         into[...] = out
@@ -409,10 +402,10 @@ def wire_summary(ledger, launched) -> dict:
     out["extra wait steps"] = {r: s["extra wait steps"] for r, s in stats.items()
                                if s["extra wait steps"]}
     out["seconds"] = launched.seconds
-    marks = [s["marks"]["online"] for s in stats.values() if "online" in s["marks"]]
-    if marks:  # offline first (WireFalcon): the online phase, from its first party's start
+    parties = [s for s in stats.values() if "online" in s["marks"]]
+    if parties:  # offline first (WireFalcon): the online phase, from its first party's start
         # to the last party's end -- an upper bound (a party that starts early waits)
-        parties = [s for s in stats.values() if "online" in s["marks"]]
+        marks = [s["marks"]["online"] for s in parties]
         out["offline seconds"] = min(marks) - min(s["t start"] for s in parties)
         out["online seconds"] = max(s["t end"] for s in parties) - min(marks)
     out["party seconds"] = {r: s["seconds"] for r, s in stats.items()}

@@ -161,6 +161,38 @@ def _recv_exact(sock: socket.socket, n: int, role: str, peer: str, what: str
     return buf
 
 
+class _Replay:
+    """What :meth:`Wire.prefetch` read from a peer, read again like its socket (each chunk
+    dropped once read)."""
+
+    def __init__(self, chunks: list[bytes], role: str, peer: str):
+        self.size = sum(len(c) for c in chunks)
+        self._chunks = collections.deque(memoryview(c) for c in chunks)
+        self._role, self._peer = role, peer
+
+    def recv_into(self, view) -> int:
+        if not self._chunks:
+            raise WireError(f"{self._role} expected more from {self._peer}, but {self._peer}'s "
+                            "stream ended: the parties disagree on the protocol")
+        head = self._chunks[0]
+        n = min(len(view), len(head))
+        view[:n] = head[:n]
+        if n == len(head):
+            self._chunks.popleft()
+        else:
+            self._chunks[0] = head[n:]
+        return n
+
+    def gettimeout(self) -> float:
+        return 0.0
+
+    def shutdown(self, how) -> None:
+        pass
+
+    def close(self) -> None:
+        self._chunks.clear()
+
+
 class Wire:
     """One process's end of the mesh: framed sends and receives, traffic counters, and the
     process's garbage generator (what it uses for every value it does not hold).
@@ -199,7 +231,6 @@ class Wire:
         self._errors: dict[str, BaseException] = {}
         self._locks = {peer: threading.Lock() for peer in socks}
         self._backlog = dict.fromkeys(socks, 0)  # frames handed to the sender thread
-        self._buffered: dict[str, collections.deque] = {}  # prefetched frames per peer
         self.marks: dict[str, float] = {}  # named moments (perf_counter), see mark()
         for peer, s in socks.items():
             if s.gettimeout() is None:  # _write needs a non-blocking descriptor
@@ -339,12 +370,13 @@ class Wire:
                 if len(self.extra_wait_steps) < 8:
                     self.extra_wait_steps.append(what)
             self._wait_round = self._round
-        got_seq, depth, length, payload = self._next_frame(peer, sock, label)
+        got_seq, depth, length = HEADER.unpack(
+            _recv_exact(sock, HEADER.size, self.role, peer, label))
         if layout is None:  # recv_bytes: the frame states the length
             if got_seq != seq or length > limit:
                 raise WireError(f"{self.role} expected {label} from {peer} (at most {limit} "
                                 f"bytes), got frame #{got_seq} of {length} bytes")
-            payload = payload(length)
+            payload = _recv_exact(sock, length, self.role, peer, label) if length else b""
             self._seq_in[peer] = seq + 1
             self.received[cls].add(8 * length, length)
             return bytes(payload)
@@ -353,7 +385,7 @@ class Wire:
             raise WireError(f"{self.role} expected {label} from {peer} ({payload_bytes(bits)} "
                             f"bytes), got frame #{got_seq} of {length} bytes: the parties "
                             "disagree on the protocol")
-        payload = payload(length)
+        payload = _recv_exact(sock, length, self.role, peer, label) if length else b""
         self._seq_in[peer] = seq + 1
         if cls == "online":
             self.depth = max(self.depth, depth)
@@ -361,49 +393,28 @@ class Wire:
         self.received[cls].add(bits, length)
         return unpack(payload, layout)
 
-    def _next_frame(self, peer: str, sock, label: str):
-        """The next frame's header from ``peer`` and a function giving its payload: from
-        the socket, or from what :meth:`prefetch` read."""
-        buf = self._buffered.get(peer)
-        if buf is not None:
-            if not buf:
-                raise WireError(f"{self.role} expected {label} from {peer}, but {peer}'s "
-                                "stream ended: the parties disagree on the protocol")
-            got_seq, depth, length, data = buf.popleft()
-            return got_seq, depth, length, lambda _: data
-        got_seq, depth, length = HEADER.unpack(
-            _recv_exact(sock, HEADER.size, self.role, peer, label))
-        return got_seq, depth, length, lambda n: (
-            _recv_exact(sock, n, self.role, peer, label) if n else b"")
-
     def prefetch(self, peer: str) -> int:
-        """Read every frame ``peer`` will ever send, until it closes the connection, and
-        keep them for the receives that follow (which then wait for nothing): the offline
+        """Read everything ``peer`` will ever send, until it closes the connection, and
+        serve the receives that follow from it (they then wait for nothing): the offline
         phase of a run whose dealer sends all its material first. Returns the bytes read.
-        A stream that ends inside a frame is a :class:`WireError`."""
+        A receive past the end is a :class:`WireError`."""
         self._check_peer(peer)
         if self._later or self._seq_in[peer]:
             raise WireError(f"{self.role}: prefetch from {peer} must come before any receive "
                             "from it")
-        sock, frames, total = self.socks[peer], collections.deque(), 0
+        sock, chunks, buf = self.socks[peer], [], bytearray(1 << 20)
         while True:
-            first = bytearray(HEADER.size)
             try:
-                k = sock.recv_into(first)
+                k = sock.recv_into(buf)
             except TimeoutError:
                 raise WireTimeout(f"{self.role} waited more than {sock.gettimeout():g} s for "
                                   f"{peer}'s material (is {peer} alive?)") from None
-            if k == 0:  # the peer closed: everything has arrived
+            if not k:  # the peer closed: everything has arrived
                 break
-            if k < HEADER.size:
-                first[k:] = _recv_exact(sock, HEADER.size - k, self.role, peer, "a header")
-            got_seq, depth, length = HEADER.unpack(first)
-            data = _recv_exact(sock, length, self.role, peer, f"frame #{got_seq}") \
-                if length else b""
-            frames.append((got_seq, depth, length, data))
-            total += HEADER.size + length
-        self._buffered[peer] = frames
-        return total
+            chunks.append(bytes(memoryview(buf)[:k]))
+        sock.close()
+        self.socks[peer] = replay = _Replay(chunks, self.role, peer)
+        return replay.size
 
     def mark(self, name: str) -> None:
         """Note the moment ``name`` (``time.perf_counter``, comparable between the processes

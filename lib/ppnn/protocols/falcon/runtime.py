@@ -380,9 +380,9 @@ class Falcon:
         does, and this is where it waits."""
 
     def _checking(self) -> tuple[int, ...]:
-        """The parties whose checks run here: all three in the simulation; in wire mode
-        (:mod:`ppnn.wire`, one process per party) only the process's own party."""
-        return (0, 1, 2)
+        """The parties whose checks run here: those of :meth:`_local` (all three in the
+        simulation; in wire mode, one process per party, only the process's own party)."""
+        return self._local()
 
     def _tampered_pending(self, skip_last: bool = False) -> bool:
         """Is a product whose resharing was tampered still unverified?"""
@@ -542,7 +542,9 @@ class Falcon:
         h = self._honest()
         # what each party reconstructed: the reported party's and, for a check value, every
         # checking party's (see verify); none in a process of no party (wire mode's dealer)
-        need = ({h} | set(self._checking()) if kind == "check" else {h}) if self._local() else ()
+        need = set()
+        if self._local():  # (a process of no party reconstructs nothing)
+            need = {h, *self._checking()} if kind == "check" else {h}
         dt = alg.dtype if native else np.dtype(np.uint64)
         views = [np.asarray(alg.add(alg.add(C[i], C[(i + 1) % 3]), got[i]), dtype=dt)
                  if i in need else None for i in range(3)]
@@ -636,12 +638,8 @@ class Falcon:
         # z_i = x_i y_i + x_i y_{i+1} + x_{i+1} y_i = x_i (y_i + y_{i+1}) + x_{i+1} y_i
         if isinstance(alg, Zp):
             z = self._mul_local_zp(alg, X, Y, shape)
-        elif self._local() != (0, 1, 2):
-            z = self._mul_local_lean(alg, X, Y, shape)
         else:
-            X1, Y1 = X[[1, 2, 0]], Y[[1, 2, 0]]
-            z = alg.add(alg.mul(X, alg.add(Y, Y1)), alg.mul(X1, Y))
-            z = alg.add(z, self.zero3(alg, shape))
+            z = self._mul_local_ring(alg, X, Y, shape)
         triple = self._triple(alg, x.shape, y.shape) if self.malicious else None
         with self.ledger.round():
             out, tampered = self._reshare(z, alg, what)
@@ -659,9 +657,10 @@ class Falcon:
         return (0, 1, 2)
 
     def _rows(self) -> tuple[int, ...]:
-        """The share components this process computes: all three in the simulation; in wire
-        mode the two its party holds (``i`` and ``i + 1`` for ``Pi``), none for the dealer."""
-        return (0, 1, 2)
+        """The share components this process computes: those the parties of :meth:`_local`
+        hold (``i`` and ``i + 1`` for ``Pi``) -- all three in the simulation, a wire party's
+        two, none in the wire dealer's process."""
+        return tuple(sorted({j for i in self._local() for j in (i, (i + 1) % 3)}))
 
     def _not_computed(self, comps: np.ndarray, alg, rows: tuple[int, ...]) -> None:
         """Rows of ``comps`` this process did not compute (not in ``rows``): nothing to do in
@@ -680,10 +679,10 @@ class Falcon:
         self._not_computed(comps, alg, rows)
         return RSS(comps, alg)
 
-    def _prf(self, alg, shape, rows: tuple[int, ...]) -> tuple[list, list]:
-        """``F(k_i)`` and ``F(k_{i+1})`` for every party ``i`` in ``rows`` (the keys drawn:
-        those of ``rows`` and the next ones; a party holds both)."""
-        keys = sorted({j for i in rows for j in (i, (i + 1) % 3)})
+    def _prf(self, alg, shape) -> tuple[list, list]:
+        """``F(k_i)`` and ``F(k_{i+1})`` for every party ``i`` of :meth:`_local`: the keys
+        of :meth:`_rows` are drawn (a party holds both of its keys), the others are None."""
+        keys = self._rows()
         if isinstance(alg, Zp):  # the draws' own dtype (Z_p's products sum them widened)
             f = [alg._draw(self._keys[j], 0, shape, cast=False) if j in keys else None
                  for j in range(3)]
@@ -695,18 +694,18 @@ class Falcon:
             nxt, self._zero_off = f[1:] + f[:1], False
         return f, nxt
 
-    def _mul_local_lean(self, alg, X: np.ndarray, Y: np.ndarray, shape) -> np.ndarray:
-        """The local product shares of the parties of :meth:`_local` only (wire mode): ``z_i =
-        x_i (y_i + y_{i+1}) + x_{i+1} y_i + F(k_i) - F(k_{i+1})``; the other rows are not
-        computed (:meth:`_not_computed`)."""
+    def _mul_local_ring(self, alg, X: np.ndarray, Y: np.ndarray, shape) -> np.ndarray:
+        """The local product shares over Z_L or Z_2 of the parties of :meth:`_local`: ``z_i
+        = x_i (y_i + y_{i+1}) + x_{i+1} y_i + F(k_i) - F(k_{i+1})`` (the zero share of
+        :meth:`zero3`); the other rows are left unwritten, as in :meth:`_mul_local_zp`."""
         rows = self._local()
-        f, nxt = self._prf(alg, shape, rows)
+        f, nxt = self._prf(alg, shape)
         z = np.empty((3, *shape), dtype=alg.dtype)
         for i in rows:
             j = (i + 1) % 3
             zi = alg.add(alg.mul(X[i], alg.add(Y[i], Y[j])), alg.mul(X[j], Y[i]))
             z[i] = alg.add(zi, alg.sub(f[i], nxt[i]))
-        return z  # the other rows unwritten, as in _mul_local_zp
+        return z
 
     def _mul_local_zp(self, F: Zp, X: np.ndarray, Y: np.ndarray, shape) -> np.ndarray:
         """Every party's local product share over Z_p plus its 3-out-of-3 zero share, formed
@@ -718,7 +717,7 @@ class Falcon:
         temporaries are one row each."""
         wide, p = F.wide, F.wide.type(F.p)
         rows = self._local()
-        f, nxt = self._prf(F, shape, rows)
+        f, nxt = self._prf(F, shape)
         z = np.empty((3, *shape), dtype=F.dtype)
         blocks = range(shape[0]) if len(shape) >= 2 else (slice(None),)
         inner = shape[1:] if len(shape) >= 2 else shape
