@@ -20,7 +20,8 @@ they ran on loopback). For each it gives the online bytes on the wire (ledger by
 inputs), the ledger's online rounds and the measured causal depth, the wall time from
 "go" to the last result, the median of ``--repeats`` runs (the machine is shared: read
 medians), and what the processes spent: CPU seconds of the slowest party and of the dealer
-(user + system), and the largest peak memory of a process. Writes
+(user + system; offline first, also the slowest party's CPU seconds and the most minor page
+faults of a party in the online phase alone), and the largest peak memory of a process. Writes
 ``figures/falcon/bench_wire.csv`` (atomically) and prints it.
 
 Run::
@@ -70,6 +71,12 @@ def _row(case: str, family: str, network: str, how: str, summaries: list[dict],
                 max(s["party cpu s"][p] for p in ("P0", "P1", "P2")) for s in summaries),
             "dealer cpu s (median)": statistics.median(s["party cpu s"]["dealer"]
                                                        for s in summaries),
+            "online cpu s (median of the slowest party)": statistics.median(
+                max(s["party online cpu s"].values()) for s in summaries)
+            if offline_first else None,
+            "online page faults (median of the most)": statistics.median(
+                max(s["party online page faults"].values()) for s in summaries)
+            if offline_first else None,
             "peak MB per process (max)": max(max(s["party max rss MB"].values())
                                              for s in summaries),
             "runs": len(summaries)}

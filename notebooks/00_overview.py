@@ -490,9 +490,10 @@ display(wire_table[["family", "model", "network", "ledger bytes online", "wire b
 # %% [markdown]
 # Measured against projected, one panel per link, one group of bars per run: where the bars
 # differ, the model is off. The tables' projection adds the *in-process* compute, but on
-# this machine each wire-mode process computes every share component (that is how the
-# garbage check works) and two to four processes share two cores -- so on the LAN the
-# projection misses compute, not the network. The calibrated model takes compute from the
+# this machine each wire-mode process also computes share components its party does not
+# hold, on garbage (that is how the garbage check works; Falcon's parties skip them in
+# their multiplications and comparisons) and two to four processes share two cores -- so
+# on the LAN the projection misses compute, not the network. The calibrated model takes compute from the
 # base run and only models the network.
 
 # %%

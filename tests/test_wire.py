@@ -255,6 +255,11 @@ def test_offline_first_reads_all_material_before_the_online_phase_and_changes_no
     w = out["wire"]
     assert w["measured rounds"] == fal.ledger.rounds("online")
     assert 0 < w["online seconds"] <= w["seconds"] and w["offline seconds"] >= 0
+    assert set(w["party online cpu s"]) == set(w["party online page faults"]) == {
+        "P0", "P1", "P2"}
+    for p in ("P0", "P1", "P2"):
+        assert 0 <= w["party online cpu s"][p] <= w["party cpu s"][p]
+        assert w["party online page faults"][p] >= 0
     dealer = [m for m in fal.ledger.messages if m.sender == "dealer"]
     assert w["classes"]["offline dealer"]["wire bytes"] == sum(
         -(-m.bits // 8) + HEADER_BYTES for m in dealer)
@@ -317,6 +322,33 @@ def test_run_over_tcp_equals_the_in_process_run(tiny, key):
     assert w["classes"]["online"]["wire bytes"] == sum(frame_bytes(m.bits) for m in online)
     table = summary_frame(w)
     assert list(table["quantity"])[-1] == "online rounds"
+
+
+def test_an_inference_offline_first_starts_its_online_phase_once_the_model_is_shared(
+        tiny, monkeypatch):
+    """The model is the server's before any query: an inference calls ``query_begins`` after
+    the model's shares are in and before the image is shared (a wire party marks its online
+    phase there), and offline first changes no output and no message."""
+    import ppnn.wire
+
+    net, params, calib, x = tiny
+    plan = ppnn.compile("falcon_sh", net, params, calib=calib)
+    order = []
+    real_share_fixed = Falcon.share_fixed
+    monkeypatch.setattr(Falcon, "query_begins", lambda self: order.append("query"))
+    monkeypatch.setattr(Falcon, "share_fixed", lambda self, *a, **k: (
+        order.append("share"), real_share_fixed(self, *a, **k))[1])
+    ref = ppnn.run(plan, x, 3)
+    assert "query" in order and order.count("query") == 1
+    i = order.index("query")
+    assert 0 < i < len(order) - 1  # after the model's shares, before the image's
+    monkeypatch.undo()
+    res = ppnn.wire.run(plan, x, 3, offline_first=True)
+    assert np.array_equal(res.logits, ref.logits)
+    assert res.ledger.messages == ref.ledger.messages
+    w = res.extra["wire"]
+    assert 0 < w["online seconds"] <= w["seconds"]
+    assert set(w["party online cpu s"]) == {"P0", "P1", "P2"}
 
 
 def test_other_families_say_where_tcp_is_implemented(tiny):

@@ -277,10 +277,12 @@ _PROSE = (
     "produces -- then a latency and the rounds after its last message; k fitted on a "
     "separate run). Wire bytes = "
     "ledger bytes + a 12-byte frame header per message. A wire run here starts one process "
-    "per party (and a dealer) on this machine's cores, each computing every share component "
-    "(SPMD with garbage, the honesty check), so the tables' projection -- which adds the "
-    "in-process compute -- underestimates what these processes take; the calibrated model "
-    "replaces that compute by the measured base time.",
+    "per party (and a dealer) on this machine's cores, each also computing share components "
+    "its party does not hold, on garbage (SPMD with garbage, the honesty check: every "
+    "component in most families; Falcon's parties compute only their own in its "
+    "multiplications and comparisons, its dealer none), so the tables' projection -- which "
+    "adds the in-process compute -- underestimates what these processes take; the "
+    "calibrated model replaces that compute by the measured base time.",
     "",
 )
 

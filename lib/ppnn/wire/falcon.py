@@ -189,7 +189,10 @@ class WireFalcon(Falcon):
     ``record_openings`` are for the in-process harness), ``wire``, the process's
     :class:`~ppnn.wire.transport.Wire`, and ``offline_first``: a party reads all the
     dealer's material (and its input shares) after the setup round, before its online phase
-    begins (:meth:`Wire.prefetch`; the moment is marked ``"online"``)."""
+    begins (:meth:`Wire.prefetch`; the moment is marked ``"online"``). An inference marks
+    it again once the model is shared (:meth:`query_begins`): the model is the server's
+    before any query, as in the C++ reference, whose timed inference starts with the
+    weights already shared."""
 
     def __init__(self, rng: np.random.Generator, *, wire: Wire, offline_first: bool = False,
                  **kwargs):
@@ -223,6 +226,11 @@ class WireFalcon(Falcon):
                 wire.prefetch("dealer")
                 wire.mark("online")
         self.dealer = WireDealer(rngs, self.ledger, wire)
+        self._offline_first = offline_first and me is not None
+
+    def query_begins(self) -> None:
+        if self._offline_first:  # the model's shares are in: the query's online phase begins
+            self.wire.mark("online")
 
     # -- what the process's party holds ---------------------------------------------------
     def _honest(self) -> int:
@@ -408,6 +416,12 @@ def wire_summary(ledger, launched) -> dict:
         marks = [s["marks"]["online"] for s in parties]
         out["offline seconds"] = min(marks) - min(s["t start"] for s in parties)
         out["online seconds"] = max(s["t end"] for s in parties) - min(marks)
+        out["party online cpu s"] = {
+            r: s["cpu user s"] + s["cpu system s"] - s["mark cpu s"]["online"]
+            for r, s in stats.items() if "online" in s["marks"]}
+        out["party online page faults"] = {
+            r: s["page faults"] - s["mark faults"]["online"]
+            for r, s in stats.items() if "online" in s["marks"]}
     out["party seconds"] = {r: s["seconds"] for r, s in stats.items()}
     out["party cpu s"] = {r: s["cpu user s"] + s["cpu system s"] for r, s in stats.items()}
     out["party cpu system s"] = {r: s["cpu system s"] for r, s in stats.items()}

@@ -72,6 +72,14 @@ CLASSES = ("online", "offline dealer", "offline setup", "inputs", "offline ideal
 _HELLO = 17  # 16 bytes of the run's token and the connecting role's index
 
 
+def _faults() -> int:
+    """The process's minor page faults so far (first touches of memory: on some VMs the
+    largest single cost of a large run, see ``launch.CHILD_ENV``)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
 class WireError(RuntimeError):
     """A wire-mode run failed: a process died, sent something unexpected, or hung."""
 
@@ -232,6 +240,8 @@ class Wire:
         self._locks = {peer: threading.Lock() for peer in socks}
         self._backlog = dict.fromkeys(socks, 0)  # frames handed to the sender thread
         self.marks: dict[str, float] = {}  # named moments (perf_counter), see mark()
+        self.mark_cpu: dict[str, float] = {}  # the process's CPU seconds at each mark
+        self.mark_faults: dict[str, int] = {}  # its minor page faults at each mark
         for peer, s in socks.items():
             if s.gettimeout() is None:  # _write needs a non-blocking descriptor
                 s.settimeout(self.timeout)
@@ -418,8 +428,12 @@ class Wire:
 
     def mark(self, name: str) -> None:
         """Note the moment ``name`` (``time.perf_counter``, comparable between the processes
-        of one host: the system's monotonic clock); :meth:`stats` reports the marks."""
+        of one host: the system's monotonic clock) and the process's CPU seconds then
+        (user + system, since the start); :meth:`stats` reports both."""
         self.marks[name] = time.perf_counter()
+        t = os.times()
+        self.mark_cpu[name] = (t.user - self._cpu_start.user) + (t.system - self._cpu_start.system)
+        self.mark_faults[name] = _faults()
 
     def close(self) -> None:
         """Flush every sender thread, then close the connections (no port stays open)."""
@@ -454,6 +468,8 @@ class Wire:
         t = os.times()
         return {"role": self.role, "depth": self.max_depth, "waits": self.waits,
                 "t start": self.t_start, "t end": time.perf_counter(), "marks": dict(self.marks),
+                "mark cpu s": dict(self.mark_cpu), "mark faults": dict(self.mark_faults),
+                "page faults": _faults(),
                 "cpu user s": t.user - self._cpu_start.user,
                 "cpu system s": t.system - self._cpu_start.system,
                 "max rss MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,

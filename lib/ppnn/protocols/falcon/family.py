@@ -68,6 +68,7 @@ class _Falcon(Family):
         imp = plan.impl
         fal = runtime(rng, malicious=self.malicious, frac_bits=imp["frac_bits"])
         model = share_model(fal, plan.net, imp["params"])
+        fal.query_begins()  # the model is the server's before any query (wire: online starts)
         t0 = time.perf_counter()
         xs = fal.share_fixed(np.asarray(x, np.float64))
         _hold_shares(fal, "share of the image", xs)

@@ -650,6 +650,10 @@ class Falcon:
             self.verify()
         return out
 
+    def query_begins(self) -> None:
+        """The moment the query starts (the model is shared, the image not yet): nothing in
+        the simulation; a wire party marks its online phase here (:mod:`ppnn.wire.falcon`)."""
+
     def _local(self) -> tuple[int, ...]:
         """The parties whose local computation this process performs: all three in the
         simulation; in wire mode (:mod:`ppnn.wire`) only the process's own party, and none in
