@@ -186,7 +186,7 @@ def unpack(payload: bytes, layout: Sequence[tuple[tuple[int, ...], np.dtype, int
            ) -> list[np.ndarray]:
     """The arrays of a payload made by :func:`pack`; ``layout`` gives each part's
     ``(shape, dtype, bits per element)`` in the order they were packed."""
-    sizes = [int(np.prod(shape, dtype=np.int64)) for shape, _, _ in layout]
+    sizes = [math.prod(shape) for shape, _, _ in layout]
     total = sum(n * _check_bits(bits) for n, (_, _, bits) in zip(sizes, layout))
     if len(payload) != payload_bytes(total):
         raise ValueError(f"payload of {len(payload)} bytes, expected {payload_bytes(total)} "

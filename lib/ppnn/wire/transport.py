@@ -52,6 +52,7 @@ A run whose parties send every message of a round before they wait for the round
 from __future__ import annotations
 
 import collections
+import math
 import os
 import queue
 import socket
@@ -390,7 +391,7 @@ class Wire:
             self._seq_in[peer] = seq + 1
             self.received[cls].add(8 * length, length)
             return bytes(payload)
-        bits = sum(int(np.prod(s, dtype=np.int64)) * int(b) for s, _, b in layout)
+        bits = sum(math.prod(s) * int(b) for s, _, b in layout)
         if got_seq != seq or length != payload_bytes(bits):
             raise WireError(f"{self.role} expected {label} from {peer} ({payload_bytes(bits)} "
                             f"bytes), got frame #{got_seq} of {length} bytes: the parties "
