@@ -29,7 +29,10 @@ Run::
     .venv/bin/python benchmarks/bench_wire.py [--quick] [--repeats 3] [--link lan]
 
 The comparison with the C++ reference (falcon-public) is described in ``benchmarks/README.md``
-("Wire mode vs falcon-public"); it is not run here.
+("Wire mode vs falcon-public"). With ``--cpp BUILD [BUILD ...]`` (root; builds made as the
+README says) this script also races them: per case and repeat, each build on the same shaped
+link (``falcon_cpp_lan.py``) and then ppnn offline first, alternated, and writes the medians
+and ppnn's online time over each build's wall time to ``figures/falcon/bench_wire_vs_cpp.csv``.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
 import statistics  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -107,15 +111,53 @@ def lenet_case(malicious: bool, link, repeats: int, offline_first: bool) -> dict
                 f"{how['latency']}", runs, offline_first)
 
 
+def race(builds: list, malicious: bool, link: str, repeats: int) -> pd.DataFrame:
+    """ppnn (offline first, ``link``) against each C++ build on the same link, alternated per
+    repeat; one row per case and build: the medians and their ratio."""
+    from falcon_cpp_lan import run_once  # benchmarks/, next to this script
+
+    security = "Malicious" if malicious else "Semi-honest"
+    family = "falcon_mal" if malicious else "falcon_sh"
+    rows = []
+    for case, bench in (("relu 2^20", "ReLU"), ("lenet 1 image", "LeNet")):
+        cpp = {b: [] for b in builds}
+        ours = []
+        for _ in range(repeats):
+            for b in builds:
+                cpp[b].append(run_once(b, bench, security, link, 600.0)["wall s"])
+            row = (relu_case(1 << 20, malicious, link, 1, True) if bench == "ReLU"
+                   else lenet_case(malicious, link, 1, True))
+            ours.append(row["online seconds (median)"])
+        for b in builds:
+            walls = [w for w in cpp[b] if w is not None]
+            if not walls:
+                raise SystemExit(f"{b}: no wall time printed (is the benchmark hook in?)")
+            c = statistics.median(walls)
+            rows.append({"case": case, "family": family, "link": link, "C++ build": b.name,
+                         "C++ wall s (median)": c,
+                         "ppnn online s (median)": statistics.median(ours),
+                         "ppnn / C++": statistics.median(ours) / c, "runs": repeats})
+            print(rows[-1], flush=True)
+    return pd.DataFrame(rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="ReLU on 2^14, one run each")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--link", default="lan", help="the shaped link (lan, wan, MS,MBPS)")
     ap.add_argument("--malicious", action="store_true", help="falcon_mal instead of falcon_sh")
+    ap.add_argument("--cpp", nargs="+", type=Path, default=[], metavar="BUILD",
+                    help="falcon-public builds to race on the same link (root)")
     args = ap.parse_args()
     if args.repeats < 1:
         ap.error("--repeats must be >= 1")
+    for b in args.cpp:
+        if not (b / "Falcon.out").is_file():
+            ap.error(f"--cpp: no Falcon.out in {b}")
+    if args.cpp and (args.quick or os.geteuid() != 0):
+        ap.error("--cpp races the C++ hook's fixed sizes (ReLU 2^20) on a shaped link: "
+                 "it needs root and cannot run with --quick")
     n, reps = (1 << 14, 1) if args.quick else (1 << 20, args.repeats)
     rows = []
     for link in (None, args.link):
@@ -131,6 +173,13 @@ def main() -> None:
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(df.to_string(index=False))
     print(f"written to {out}")
+    if args.cpp:
+        df = race([b.resolve() for b in args.cpp], args.malicious, args.link, reps)
+        out = paths.figures_dir("falcon") / "bench_wire_vs_cpp.csv"
+        paths.atomic_write(out, df.to_csv(index=False, float_format="%.6g"))
+        with pd.option_context("display.width", 200, "display.max_columns", 20):
+            print(df.to_string(index=False))
+        print(f"written to {out}")
 
 
 if __name__ == "__main__":
