@@ -115,6 +115,27 @@ def test_pack_matches_the_bit_string_element_by_element(seed):
     assert all(np.array_equal(x, a) for x, (a, _) in zip(back, parts))
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_unpack_into_given_arrays_fills_them_with_the_same_values(seed):
+    # the receiver's destinations: contiguous uint8 rows (filled in place by the narrow
+    # path), uint64 rows, strided views; single and joined runs, any width and length
+    g = np.random.default_rng(seed)
+    parts, dests = [], []
+    for _ in range(int(g.integers(1, 5))):
+        bits = int(g.choice([1, 2, 3, 4, 5, 6, 7, 8, 13, 32]))
+        dtype = np.uint8 if bits <= 8 and g.integers(2) else np.uint64
+        n = int(g.integers(0, 3)) * 4 * int(g.integers(1, 9)) + int(g.integers(0, 2))
+        parts.append((g.integers(0, 1 << bits, n, dtype=np.uint64).astype(dtype), bits))
+        base = np.full((2, n), 255, dtype)
+        dests.append(base[0] if g.integers(2) else base.T[:, 1])  # contiguous or strided
+    payload = pack(parts)
+    got = unpack(payload, [(a.shape, a.dtype, b) for a, b in parts], out=dests)
+    for back, dst, (a, _) in zip(got, dests, parts):
+        assert back is dst and np.array_equal(dst, a)
+    with pytest.raises(ValueError, match="out has 0 arrays"):
+        unpack(payload, [(a.shape, a.dtype, b) for a, b in parts], out=[])
+
+
 def test_pack_refuses_values_wider_than_their_booked_width():
     with pytest.raises(ValueError, match="does not fit in 6 bits"):
         pack([(np.array([64], np.uint8), 6)])

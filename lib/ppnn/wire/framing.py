@@ -111,17 +111,22 @@ def _pack_narrow(a: np.ndarray, bits: int) -> np.ndarray:
     return out.reshape(-1)[:-(-n * bits // 8)]
 
 
-def _unpack_narrow(raw: np.ndarray, n: int, bits: int) -> np.ndarray:
-    """Inverse of :func:`_pack_narrow`: ``n`` elements (uint8) from the bytes ``raw``."""
+def _unpack_narrow(raw: np.ndarray, n: int, bits: int, out: np.ndarray | None = None
+                   ) -> np.ndarray:
+    """Inverse of :func:`_pack_narrow`: ``n`` elements (uint8) from the bytes ``raw``,
+    written straight into ``out`` when it is a C-contiguous uint8 array of ``n`` elements
+    and ``n`` is a whole number of groups (else into a new array)."""
     g, nb = _group(bits)
     groups = -(-n // g)
+    direct = (out is not None and out.dtype == np.uint8 and out.size == n and n % g == 0
+              and out.flags.c_contiguous)
     if raw.size == groups * nb:
         flat = raw
     else:
         flat = np.zeros(groups * nb, dtype=np.uint8)
         flat[:raw.size] = raw
     w = flat.reshape(groups, nb)
-    vals = np.empty((groups, g), dtype=np.uint8)
+    vals = out.reshape(groups, g) if direct else np.empty((groups, g), dtype=np.uint8)
     mask = np.uint8((1 << bits) - 1)
     for e in range(g):
         j, s = divmod(e * bits, 8)
@@ -182,34 +187,50 @@ def pack(parts: Sequence[tuple[np.ndarray, int]]) -> bytes:
     return b"".join(aligned)
 
 
-def unpack(payload: bytes, layout: Sequence[tuple[tuple[int, ...], np.dtype, int]]
-           ) -> list[np.ndarray]:
+def unpack(payload: bytes, layout: Sequence[tuple[tuple[int, ...], np.dtype, int]],
+           out: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
     """The arrays of a payload made by :func:`pack`; ``layout`` gives each part's
-    ``(shape, dtype, bits per element)`` in the order they were packed."""
+    ``(shape, dtype, bits per element)`` in the order they were packed. ``out``: an array
+    per part (of its shape) to fill instead of new ones, returned in their place -- one
+    pass less, and no new memory, for a receiver that already has the destination."""
+    if out is not None and len(out) != len(layout):
+        raise ValueError(f"out has {len(out)} arrays for {len(layout)} parts")
     sizes = [math.prod(shape) for shape, _, _ in layout]
     total = sum(n * _check_bits(bits) for n, (_, _, bits) in zip(sizes, layout))
     if len(payload) != payload_bytes(total):
         raise ValueError(f"payload of {len(payload)} bytes, expected {payload_bytes(total)} "
                          f"for {total} bits")
-    out: list[np.ndarray | None] = [None] * len(layout)
+    dst = out
+    res: list[np.ndarray | None] = [None] * len(layout)
     off = 0
     loose = []
     for k, ((shape, dtype, bits), n) in enumerate(zip(layout, sizes)):
         if bits in _ALIGNED:
             a = np.frombuffer(payload, dtype=f"<u{bits // 8}", count=n, offset=off)
-            out[k] = a.astype(dtype).reshape(shape)
+            if dst is None:
+                res[k] = a.astype(dtype).reshape(shape)
+            else:
+                dst[k][...] = a.reshape(shape)
+                res[k] = dst[k]
             off += n * bits // 8
         elif n:
             loose.append((k, bits))
+        elif dst is None:
+            res[k] = np.zeros(shape, dtype)
         else:
-            out[k] = np.zeros(shape, dtype)
+            res[k] = dst[k]
     data = np.frombuffer(payload, dtype=np.uint8)
     pos = 8 * off  # bit position in the payload
     for bits, ks in _runs(loose):
         count = sum(sizes[k] for k in ks)
         end = pos + count * bits
         if pos % 8 == 0 and 1 < bits <= 8:
-            vals = _unpack_narrow(data[pos // 8:-(-end // 8)], count, bits)
+            into = dst[ks[0]] if dst is not None and len(ks) == 1 else None
+            vals = _unpack_narrow(data[pos // 8:-(-end // 8)], count, bits, out=into)
+            if into is not None and np.may_share_memory(vals, into):  # written in place
+                res[ks[0]] = into
+                pos = end
+                continue
         else:
             chunk = np.unpackbits(data[pos // 8:-(-end // 8)], bitorder="little")
             chunk = chunk[pos % 8:pos % 8 + count * bits]
@@ -223,7 +244,12 @@ def unpack(payload: bytes, layout: Sequence[tuple[tuple[int, ...], np.dtype, int
         at = 0
         for k in ks:
             shape, dtype, _ = layout[k]
-            out[k] = vals[at:at + sizes[k]].astype(dtype, copy=False).reshape(shape)
+            part = vals[at:at + sizes[k]]
+            if dst is None:
+                res[k] = part.astype(dtype, copy=False).reshape(shape)
+            else:
+                dst[k][...] = part.reshape(shape)
+                res[k] = dst[k]
             at += sizes[k]
         pos = end
-    return out  # type: ignore[return-value]
+    return res  # type: ignore[return-value]

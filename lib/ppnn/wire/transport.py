@@ -343,8 +343,7 @@ class Wire:
             todo = [it for it in later if it[0] == peer]
             self._later = [it for it in later if it[0] != peer]
         for src, layout, what, cls, into in todo:
-            for dst, got in zip(into, self._recv(src, layout, what, cls)):
-                dst[...] = got
+            self._recv(src, layout, what, cls, into=into)  # unpacked straight into them
 
     def recv(self, peer: str, layout: Sequence[tuple[tuple[int, ...], np.dtype, int]],
              what: str, cls: str = "online") -> list[np.ndarray]:
@@ -370,7 +369,8 @@ class Wire:
             self.settle(peer)
         return self._recv(peer, None, what, cls, limit)
 
-    def _recv(self, peer: str, layout, what: str, cls: str, limit: int | None = None):
+    def _recv(self, peer: str, layout, what: str, cls: str, limit: int | None = None,
+              into: Sequence[np.ndarray] | None = None):
         sock, seq = self.socks[peer], self._seq_in[peer]
         label = f"message #{seq} '{what}'"
         if peer != "dealer" and self._sent_last:  # a wait begins (module docstring)
@@ -402,7 +402,7 @@ class Wire:
             self.depth = max(self.depth, depth)
             self.max_depth = max(self.max_depth, depth)
         self.received[cls].add(bits, length)
-        return unpack(payload, layout)
+        return unpack(payload, layout, out=into)
 
     def prefetch(self, peer: str) -> int:
         """Read everything ``peer`` will ever send, until it closes the connection, and
