@@ -200,7 +200,7 @@ def unpack(payload: bytes, layout: Sequence[tuple[tuple[int, ...], np.dtype, int
     if len(payload) != payload_bytes(total):
         raise ValueError(f"payload of {len(payload)} bytes, expected {payload_bytes(total)} "
                          f"for {total} bits")
-    dst = out
+    dst = out  # the caller's arrays (``out`` is this function's result, ``res``, below)
     res: list[np.ndarray | None] = [None] * len(layout)
     off = 0
     loose = []

@@ -55,6 +55,7 @@ import collections
 import math
 import os
 import queue
+import resource
 import socket
 import threading
 import time
@@ -76,8 +77,6 @@ _HELLO = 17  # 16 bytes of the run's token and the connecting role's index
 def _faults() -> int:
     """The process's minor page faults so far (first touches of memory: on some VMs the
     largest single cost of a large run, see ``launch.CHILD_ENV``)."""
-    import resource
-
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
@@ -432,9 +431,13 @@ class Wire:
         of one host: the system's monotonic clock) and the process's CPU seconds then
         (user + system, since the start); :meth:`stats` reports both."""
         self.marks[name] = time.perf_counter()
-        t = os.times()
-        self.mark_cpu[name] = (t.user - self._cpu_start.user) + (t.system - self._cpu_start.system)
+        self.mark_cpu[name] = sum(self._cpu())
         self.mark_faults[name] = _faults()
+
+    def _cpu(self) -> tuple[float, float]:
+        """The process's CPU seconds since the start: (user, system)."""
+        t = os.times()
+        return t.user - self._cpu_start.user, t.system - self._cpu_start.system
 
     def close(self) -> None:
         """Flush every sender thread, then close the connections (no port stays open)."""
@@ -464,15 +467,12 @@ class Wire:
         """Traffic per direction and class, measured depth, waits and extra waits (see the
         module docstring), seconds since the start, the process's CPU seconds since the start
         (user, system) and its peak memory (MB, from ``getrusage``)."""
-        import resource
-
-        t = os.times()
+        user, system = self._cpu()
         return {"role": self.role, "depth": self.max_depth, "waits": self.waits,
                 "t start": self.t_start, "t end": time.perf_counter(), "marks": dict(self.marks),
                 "mark cpu s": dict(self.mark_cpu), "mark faults": dict(self.mark_faults),
                 "page faults": _faults(),
-                "cpu user s": t.user - self._cpu_start.user,
-                "cpu system s": t.system - self._cpu_start.system,
+                "cpu user s": user, "cpu system s": system,
                 "max rss MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                 "extra waits": self.extra_waits, "extra wait steps": list(self.extra_wait_steps),
                 "seconds": time.perf_counter() - self.t_start,
