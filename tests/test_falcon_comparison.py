@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from ppnn.core.ledger import Ledger
 from ppnn.protocols.falcon import (
     Falcon,
     bits_of,
@@ -13,6 +14,7 @@ from ppnn.protocols.falcon import (
     wrap3_protocol,
 )
 from ppnn.protocols.falcon.algebra import wrap3
+from ppnn.protocols.falcon.runtime import PARTIES
 
 EDGE = np.array([0, 1, -1, 2, -2, 2**31 - 1, -2**31, -2**31 + 1, 2**30, -2**30, 8192, -8192],
                 dtype=np.int64)
@@ -38,6 +40,35 @@ def test_private_compare_exact_including_equality_and_extremes(seed):
         out = private_compare(fal, fal.share(bits_of(R, r), F), x, fal.share(beta, fal.bit),
                               fal.share(beta, F), fal.share(F.random_nonzero(rng, n), F))
         assert np.array_equal(fal.reveal(out), (r > x).astype(np.uint64))
+
+
+@pytest.mark.parametrize("mal", [False, True])
+def test_private_compare_position_major_layout_is_the_same_protocol(mal):
+    """Wrap3 hands private compare the bits of r as (ell, n), consumed in place: the same
+    outputs, the same messages (sizes, rounds) as the (n, ell) layout, and the material is
+    not altered when the ledger records values (the transcript holds it)."""
+    R = Falcon(np.random.default_rng(0)).ring
+    rng = np.random.default_rng(5)
+    n = 300
+    r, x = R.random(rng, n), R.random(rng, n)
+    x[:20] = r[:20]
+    beta, m = rng.integers(0, 2, n).astype(np.uint64), rng.integers(1, 37, n).astype(np.uint64)
+    outs, books = [], []
+    for major in (False, True):
+        fal = Falcon(np.random.default_rng(1), malicious=mal,
+                     ledger=Ledger(PARTIES, record_values=major))
+        F = fal.field
+        bits = bits_of(R, r, dtype=F.dtype)
+        rb = fal.share(np.ascontiguousarray(bits.T) if major else bits, F)
+        kept = rb.components.copy()
+        out = private_compare(fal, rb, x, fal.share(beta, fal.bit), fal.share(beta, F),
+                              fal.share(m, F), position_major=major)
+        assert np.array_equal(rb.components, kept)  # recorded: a copy was consumed
+        outs.append(fal.reveal(out))
+        books.append([(mm.sender, mm.receiver, mm.bits, mm.round) for mm in fal.ledger.messages])
+    assert np.array_equal(outs[0], (r > x).astype(np.uint64))
+    assert np.array_equal(outs[1], outs[0])
+    assert books[0] == books[1]
 
 
 @pytest.mark.parametrize("seed", range(3))

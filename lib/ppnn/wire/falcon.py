@@ -322,9 +322,9 @@ class WireFalcon(Falcon):
     def _reshare(self, z: np.ndarray, alg, what: str) -> tuple[RSS, bool]:
         """:meth:`Falcon._reshare` for an honest party, whose received component is filled
         in place at :meth:`_settle` (the simulation's version stacks the delivered values)."""
-        comps = np.empty(z.shape, dtype=alg.dtype)
+        comps, me = z, self.wire.party  # z's own row is in place, the others filled here
         for i in range(3):
-            self._transmit(i, (i - 1) % 3, z[i], alg, what, into=comps[i])
+            self._transmit(i, (i - 1) % 3, z[i], alg, what, into=None if i == me else comps[i])
         return RSS(comps, alg), self._zero_off
 
 

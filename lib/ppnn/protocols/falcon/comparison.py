@@ -26,7 +26,9 @@ import math
 
 import numpy as np
 
-from .algebra import bits_of, wrap2, wrap3
+from ppnn.core import bits as core_bits
+
+from .algebra import wrap2, wrap3
 from .runtime import RSS, Falcon
 
 __all__ = ["private_compare", "wrap3_protocol", "drelu", "relu", "bit_inject",
@@ -61,7 +63,8 @@ def pc_factors(k: int) -> int:
     return k + 2
 
 
-def private_compare(fal: Falcon, r_bits: RSS, x, beta2: RSS, betap: RSS, m: RSS) -> RSS:
+def private_compare(fal: Falcon, r_bits: RSS, x, beta2: RSS, betap: RSS, m: RSS, *,
+                    position_major: bool = False) -> RSS:
     """Algorithm 1: shares in Z_2 of ``(r > x)`` for shared bits of ``r`` and public ``x``.
 
     Parameters
@@ -70,6 +73,9 @@ def private_compare(fal: Falcon, r_bits: RSS, x, beta2: RSS, betap: RSS, m: RSS)
     x : public ring elements, shape ``(n,)``.
     beta2, betap : the same random bit ``beta`` shared in Z_2 and in Z_p (shape ``(n,)``).
     m : random nonzero blinding factor in Z_p (shape ``(n,)``).
+    position_major : ``r_bits`` has shape ``(ell, n)`` instead, and is material used once:
+        its components become the step-5 operand ``S - T`` in place (Wrap3 hands over its
+        material this way, saving a transposed copy of ``ell x n`` elements per component).
 
     Steps (comparing ``S = 2r`` with ``T = 2x + 1`` on ``ell + 1`` positions ``i``):
 
@@ -100,33 +106,45 @@ def private_compare(fal: Falcon, r_bits: RSS, x, beta2: RSS, betap: RSS, m: RSS)
     # the local steps below run on these rows only
     rows = fal._rows()
     with fal.protocol("private_compare"):
-        n, k = r_bits.shape
+        k, n = r_bits.shape if position_major else r_bits.shape[::-1]
         x = np.asarray(x, dtype=np.uint64)
         # arrays are position-major, (k + 1, n) per component, and every local step below
-        # works on one component and one bit position at a time: rows of n elements, whose
+        # works on one bit position and one component at a time: rows of n elements, whose
         # few temporaries stay small (no array of the whole comparison is made and dropped)
-        t_bits = bits_of(fal.ring, x, dtype=F.dtype).T                        # (k, n)
         pp = F.dtype.type(F.p)
-        tmp, scratch = np.empty(n, F.dtype), np.empty(n, F.dtype)
+        tmp, scratch, ti = np.empty(n, F.dtype), np.empty(n, F.dtype), np.empty(n, F.dtype)
+        word = np.uint32 if k <= 32 else np.uint64
+        xw, bit = x.astype(word), np.empty(n, word)  # bit i of the public x, one at a time
 
         def fold(v):  # v mod p in place, for v < 2p (unsigned: v - p wraps above v if v < p)
             np.subtract(v, pp, out=scratch)
             np.minimum(v, scratch, out=v)
 
-        # S - T at positions 1..k (position 0: S[0] = 0, T[0] = 1), built in place: first the
-        # bits of 2r (component c of S at position i is component c of r's bit i - 1)
-        s_minus_t = np.empty((3, k, n), F.dtype)
-        suffix = {}
+        # S - T at positions 1..k (position 0: S[0] = 0, T[0] = 1), built in place from the
+        # bits of 2r (component c of S at position i is component c of r's bit i - 1); and
+        # the factors of step 9, c[i] = u[i] + 1 + sum_{j > i} w[j] and m, whose suffix sums
+        # (with the 1 on component 0) are formed here, u added after step 5
+        if position_major:  # (a ledger that records values holds the material: a copy)
+            s_minus_t = r_bits.components
+            if fal.ledger.records_values:
+                s_minus_t = s_minus_t.copy()
+        else:
+            s_minus_t = np.empty((3, k, n), F.dtype)
+            for r in rows:
+                s_minus_t[r] = r_bits.components[r].T
+        del r_bits
+        factors = np.empty((3, k + 2, n), F.dtype)
         for r in rows:
-            s_minus_t[r] = r_bits.components[r].T
-            # suffix sums sum_{j > i} w[j] for i = 0..k, plus the 1 of c on component 0
-            suf = np.empty((k + 1, n), F.dtype)
-            suf[k] = 1 if r == 0 else 0
-            for i in range(k - 1, -1, -1):
+            factors[r, k] = 1 if r == 0 else 0
+        for i in range(k - 1, -1, -1):
+            np.right_shift(xw, word(i), out=bit)
+            bit &= word(1)
+            np.copyto(ti, bit, casting="unsafe")  # T at position i + 1
+            for r in rows:
                 # w = S xor T = S + T - 2 T S at position i + 1: per component S_c + T (p -
                 # 2 S_c), i.e. S_c where T = 0 and p - S_c where T = 1 (exact in uint8's
                 # wrap-around), plus T on component 0; then folded into [0, p)
-                sr, ti = s_minus_t[r, i], t_bits[i]
+                sr = s_minus_t[r, i]
                 np.multiply(sr, 2, out=tmp)
                 np.subtract(pp, tmp, out=tmp)
                 tmp *= ti
@@ -134,28 +152,25 @@ def private_compare(fal: Falcon, r_bits: RSS, x, beta2: RSS, betap: RSS, m: RSS)
                 if r == 0:
                     tmp += ti
                 fold(tmp)
-                np.add(suf[i + 1], tmp, out=suf[i])
-                fold(suf[i])
-            suffix[r] = suf
-        if 0 in rows:  # S - T on component 0: + p - T, folded
-            for i in range(k):
+                np.add(factors[r, i + 1], tmp, out=factors[r, i])
+                fold(factors[r, i])
+            if 0 in rows:  # S - T on component 0: + p - T, folded
                 s0 = s_minus_t[0, i]
                 s0 += pp
-                s0 -= t_bits[i]
+                s0 -= ti
                 fold(s0)
         fal._not_computed(s_minus_t, F, rows)
-        del t_bits  # (memory: the arrays of the product come next)
+        del xw, bit
         sign = betap.mul_public(F.reduce(-2)).add_public(1)                    # 1 - 2 beta
         u = fal.mul(sign.reshape(1, n), RSS(s_minus_t, F), "pc step 5: u = (-1)^beta (S - T)")
-        # c = u + suffix (the 1 is in component 0's suffix), where position 0 has u[0] =
-        # -(1 - 2 beta) with no product needed; the factors of the tree are c and m
-        factors = np.empty((3, k + 2, n), F.dtype)
+        del s_minus_t  # (memory: the product is in u)
+        # c = u + suffix, where position 0 has u[0] = -(1 - 2 beta) with no product needed
         for r in rows:  # both terms reduced: their sum is below 2p
-            suf, f = suffix.pop(r), factors[r]
-            np.add(suf[0], F.neg(sign.components[r]), out=f[0])
+            f = factors[r]
+            f[0] += F.neg(sign.components[r])
             fold(f[0])
+            f[1:k + 1] += u.components[r]
             for i in range(1, k + 1):
-                np.add(suf[i], u.components[r, i - 1], out=f[i])
                 fold(f[i])
             f[k + 1] = m.components[r]
         fal._not_computed(factors, F, rows)
@@ -206,7 +221,9 @@ def wrap3_protocol(fal: Falcon, a: RSS) -> RSS:
         g = fal.dealer.rngs["wrap"]
         r = ring.random(g, n)
         r_sh = fal.dealer.share(r, ring, "wrap")
-        r_bits = fal.dealer.share(bits_of(ring, r, dtype=fal.field.dtype), fal.field, "wrap")
+        # the bits of r position-major, (ell, *n): private compare's layout (it consumes them)
+        r_bits = fal.dealer.share(core_bits.bits_of(r, ring.k, axis=0, dtype=fal.field.dtype),
+                                  fal.field, "wrap")
         alpha = fal.dealer.share(fal._material("wrap3 alpha", wrap3(ring, *r_sh.components),
                                                fal.bit), fal.bit, "wrap")
         size = int(np.prod(n, dtype=np.int64))
@@ -218,8 +235,10 @@ def wrap3_protocol(fal: Falcon, a: RSS) -> RSS:
         delta = wrap3(ring, *xc)
         b2, bp, m = pc_material(fal, n)
         flat = (int(np.prod(n, dtype=np.int64)),)
-        eta = private_compare(fal, r_bits.reshape(*flat, ring.k), x.reshape(flat),
-                              b2.reshape(*flat), bp.reshape(*flat), m.reshape(*flat)).reshape(*n)
+        r_bits = r_bits.reshape(ring.k, *flat)
+        eta = private_compare(fal, r_bits, x.reshape(flat), b2.reshape(*flat),
+                              bp.reshape(*flat), m.reshape(*flat), position_major=True
+                              ).reshape(*n)
         return (beta + eta + alpha).add_public(delta)
 
 

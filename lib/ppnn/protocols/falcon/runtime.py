@@ -718,24 +718,31 @@ class Falcon:
         other rows of the result are left unwritten (wire mode: :meth:`_reshare` sends only
         the process's own ``z_i`` and fills the rest from the wire or with garbage). Formed one
         index of the leading axis at a time (private compare's bit positions), so the wide
-        temporaries are one row each."""
+        temporaries are one row each; the PRF is drawn a row at a time too, and used while
+        the row is in cache (a tampered key setup, which compares whole draws, draws whole)."""
         wide, p = F.wide, F.wide.type(F.p)
         rows = self._local()
-        f, nxt = self._prf(F, shape)
         z = np.empty((3, *shape), dtype=F.dtype)
         blocks = range(shape[0]) if len(shape) >= 2 else (slice(None),)
         inner = shape[1:] if len(shape) >= 2 else shape
         acc, tmp = np.empty(inner, dtype=wide), np.empty(inner, dtype=wide)
-        for i in rows:
-            j = (i + 1) % 3
-            Xi, Xj, Yi, Yj = (np.broadcast_to(a, shape) for a in (X[i], X[j], Y[i], Y[j]))
-            for t in blocks:
+        if self._key_copy is None:  # the PRF drawn one block at a time, used while in cache
+            keys, f, self._zero_off = self._rows(), None, False
+        else:  # a tampered key setup compares whole draws (_key_view)
+            f, nxt = self._prf(F, shape)
+        ops = [(i, (i + 1) % 3, *(np.broadcast_to(a, shape) for a in (X[i], X[(i + 1) % 3],
+                                                                     Y[i], Y[(i + 1) % 3])))
+               for i in rows]
+        for t in blocks:
+            if f is None:  # F(k_j) for this block, every key this process holds
+                draw = {j: F._draw(self._keys[j], 0, inner, cast=False) for j in keys}
+            for i, j, Xi, Xj, Yi, Yj in ops:
                 np.add(Yi[t], Yj[t], out=acc, dtype=wide)
                 acc *= Xi[t]
                 np.multiply(Xj[t], Yi[t], out=tmp, dtype=wide)
                 acc += tmp
-                acc += f[i][t]
-                np.subtract(p, nxt[i][t], out=tmp, dtype=wide)
+                acc += draw[i] if f is None else f[i][t]
+                np.subtract(p, draw[j] if f is None else nxt[i][t], out=tmp, dtype=wide)
                 acc += tmp
                 z[i][t] = F.mod(acc)
         return z
