@@ -786,11 +786,23 @@ class Falcon:
             rho_r, sigma_r = alg.reduce(rho), alg.reduce(sigma)
             rows = self._rows()
             comps = np.empty(z.components.shape, alg.dtype)
+            # one index of the leading axis at a time (as in _mul_local_zp): wide rows only
+            shape = z.components.shape[1:]
+            blocks = range(shape[0]) if len(shape) >= 2 else (slice(None),)
+            acc, tmp = (np.empty(shape[1:] if len(shape) >= 2 else shape, wide) for _ in "at")
+            rho_b, sigma_b = np.broadcast_to(rho_r, shape), np.broadcast_to(sigma_r, shape)
             for r in rows:  # the components this process computes (see _rows)
-                acc = np.add(z.components[r], p - tc.components[r], dtype=wide)
-                acc += pp - np.multiply(tb.components[r], rho_r, dtype=wide)
-                acc += pp - np.multiply(ta.components[r], sigma_r, dtype=wide)
-                comps[r] = alg.mod(acc)
+                Z, C, TB, TA = (np.broadcast_to(a.components[r], shape) for a in (z, tc, tb, ta))
+                for t in blocks:
+                    np.subtract(p, C[t], out=acc, dtype=wide)
+                    acc += Z[t]
+                    np.multiply(TB[t], rho_b[t], out=tmp, dtype=wide)
+                    np.subtract(pp, tmp, out=tmp)
+                    acc += tmp
+                    np.multiply(TA[t], sigma_b[t], out=tmp, dtype=wide)
+                    np.subtract(pp, tmp, out=tmp)
+                    acc += tmp
+                    comps[r][t] = alg.mod(acc)
             self._not_computed(comps, alg, rows)
         else:
             comps = alg.sub(alg.sub(z.components, tc.components), alg.mul(tb.components, rho))
