@@ -5,7 +5,9 @@ import pytest
 
 from ppnn.core.ledger import Ledger
 from ppnn.protocols.falcon import (
+    Deviation,
     Falcon,
+    MaliciousAbort,
     bits_of,
     drelu,
     private_compare,
@@ -103,6 +105,34 @@ def test_drelu_and_relu_exact(seed, mal):
     y, d = relu(fal, sx)
     assert np.array_equal(R.to_signed(fal.reveal(y)), np.maximum(signed, 0))
     assert np.array_equal(fal.reveal(d), (signed >= 0).astype(np.uint64))
+
+
+@pytest.mark.parametrize("mal", [False, True])
+def test_row_at_a_time_and_whole_array_products_agree(monkeypatch, mal):
+    """Z_p products and checks go a row at a time for large rows (ROW_MIN), in whole-array
+    steps for small ones: both exact, with the same messages; a tampered product is caught
+    either way."""
+    from ppnn.protocols.falcon import runtime
+
+    outs, books = [], []
+    for row_min in (1, 1 << 30):
+        monkeypatch.setattr(runtime, "ROW_MIN", row_min)
+        fal = Falcon(np.random.default_rng(2), malicious=mal)
+        R = fal.ring
+        x = _inputs(fal, 2, n=200)
+        y, _ = relu(fal, fal.share(x))
+        assert np.array_equal(R.to_signed(fal.reveal(y)), np.maximum(R.to_signed(x), 0))
+        outs.append(fal.reveal(y))
+        books.append([(m.sender, m.receiver, m.bits, m.round) for m in fal.ledger.messages])
+    assert np.array_equal(outs[0], outs[1]) and books[0] == books[1]
+    if mal:  # a product of private compare's step 5 sent inconsistently, row at a time
+        monkeypatch.setattr(runtime, "ROW_MIN", 1)
+        step = "relu/drelu/wrap3/private_compare::pc step 5: u = (-1)^beta (S - T)"
+        fal = Falcon(np.random.default_rng(2), malicious=True,
+                     deviation=Deviation("P1", step, "inconsistent_send"))
+        with pytest.raises(MaliciousAbort, match="multiplication check"):
+            relu(fal, fal.share(_inputs(fal, 2, n=200)))
+        assert fal.deviation.fired
 
 
 def test_relu_on_2d_shapes_and_fixed_point_values():

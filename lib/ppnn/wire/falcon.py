@@ -222,6 +222,11 @@ class WireFalcon(Falcon):
             self._keys = keys
             self._input_rng = _fresh(g)
             rngs = {name: _fresh(g) for name in rngs}
+            # the garbage pools, drawn in the set-up: garbage is the honesty test's apparatus,
+            # not the protocol's work (drawn lazily, they fell in a LeNet's online phase)
+            for alg in (self.ring, self.field, self.bit):
+                for size in (_POOL, _VIEW):
+                    _pool(alg, g, size)
             if offline_first:  # the offline phase: everything the dealer sends, then online
                 wire.prefetch("dealer")
                 wire.mark("online")

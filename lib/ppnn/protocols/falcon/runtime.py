@@ -82,7 +82,20 @@ ACTIONS = ("flip_share", "inconsistent_send", "bad_triple")
 # plain: revealed as it is; masked: hidden by an independent uniform mask; blinded: a product
 # times a random nonzero mask (private compare's d); check: a multiplication check value v
 OPEN_KINDS = ("plain", "masked", "blinded", "check")
+#: Z_p products and checks over arrays whose rows (the leading axis: private compare's bit
+#: positions) hold at least this many elements go one row at a time (small temporaries, the
+#: PRF drawn while in cache); smaller ones in whole-array steps (fewer numpy calls: LeNet)
+ROW_MIN = 1 << 14
 RSS = ReplicatedShares
+
+
+def _row_blocks(shape: tuple[int, ...]) -> tuple:
+    """``(blocks, inner)``: the indices to work through ``shape`` by (rows of the leading
+    axis when each holds :data:`ROW_MIN` elements or more, else the whole array at once) and
+    the shape of one block."""
+    if len(shape) >= 2 and int(np.prod(shape[1:], dtype=np.int64)) >= ROW_MIN:
+        return range(shape[0]), shape[1:]
+    return (slice(None),), shape
 
 
 def key_bytes(seed: int) -> np.ndarray:
@@ -716,15 +729,15 @@ class Falcon:
         in ``F.wide`` and reduced once: ``x_i (y_i + y_{i+1}) + x_{i+1} y_i + F(k_i) + p -
         F(k_{i+1})`` (below ``3 (p-1)^2 + 2p``). Only the parties of :meth:`_local`; the
         other rows of the result are left unwritten (wire mode: :meth:`_reshare` sends only
-        the process's own ``z_i`` and fills the rest from the wire or with garbage). Formed one
-        index of the leading axis at a time (private compare's bit positions), so the wide
-        temporaries are one row each; the PRF is drawn a row at a time too, and used while
-        the row is in cache (a tampered key setup, which compares whole draws, draws whole)."""
+        the process's own ``z_i`` and fills the rest from the wire or with garbage). Formed a
+        row of the leading axis at a time when rows are large (private compare's bit
+        positions; :func:`_row_blocks`), so the wide temporaries are one row each; the PRF is
+        drawn a row at a time too, and used while the row is in cache (a tampered key setup,
+        which compares whole draws, draws whole)."""
         wide, p = F.wide, F.wide.type(F.p)
         rows = self._local()
         z = np.empty((3, *shape), dtype=F.dtype)
-        blocks = range(shape[0]) if len(shape) >= 2 else (slice(None),)
-        inner = shape[1:] if len(shape) >= 2 else shape
+        blocks, inner = _row_blocks(shape)
         acc, tmp = np.empty(inner, dtype=wide), np.empty(inner, dtype=wide)
         if self._key_copy is None:  # the PRF drawn one block at a time, used while in cache
             keys, f, self._zero_off = self._rows(), None, False
@@ -786,10 +799,10 @@ class Falcon:
             rho_r, sigma_r = alg.reduce(rho), alg.reduce(sigma)
             rows = self._rows()
             comps = np.empty(z.components.shape, alg.dtype)
-            # one index of the leading axis at a time (as in _mul_local_zp): wide rows only
+            # a row of the leading axis at a time (as in _mul_local_zp): wide rows only
             shape = z.components.shape[1:]
-            blocks = range(shape[0]) if len(shape) >= 2 else (slice(None),)
-            acc, tmp = (np.empty(shape[1:] if len(shape) >= 2 else shape, wide) for _ in "at")
+            blocks, inner = _row_blocks(shape)
+            acc, tmp = np.empty(inner, wide), np.empty(inner, wide)
             rho_b, sigma_b = np.broadcast_to(rho_r, shape), np.broadcast_to(sigma_r, shape)
             for r in rows:  # the components this process computes (see _rows)
                 Z, C, TB, TA = (np.broadcast_to(a.components[r], shape) for a in (z, tc, tb, ta))
