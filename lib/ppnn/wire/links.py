@@ -120,17 +120,19 @@ def parse_link(value) -> Link:
 class HeldSocket:
     """A connected socket whose received frames reach the reader ``hold_s`` seconds after
     their last byte arrived (see the module docstring). Sending, shutdown, close and options
-    go to the real socket; :meth:`recv_into` serves whole frames, each after its release."""
+    go to the real socket; :meth:`recv_into` serves whole frames, each after its release,
+    from the buffers the reader thread received them into (no copy in between)."""
 
     def __init__(self, sock, hold_s: float):
         self._sock, self._hold = sock, float(hold_s)
         self._frames: queue.SimpleQueue = queue.SimpleQueue()
-        self._buf = memoryview(b"")
+        self._parts: list[memoryview] = []  # what is left of the frame being served
         self._timeout = sock.gettimeout()
         self._closed = False
         threading.Thread(target=self._read, daemon=True, name="held reader").start()
 
-    def _exact(self, n: int) -> bytes | None:
+    def _exact(self, n: int) -> bytearray | None:
+        """``n`` bytes read into one new buffer (served from it: no further copy)."""
         buf, got = bytearray(n), 0
         view = memoryview(buf)
         while got < n:
@@ -143,7 +145,7 @@ class HeldSocket:
             if k == 0:
                 return None
             got += k
-        return bytes(buf)
+        return buf
 
     def _read(self) -> None:
         try:
@@ -152,18 +154,18 @@ class HeldSocket:
                 if head is None:
                     break
                 length = HEADER.unpack(head)[2]
-                body = self._exact(length) if length else b""
+                body = self._exact(length) if length else bytearray()
                 if body is None:
-                    self._frames.put(head)  # a partial frame: the reader sees it end early
+                    self._frames.put((0.0, [head]))  # a partial frame: the reader sees it end
                     break
-                self._frames.put((time.monotonic() + self._hold, head + body))
+                self._frames.put((time.monotonic() + self._hold, [head, body]))
         except OSError as e:
             self._frames.put(e)
             return
         self._frames.put(None)  # end of stream
 
     def recv_into(self, view) -> int:
-        if not len(self._buf):
+        if not self._parts:
             try:
                 item = self._frames.get(timeout=self._timeout)
             except queue.Empty:
@@ -173,17 +175,20 @@ class HeldSocket:
                 return 0
             if isinstance(item, OSError):
                 raise item
-            if isinstance(item, bytes):
-                self._buf = memoryview(item)
-            else:
-                release, frame = item
-                wait = release - time.monotonic()
-                if wait > 0:
-                    time.sleep(wait)
-                self._buf = memoryview(frame)
-        n = min(len(view), len(self._buf))
-        view[:n] = self._buf[:n]
-        self._buf = self._buf[n:]
+            release, parts = item
+            wait = release - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            self._parts = [memoryview(b) for b in parts if len(b)]
+            if not self._parts:  # pragma: no cover - a frame has a header at least
+                return self.recv_into(view)
+        part = self._parts[0]
+        n = min(len(view), len(part))
+        view[:n] = part[:n]
+        if n == len(part):
+            self._parts.pop(0)
+        else:
+            self._parts[0] = part[n:]
         return n
 
     def gettimeout(self):
