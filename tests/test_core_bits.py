@@ -38,3 +38,15 @@ def test_bad_widths_and_axes_raise():
         bits_of(np.array([1]), 8, axis=1)
     with pytest.raises(ValueError, match="bit width"):
         from_bits(np.zeros((65, 2), np.uint8))
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (4,), (3, 5, 7)])
+@pytest.mark.parametrize("axis", [0, -1])
+def test_byte_paths_equal_the_word_path(shape, axis):
+    """One-byte dtypes take the byte paths (unpackbits; rows of bytes on axis 0): the same
+    bits as the uint64 shifts, for every shape."""
+    v = np.random.default_rng(len(shape)).integers(0, 1 << 62, shape, dtype=np.uint64) * 3
+    for k in (1, 7, 8, 13, 33, 64):
+        ref = bits_of(v, k, axis=axis, dtype=np.uint64)
+        got = bits_of(v, k, axis=axis, dtype=np.uint8)
+        assert got.dtype == np.uint8 and np.array_equal(got, ref)

@@ -28,12 +28,20 @@ def bits_of(values, k: int, axis: int = 0, dtype=np.uint8) -> np.ndarray:
     if axis not in (0, -1):
         raise ValueError(f"axis must be 0 or -1, got {axis}")
     v = np.asarray(values, dtype=np.uint64)
-    if axis == -1 and np.dtype(dtype).itemsize == 1:
+    if np.dtype(dtype).itemsize == 1:
         # bytes of the little-endian words, unpacked least significant bit first: one pass
         nbytes = -(-k // 8)
         raw = np.ascontiguousarray(v.astype("<u8", copy=False)).view(np.uint8)
         raw = raw.reshape(*v.shape, 8)[..., :nbytes]
-        out = np.unpackbits(raw, axis=-1, count=k, bitorder="little")
+        if axis == -1:
+            out = np.unpackbits(raw, axis=-1, count=k, bitorder="little")
+        else:  # bit i of every value from byte i // 8, a contiguous row at a time
+            out = np.empty((k, *v.shape), dtype=np.uint8)
+            flat = out.reshape(k, -1)
+            rows = [np.ascontiguousarray(raw[..., b]).reshape(-1) for b in range(nbytes)]
+            for i in range(k):
+                np.right_shift(rows[i // 8], np.uint8(i % 8), out=flat[i])
+                flat[i] &= np.uint8(1)
         return out if np.dtype(dtype) == np.uint8 else out.view(dtype)
     shifts = np.arange(k, dtype=np.uint64)
     if axis == 0:
