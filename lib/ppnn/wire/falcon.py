@@ -144,7 +144,8 @@ def _fresh(g: np.random.Generator) -> np.random.Generator:
 class WireDealer(FalconDealer):
     """Falcon's dealer whose material crosses the wire: in the dealer process :meth:`book`
     sends each party its two components of every sharing; in ``Pi``'s process it receives
-    them into the sharings (computed on garbage there) and fills the third with garbage."""
+    them into the sharings (only their shapes are formed there: :meth:`WireFalcon._deals`)
+    and fills the third with garbage."""
 
     def __init__(self, rngs, ledger, wire: Wire):
         super().__init__(rngs, ledger, PARTIES)
@@ -157,7 +158,9 @@ class WireDealer(FalconDealer):
             return super().share(x, alg, stream)
         if stream not in self.rngs:
             raise ValueError(f"unknown dealer stream {stream!r}; one of {sorted(self.rngs)}")
-        return RSS(_garbage(alg, (3, *np.shape(x)), self.wire.garbage), alg)
+        comps = np.empty((3, *np.shape(x)), alg.dtype)  # its two rows are received into
+        _garbage(alg, comps.shape[1:], self.wire.garbage, out=comps[(self.wire.party - 1) % 3])
+        return RSS(comps, alg)
 
     def book(self, bits_per_party: int, what: str, *material: RSS) -> None:
         if not material:
@@ -173,10 +176,8 @@ class WireDealer(FalconDealer):
             if w.party is None:
                 w.send(PARTIES[i], parts, what, "offline dealer")
             elif w.party == i:
-                got = w.recv("dealer", [(a.shape, a.dtype, b) for a, b in parts], what,
-                             "offline dealer")
-                for (a, _), real in zip(parts, got):
-                    a[...] = real
+                w.recv("dealer", [(a.shape, a.dtype, b) for a, b in parts], what,
+                       "offline dealer", into=[a for a, _ in parts])
         # (a party's third component is still the garbage of :meth:`share`)
         super().book(bits_per_party, what, *material)
 
@@ -232,6 +233,9 @@ class WireFalcon(Falcon):
                 wire.mark("online")
         self.dealer = WireDealer(rngs, self.ledger, wire)
         self._offline_first = offline_first and me is not None
+
+    def _deals(self) -> bool:
+        return self.wire.party is None
 
     def query_begins(self) -> None:
         if self._offline_first:  # the model's shares are in: the query's online phase begins

@@ -345,15 +345,17 @@ class Wire:
             self._recv(src, layout, what, cls, into=into)  # unpacked straight into them
 
     def recv(self, peer: str, layout: Sequence[tuple[tuple[int, ...], np.dtype, int]],
-             what: str, cls: str = "online") -> list[np.ndarray]:
+             what: str, cls: str = "online", into: Sequence[np.ndarray] | None = None
+             ) -> list[np.ndarray]:
         """Receive the next message from ``peer``; ``layout`` is what this process's copy
-        of the protocol expects: each part's ``(shape, dtype, bits per element)``. Deferred
-        receives (:meth:`expect`) from ``peer`` are settled first (its frames arrive in
-        order on one connection); those from other peers need not have arrived yet."""
+        of the protocol expects: each part's ``(shape, dtype, bits per element)``, unpacked
+        into the arrays ``into`` if given. Deferred receives (:meth:`expect`) from ``peer``
+        are settled first (its frames arrive in order on one connection); those from other
+        peers need not have arrived yet."""
         self._check_peer(peer)
         if self._later:
             self.settle(peer)
-        return self._recv(peer, layout, what, cls)
+        return self._recv(peer, layout, what, cls, into=into)
 
     def recv_bytes(self, peer: str, what: str, cls: str = "unbooked keys",
                    limit: int = 1 << 31) -> bytes:

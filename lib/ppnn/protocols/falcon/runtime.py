@@ -673,6 +673,12 @@ class Falcon:
         the dealer's process."""
         return (0, 1, 2)
 
+    def _deals(self) -> bool:
+        """Whether this process forms the dealer's material values: the simulation and the
+        wire dealer's process do; a wire party's process, whose components of the material
+        arrive from the dealer, needs only their shapes."""
+        return True
+
     def _rows(self) -> tuple[int, ...]:
         """The share components this process computes: those the parties of :meth:`_local`
         hold (``i`` and ``i + 1`` for ``Pi``) -- all three in the simulation, a wire party's
@@ -762,9 +768,13 @@ class Falcon:
 
     def _triple(self, alg, shape_a, shape_b) -> tuple[RSS, RSS, RSS]:
         """A (broadcasting) triple: ``a`` of ``x``'s shape, ``b`` of ``y``'s, ``c = a * b``."""
-        a = alg.random(self.dealer.rngs["triple"], shape_a)
-        b = alg.random(self.dealer.rngs["triple"], shape_b)
-        c = self._material("triple c", alg.mul(a, b), alg)
+        if self._deals():
+            a = alg.random(self.dealer.rngs["triple"], shape_a)
+            b = alg.random(self.dealer.rngs["triple"], shape_b)
+            c = self._material("triple c", alg.mul(a, b), alg)
+        else:  # only the shapes: the party's components arrive at book (see _deals)
+            a, b, c = (np.broadcast_to(np.zeros((), alg.dtype), s) for s in
+                       (shape_a, shape_b, np.broadcast_shapes(shape_a, shape_b)))
         ta, tb = self.dealer.share(a, alg, "triple"), self.dealer.share(b, alg, "triple")
         tc = self.dealer.share(c, alg, "triple")
         self.dealer.book(2 * (a.size + b.size + c.size) * alg.bits, "multiplication triple",
