@@ -136,6 +136,24 @@ def test_unpack_into_given_arrays_fills_them_with_the_same_values(seed):
         unpack(payload, [(a.shape, a.dtype, b) for a, b in parts], out=[])
 
 
+@pytest.mark.parametrize("bits", [2, 3, 5, 6, 7, 8])
+@pytest.mark.parametrize("aligned", [True, False])
+def test_unpack_into_a_joined_run_of_one_narrow_width(bits, aligned):
+    # a dealer's triple: several parts of one width in one frame; when every part starts on
+    # a byte each is unpacked straight into its destination, else the run is unpacked whole
+    g = np.random.default_rng(bits + 10 * aligned)
+    group = 8 // np.gcd(bits, 8)
+    sizes = [group * int(g.integers(1, 40)) + (0 if aligned else int(g.integers(1, group + 1)))
+             for _ in range(4)]
+    parts = [(g.integers(0, 1 << bits, n, dtype=np.uint64).astype(np.uint8), bits)
+             for n in sizes]
+    base = [np.full((2, n), 255, np.uint8) for n in sizes]
+    dests = [base[0][0], base[1].T[:, 1], base[2][1], base[3][0]]  # one strided
+    got = unpack(pack(parts), [(a.shape, a.dtype, b) for a, b in parts], out=dests)
+    for back, dst, (a, _) in zip(got, dests, parts):
+        assert back is dst and np.array_equal(dst, a)
+
+
 def test_pack_refuses_values_wider_than_their_booked_width():
     with pytest.raises(ValueError, match="does not fit in 6 bits"):
         pack([(np.array([64], np.uint8), 6)])

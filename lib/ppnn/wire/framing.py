@@ -224,6 +224,18 @@ def unpack(payload: bytes, layout: Sequence[tuple[tuple[int, ...], np.dtype, int
     for bits, ks in _runs(loose):
         count = sum(sizes[k] for k in ks)
         end = pos + count * bits
+        if (pos % 8 == 0 and 1 < bits <= 8 and dst is not None and len(ks) > 1
+                and all(sizes[k] * bits % 8 == 0 for k in ks[:-1])):
+            # every part starts on a byte: each unpacked straight into its destination
+            for k in ks:
+                stop = pos + sizes[k] * bits
+                vals = _unpack_narrow(data[pos // 8:-(-stop // 8)], sizes[k], bits,
+                                      out=dst[k])
+                if not np.may_share_memory(vals, dst[k]):
+                    dst[k][...] = vals.reshape(dst[k].shape)
+                res[k] = dst[k]
+                pos = stop
+            continue
         if pos % 8 == 0 and 1 < bits <= 8:
             into = dst[ks[0]] if dst is not None and len(ks) == 1 else None
             vals = _unpack_narrow(data[pos // 8:-(-end // 8)], count, bits, out=into)
