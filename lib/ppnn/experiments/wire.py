@@ -62,7 +62,7 @@ def settings(quick: bool) -> dict:
     # dominated by its latency (SwaNN: ~550 rounds x 35 ms): once
     return {"families": tuple(WIRE_FAMILIES), "models": MODELS, "links": ("lan", "wan"),
             "repeats": {"loopback": 3, "base": 7, "lan": 7, "wan": 1},
-            "calibration": {"link": "20,100", "n": 1000, "repeats": 3}}
+            "calibration": {"link": "20,100", "n": 1000, "repeats": 5}}
 
 
 def csv_path() -> Path:
