@@ -224,9 +224,10 @@ def unpack(payload: bytes, layout: Sequence[tuple[tuple[int, ...], np.dtype, int
     for bits, ks in _runs(loose):
         count = sum(sizes[k] for k in ks)
         end = pos + count * bits
-        if (pos % 8 == 0 and 1 < bits <= 8 and dst is not None and len(ks) > 1
+        if (pos % 8 == 0 and 1 < bits <= 8 and dst is not None
                 and all(sizes[k] * bits % 8 == 0 for k in ks[:-1])):
             # every part starts on a byte: each unpacked straight into its destination
+            # (in place where _unpack_narrow can, else copied there)
             for k in ks:
                 stop = pos + sizes[k] * bits
                 vals = _unpack_narrow(data[pos // 8:-(-stop // 8)], sizes[k], bits,
@@ -237,12 +238,7 @@ def unpack(payload: bytes, layout: Sequence[tuple[tuple[int, ...], np.dtype, int
                 pos = stop
             continue
         if pos % 8 == 0 and 1 < bits <= 8:
-            into = dst[ks[0]] if dst is not None and len(ks) == 1 else None
-            vals = _unpack_narrow(data[pos // 8:-(-end // 8)], count, bits, out=into)
-            if into is not None and np.may_share_memory(vals, into):  # written in place
-                res[ks[0]] = into
-                pos = end
-                continue
+            vals = _unpack_narrow(data[pos // 8:-(-end // 8)], count, bits)
         else:
             chunk = np.unpackbits(data[pos // 8:-(-end // 8)], bitorder="little")
             chunk = chunk[pos % 8:pos % 8 + count * bits]

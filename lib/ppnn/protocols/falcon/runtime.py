@@ -61,6 +61,7 @@ this is built.
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -93,7 +94,7 @@ def _row_blocks(shape: tuple[int, ...]) -> tuple:
     """``(blocks, inner)``: the indices to work through ``shape`` by (rows of the leading
     axis when each holds :data:`ROW_MIN` elements or more, else the whole array at once) and
     the shape of one block."""
-    if len(shape) >= 2 and int(np.prod(shape[1:], dtype=np.int64)) >= ROW_MIN:
+    if len(shape) >= 2 and math.prod(shape[1:]) >= ROW_MIN:
         return range(shape[0]), shape[1:]
     return (slice(None),), shape
 
@@ -746,22 +747,28 @@ class Falcon:
         blocks, inner = _row_blocks(shape)
         acc, tmp = np.empty(inner, dtype=wide), np.empty(inner, dtype=wide)
         if self._key_copy is None:  # the PRF drawn one block at a time, used while in cache
-            keys, f, self._zero_off = self._rows(), None, False
+            keys, self._zero_off = self._rows(), False
+
+            def prf(t):  # F(k_i), F(k_{i+1}) of block t for each party of rows
+                d = {j: F._draw(self._keys[j], 0, inner, cast=False) for j in keys}
+                return {i: (d[i], d[(i + 1) % 3]) for i in rows}
         else:  # a tampered key setup compares whole draws (_key_view)
             f, nxt = self._prf(F, shape)
-        ops = [(i, (i + 1) % 3, *(np.broadcast_to(a, shape) for a in (X[i], X[(i + 1) % 3],
-                                                                     Y[i], Y[(i + 1) % 3])))
+
+            def prf(t):
+                return {i: (f[i][t], nxt[i][t]) for i in rows}
+        ops = [(i, *(np.broadcast_to(a, shape) for a in (X[i], X[(i + 1) % 3],
+                                                        Y[i], Y[(i + 1) % 3])))
                for i in rows]
         for t in blocks:
-            if f is None:  # F(k_j) for this block, every key this process holds
-                draw = {j: F._draw(self._keys[j], 0, inner, cast=False) for j in keys}
-            for i, j, Xi, Xj, Yi, Yj in ops:
+            pair = prf(t)
+            for i, Xi, Xj, Yi, Yj in ops:
                 np.add(Yi[t], Yj[t], out=acc, dtype=wide)
                 acc *= Xi[t]
                 np.multiply(Xj[t], Yi[t], out=tmp, dtype=wide)
                 acc += tmp
-                acc += draw[i] if f is None else f[i][t]
-                np.subtract(p, draw[j] if f is None else nxt[i][t], out=tmp, dtype=wide)
+                acc += pair[i][0]
+                np.subtract(p, pair[i][1], out=tmp, dtype=wide)
                 acc += tmp
                 z[i][t] = F.mod(acc)
         return z
