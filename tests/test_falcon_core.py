@@ -47,11 +47,19 @@ def test_mul_and_matmul_exact_in_ring(seed, mal):
 
 
 def test_ring_matmul_matches_integer_matmul():
+    """Both paths (uint64 for few multiply-adds per element, limbs otherwise; LIMB_COST) are
+    exact: each equals the product in Python integers mod 2^k."""
+    from ppnn.core.ring import LIMB_COST
     rng = np.random.default_rng(0)
     for k in (16, 24, 32):
         R = Ring(k)
-        a, b = R.random(rng, (7, 300)), R.random(rng, (300, 5))
-        assert np.array_equal(ring_matmul(R, a, b), R.matmul(a, b))
+        for m, n, p in ((7, 300, 5), (1, 800, 50), (64, 40, 50), (3, 2, 200)):
+            a, b = R.random(rng, (m, n)), R.random(rng, (n, p))
+            a[0, 0], b[0, 0] = R.mask, R.mask  # the largest elements
+            uint64_path = m * n * p <= LIMB_COST * (m * n + n * p)
+            assert uint64_path == (m == 1 or p == 5 or m == 3), (m, n, p)
+            exact = (a.astype(object) @ b.astype(object)) % (1 << k)
+            assert np.array_equal(ring_matmul(R, a, b), exact.astype(np.uint64)), (k, m, n, p)
     with pytest.raises(ValueError, match="k <= 32"):
         ring_matmul(Ring(64), np.zeros((1, 1), np.uint64), np.zeros((1, 1), np.uint64))
 

@@ -851,14 +851,17 @@ class Falcon:
             raise ValueError(f"matmul shapes do not chain: {x.shape} @ {w.shape}")
         ring = x.ring
         X, W = x.components, w.components
-        p = w.shape[1]
-        # z_i = x_i (w_i + w_{i+1}) + x_{i+1} w_i; x_i meets w_i + w_{i+1} (for z_i) and
-        # w_{i-1} (for z_{i-1}): one product per component against both, side by side
-        ws = ring.add(W, W[[1, 2, 0]])
-        prods = [ring_matmul(ring, X[i], np.concatenate([ws[i], W[(i - 1) % 3]], axis=1))
-                 for i in range(3)]
-        z = np.stack([ring.add(prods[i][:, :p], prods[(i + 1) % 3][:, p:]) for i in range(3)])
-        z = ring.add(z, self.zero3(ring, (x.shape[0], p)))
+        shape = (x.shape[0], w.shape[1])
+        # z_i = x_i (w_i + w_{i+1}) + x_{i+1} w_i + F(k_i) - F(k_{i+1}), for the parties of
+        # _local only (a wire party forms its own z_i; the other rows are left unwritten, as
+        # in _mul_local_ring)
+        f, nxt = self._prf(ring, shape)
+        z = np.empty((3, *shape), dtype=ring.dtype)
+        for i in self._local():
+            j = (i + 1) % 3
+            zi = ring.add(ring_matmul(ring, X[i], ring.add(W[i], W[j])),
+                          ring_matmul(ring, X[j], W[i]))
+            z[i] = ring.add(zi, ring.sub(f[i], nxt[i]))
         triple = self._matrix_triple(x.shape, w.shape) if self.malicious else None
         with self.ledger.round():
             out, tampered = self._reshare(z, ring, what)
@@ -871,10 +874,14 @@ class Falcon:
 
     def _matrix_triple(self, shape_a, shape_b) -> tuple[RSS, RSS, RSS]:
         ring = self.ring
-        g = self.dealer.rngs["triple"]
-        a, b = ring.random(g, shape_a), ring.random(g, shape_b)
+        if self._deals():
+            g = self.dealer.rngs["triple"]
+            a, b = ring.random(g, shape_a), ring.random(g, shape_b)
+            c = self._material("triple c", ring_matmul(ring, a, b), ring)
+        else:  # only the shapes: the party's components arrive at book (see _deals)
+            a, b, c = (np.broadcast_to(np.zeros((), ring.dtype), s) for s in
+                       (shape_a, shape_b, (shape_a[0], shape_b[1])))
         ta, tb = self.dealer.share(a, ring, "triple"), self.dealer.share(b, ring, "triple")
-        c = self._material("triple c", ring_matmul(ring, a, b), ring)
         tc = self.dealer.share(c, ring, "triple")
         self.dealer.book(2 * (a.size + b.size + c.size) * ring.bits, "matrix triple",
                          ta, tb, tc)
@@ -889,12 +896,19 @@ class Falcon:
                                       "triple b")], verify_pending)
         m, n = x.shape
         p = w.shape[1]
-        # rho b_i and a_i sigma for the three components, each as one product
-        rb = ring_matmul(ring, rho, np.concatenate(list(tb.components), axis=1))
-        rb = rb.reshape(m, 3, p).transpose(1, 0, 2)
-        asg = ring_matmul(ring, ta.components.reshape(3 * m, n), sigma).reshape(3, m, p)
-        v = RSS(ring.sub(ring.sub(ring.sub(z.components, tc.components), rb), asg), ring)
-        v = v.add_public(ring.neg(ring_matmul(ring, rho, sigma)))
+        # rho b_i and a_i sigma for the components this process computes (_rows), each as
+        # one product; the others are not computed (_not_computed)
+        rows = list(self._rows())
+        k = len(rows)
+        comps = np.empty(z.components.shape, ring.dtype)
+        if k:  # (none in the wire dealer's process, whose outputs are not used)
+            rb = ring_matmul(ring, rho, np.concatenate(list(tb.components[rows]), axis=1))
+            rb = rb.reshape(m, k, p).transpose(1, 0, 2)
+            asg = ring_matmul(ring, ta.components[rows].reshape(k * m, n), sigma)
+            comps[rows] = ring.sub(ring.sub(ring.sub(z.components[rows], tc.components[rows]),
+                                            rb), asg.reshape(k, m, p))
+        self._not_computed(comps, ring, tuple(rows))
+        v = RSS(comps, ring).add_public(ring.neg(ring_matmul(ring, rho, sigma)))
         self._pending.append((v, what, tampered))
 
     # ------------------------------------------------------------------ truncation
