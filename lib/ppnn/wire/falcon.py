@@ -59,6 +59,7 @@ key, seeds derived from the run seed) and the dealer (trusted, not Falcon's Fig.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from functools import partial
 
@@ -104,7 +105,7 @@ def _garbage(alg, shape, g: np.random.Generator, out: np.ndarray | None = None
              ) -> np.ndarray:
     """Elements of ``alg`` this process's party does not hold: random, from its own ``g``
     (into ``out`` if given)."""
-    n = int(np.prod(shape, dtype=np.int64))
+    n = math.prod(shape)
     if n <= _POOL and out is None:
         return np.asarray(alg.random(g, shape), dtype=alg.dtype)
     pool = _pool(alg, g, _POOL)

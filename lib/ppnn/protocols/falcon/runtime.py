@@ -891,9 +891,10 @@ class Falcon:
                       verify_pending: bool = False) -> None:
         ring = x.ring
         ta, tb, tc = triple
-        rho, sigma = self.open_many([(x - ta, f"mult-check rho: {what}", "masked", "triple a"),
-                                     (w - tb, f"mult-check sigma: {what}", "masked",
-                                      "triple b")], verify_pending)
+        rho, sigma = self.open_many([(self._sub_rows(x, ta), f"mult-check rho: {what}",
+                                      "masked", "triple a"),
+                                     (self._sub_rows(w, tb), f"mult-check sigma: {what}",
+                                      "masked", "triple b")], verify_pending)
         m, n = x.shape
         p = w.shape[1]
         # rho b_i and a_i sigma for the components this process computes (_rows), each as
