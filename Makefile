@@ -93,7 +93,7 @@ browser:
 	fi
 
 test: setup lint browser
-	$(BIN)/pytest -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/pytest -m "not slow" --durations=20 $(PYTEST_ARGS)
 
 # build/site/: every notebook as it ran (full mode where make reproduce left it, else the quick
 # run make test left, else run now in quick mode), REPORT.md and GLOSSARY.md, as static HTML;
