@@ -9,7 +9,9 @@
 ``Ring`` for ``Z_L``/``Z_2`` and a :class:`Zp` (a ``PrimeField`` that can also sum) for ``Z_p``.
 
 :func:`ring_matmul` (from :mod:`ppnn.core.ring`, which ``Ring.matmul`` uses whenever it is
-exact) multiplies matrices in ``Z_2^k`` (``k <= 32``) with BLAS in float64 on 16-bit limbs.
+exact) multiplies matrices in ``Z_2^k`` (``k <= 32``) with BLAS in float64 on 16-bit limbs,
+or in uint64 when a product has few multiply-adds per element (a matrix times a vector); both
+are exact, with the same bits.
 """
 
 from __future__ import annotations
