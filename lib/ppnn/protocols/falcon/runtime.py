@@ -854,14 +854,22 @@ class Falcon:
         shape = (x.shape[0], w.shape[1])
         # z_i = x_i (w_i + w_{i+1}) + x_{i+1} w_i + F(k_i) - F(k_{i+1}), for the parties of
         # _local only (a wire party forms its own z_i; the other rows are left unwritten, as
-        # in _mul_local_ring)
+        # in _mul_local_ring). Each x_k needed is multiplied once, against the matrices it
+        # meets side by side: w_k + w_{k+1} (for z_k) and w_{k-1} (for z_{k-1})
+        rows = self._local()
         f, nxt = self._prf(ring, shape)
+        meets: dict[int, list] = {}  # k -> [(i, matrix)]: x_k @ matrix goes into z_i
+        for i in rows:
+            meets.setdefault(i, []).append((i, ring.add(W[i], W[(i + 1) % 3])))
+            meets.setdefault((i + 1) % 3, []).append((i, W[i]))
         z = np.empty((3, *shape), dtype=ring.dtype)
-        for i in self._local():
-            j = (i + 1) % 3
-            zi = ring.add(ring_matmul(ring, X[i], ring.add(W[i], W[j])),
-                          ring_matmul(ring, X[j], W[i]))
-            z[i] = ring.add(zi, ring.sub(f[i], nxt[i]))
+        for i in rows:
+            z[i] = ring.sub(f[i], nxt[i])
+        p = shape[1]
+        for k, pairs in meets.items():
+            prod = ring_matmul(ring, X[k], np.concatenate([m for _, m in pairs], axis=1))
+            for t, (i, _) in enumerate(pairs):
+                z[i] = ring.add(z[i], prod[:, t * p:(t + 1) * p])
         triple = self._matrix_triple(x.shape, w.shape) if self.malicious else None
         with self.ledger.round():
             out, tampered = self._reshare(z, ring, what)
