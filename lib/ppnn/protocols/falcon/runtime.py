@@ -757,8 +757,8 @@ class Falcon:
 
             def prf(t):
                 return {i: (f[i][t], nxt[i][t]) for i in rows}
-        ops = [(i, *(np.broadcast_to(a, shape) for a in (X[i], X[(i + 1) % 3],
-                                                        Y[i], Y[(i + 1) % 3])))
+        ops = [(i, *(a if a.shape == shape else np.broadcast_to(a, shape)
+                     for a in (X[i], X[(i + 1) % 3], Y[i], Y[(i + 1) % 3])))
                for i in rows]
         for t in blocks:
             pair = prf(t)
