@@ -90,6 +90,14 @@ ROW_MIN = 1 << 14
 RSS = ReplicatedShares
 
 
+def _shapes_only(alg, *shapes) -> list[np.ndarray]:
+    """Dealer material of these shapes as a wire party forms it (:meth:`Falcon._deals` is
+    False): zeros that take no memory, since its components arrive when the material is
+    booked."""
+    zero = np.zeros((), alg.dtype)
+    return [np.broadcast_to(zero, s) for s in shapes]
+
+
 def _row_blocks(shape: tuple[int, ...]) -> tuple:
     """``(blocks, inner)``: the indices to work through ``shape`` by (rows of the leading
     axis when each holds :data:`ROW_MIN` elements or more, else the whole array at once) and
@@ -779,9 +787,9 @@ class Falcon:
             a = alg.random(self.dealer.rngs["triple"], shape_a)
             b = alg.random(self.dealer.rngs["triple"], shape_b)
             c = self._material("triple c", alg.mul(a, b), alg)
-        else:  # only the shapes: the party's components arrive at book (see _deals)
-            a, b, c = (np.broadcast_to(np.zeros((), alg.dtype), s) for s in
-                       (shape_a, shape_b, np.broadcast_shapes(shape_a, shape_b)))
+        else:
+            a, b, c = _shapes_only(alg, shape_a, shape_b,
+                                   np.broadcast_shapes(shape_a, shape_b))
         ta, tb = self.dealer.share(a, alg, "triple"), self.dealer.share(b, alg, "triple")
         tc = self.dealer.share(c, alg, "triple")
         self.dealer.book(2 * (a.size + b.size + c.size) * alg.bits, "multiplication triple",
@@ -867,7 +875,9 @@ class Falcon:
             z[i] = ring.sub(f[i], nxt[i])
         p = shape[1]
         for k, pairs in meets.items():
-            prod = ring_matmul(ring, X[k], np.concatenate([m for _, m in pairs], axis=1))
+            mats = [m for _, m in pairs]  # (a wire party's x_k meets one: no copy)
+            prod = ring_matmul(ring, X[k], mats[0] if len(mats) == 1 else
+                               np.concatenate(mats, axis=1))
             for t, (i, _) in enumerate(pairs):
                 z[i] = ring.add(z[i], prod[:, t * p:(t + 1) * p])
         triple = self._matrix_triple(x.shape, w.shape) if self.malicious else None
@@ -886,9 +896,8 @@ class Falcon:
             g = self.dealer.rngs["triple"]
             a, b = ring.random(g, shape_a), ring.random(g, shape_b)
             c = self._material("triple c", ring_matmul(ring, a, b), ring)
-        else:  # only the shapes: the party's components arrive at book (see _deals)
-            a, b, c = (np.broadcast_to(np.zeros((), ring.dtype), s) for s in
-                       (shape_a, shape_b, (shape_a[0], shape_b[1])))
+        else:
+            a, b, c = _shapes_only(ring, shape_a, shape_b, (shape_a[0], shape_b[1]))
         ta, tb = self.dealer.share(a, ring, "triple"), self.dealer.share(b, ring, "triple")
         tc = self.dealer.share(c, ring, "triple")
         self.dealer.book(2 * (a.size + b.size + c.size) * ring.bits, "matrix triple",
