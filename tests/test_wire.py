@@ -361,6 +361,10 @@ def test_run_over_tcp_equals_the_in_process_run(tiny, key):
     assert w["classes"]["online"]["wire bytes"] == sum(frame_bytes(m.bits) for m in online)
     table = summary_frame(w)
     assert list(table["quantity"])[-1] == "online rounds"
+    # the parties meet at a barrier before the online mark: an empty frame each way
+    sync = w["classes"]["unbooked sync"]
+    assert sync["frames"] == 6 and sync["bits"] == 0 and sync["payload bytes"] == 0
+    assert sync["wire bytes"] == 6 * HEADER_BYTES and sync["ledger bytes"] is None
 
 
 def test_an_inference_offline_first_starts_its_online_phase_once_the_model_is_shared(
@@ -392,6 +396,9 @@ def test_an_inference_offline_first_starts_its_online_phase_once_the_model_is_sh
     w = res.extra["wire"]
     assert 0 < w["online seconds"] <= w["seconds"]
     assert set(w["party online cpu s"]) == {"P0", "P1", "P2"}
+    # a barrier after the dealer's material and one once the model is shared (the online
+    # phase starts on the three parties at once)
+    assert w["classes"]["unbooked sync"]["frames"] == 12
 
 
 def test_other_families_say_where_tcp_is_implemented(tiny):

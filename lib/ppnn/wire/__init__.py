@@ -85,8 +85,9 @@ private compare compute only the process's own share and two components, the dea
 process computes no party's values (:mod:`.falcon`); the other families and Falcon's
 remaining local steps compute every party's values, on garbage where the process holds
 nothing. Falcon can also run its offline phase first (``offline_first``: every party reads
-the dealer's whole stream, then its online phase is timed), as the C++ reference's wall
-time measures it (``benchmarks/README.md``).
+the dealer's whole stream, the three parties meet at a barrier, then its online phase is
+timed), as the C++ reference's wall time measures it: its parties synchronize, then start
+the clock (``benchmarks/README.md``).
 
 **A round costs one latency.** Every wire party sends every message of a round before it
 waits for the round's receives, and does not wait for a message nothing reads: Falcon's

@@ -191,10 +191,11 @@ class WireFalcon(Falcon):
     ``record_openings`` are for the in-process harness), ``wire``, the process's
     :class:`~ppnn.wire.transport.Wire`, and ``offline_first``: a party reads all the
     dealer's material (and its input shares) after the setup round, before its online phase
-    begins (:meth:`Wire.prefetch`; the moment is marked ``"online"``). An inference marks
-    it again once the model is shared (:meth:`query_begins`): the model is the server's
-    before any query, as in the C++ reference, whose timed inference starts with the
-    weights already shared."""
+    begins (:meth:`Wire.prefetch`; the moment is marked ``"online"``, once the three
+    parties are there: :meth:`Wire.barrier`). An inference marks it again once the model is
+    shared (:meth:`query_begins`): the model is the server's before any query, as in the
+    C++ reference, whose timed inference starts with the weights already shared and the
+    parties synchronized."""
 
     def __init__(self, rng: np.random.Generator, *, wire: Wire, offline_first: bool = False,
                  **kwargs):
@@ -231,7 +232,7 @@ class WireFalcon(Falcon):
                     _pool(alg, g, size)
             if offline_first:  # the offline phase: everything the dealer sends, then online
                 wire.prefetch("dealer")
-                wire.mark("online")
+                self._online_begins()
         self.dealer = WireDealer(rngs, self.ledger, wire)
         self._offline_first = offline_first and me is not None
 
@@ -240,7 +241,13 @@ class WireFalcon(Falcon):
 
     def query_begins(self) -> None:
         if self._offline_first:  # the model's shares are in: the query's online phase begins
-            self.wire.mark("online")
+            self._online_begins()
+
+    def _online_begins(self) -> None:
+        """The three parties wait for each other, then mark the online phase's start: it
+        begins on every party at once, not on the first one ready (:meth:`Wire.barrier`)."""
+        self.wire.barrier([PARTIES[i] for i in range(3) if i != self.wire.party])
+        self.wire.mark("online")
 
     # -- what the process's party holds ---------------------------------------------------
     def _honest(self) -> int:
@@ -379,7 +386,7 @@ def falcon_job(wire: Wire, task: dict) -> dict:
 #: traffic classes the ledger does not book (inputs; the dealer's stand-in for counted HE;
 #: key material the in-process run does not book, e.g. SHE's tfhe-rs server key; the base
 #: OTs of the garbled-circuit families' OT extension)
-_UNBOOKED = ("inputs", "offline ideal", "unbooked keys", "unbooked base OT")
+_UNBOOKED = ("inputs", "offline ideal", "unbooked keys", "unbooked base OT", "unbooked sync")
 
 def wire_summary(ledger, launched) -> dict:
     """Ledger vs wire: bytes per class (the ledger's booked bits / 8, the frames' payload
@@ -395,6 +402,7 @@ def wire_summary(ledger, launched) -> dict:
         "offline ideal": [],
         "unbooked keys": [],
         "unbooked base OT": [],
+        "unbooked sync": [],
     }
     out: dict = {"classes": {}}
     for c in CLASSES:
@@ -422,7 +430,8 @@ def wire_summary(ledger, launched) -> dict:
     out["seconds"] = launched.seconds
     parties = [s for s in stats.values() if "online" in s["marks"]]
     if parties:  # offline first (WireFalcon): the online phase, from its first party's start
-        # to the last party's end -- an upper bound (a party that starts early waits)
+        # (the parties meet at a barrier just before: they start within a latency or so of
+        # each other) to the last party's end
         marks = [s["marks"]["online"] for s in parties]
         out["offline seconds"] = min(marks) - min(s["t start"] for s in parties)
         out["online seconds"] = max(s["t end"] for s in parties) - min(marks)

@@ -24,7 +24,8 @@ offline computation the simulation counts but does not run -- the result of Delp
 book, sent as its real serialized bytes: SHE's tfhe-rs server key, :mod:`ppnn.wire.she`; its
 receiver takes the length the frame states, :meth:`Wire.recv_bytes`) and ``unbooked base OT``
 (the base OTs of the garbled-circuit families' IKNP OT, once per run: the ledger amortises
-them away, :mod:`ppnn.wire.ot`). Per class and direction
+them away, :mod:`ppnn.wire.ot`) and ``unbooked sync`` (the empty frames of
+:meth:`Wire.barrier`, which starts a timed phase on every party at once). Per class and direction
 the wire counts frames, booked bits, payload bytes and wire bytes (payload and headers).
 
 **Measured rounds.** An online frame carries its causal depth: one more than the depth its
@@ -70,7 +71,7 @@ __all__ = ["Wire", "WireError", "WireTimeout", "ROLES", "CLASSES", "Traffic", "c
 
 ROLES = ("P0", "P1", "P2", "dealer")
 CLASSES = ("online", "offline dealer", "offline setup", "inputs", "offline ideal",
-           "unbooked keys", "unbooked base OT")
+           "unbooked keys", "unbooked base OT", "unbooked sync")
 _HELLO = 17  # 16 bytes of the run's token and the connecting role's index
 
 
@@ -427,6 +428,19 @@ class Wire:
         sock.close()
         self.socks[peer] = replay = _Replay(chunks, self.role, peer)
         return replay.size
+
+    def barrier(self, peers: Sequence[str]) -> None:
+        """Wait until every process of ``peers`` has reached its own ``barrier`` call: an
+        empty frame (a header, class ``unbooked sync``) to each, then one from each. A timed
+        phase that starts after it starts on every process at once, as the C++ reference's
+        ``synchronize()`` before its ``start_m()`` does; not a wait of the protocol (the
+        waits of :meth:`stats` do not count it)."""
+        sent_last, waits = self._sent_last, self.waits
+        for p in peers:
+            self.send(p, [], "barrier", "unbooked sync")
+        for p in peers:
+            self.recv(p, [], "barrier", "unbooked sync")
+        self._sent_last, self.waits = sent_last, waits
 
     def mark(self, name: str) -> None:
         """Note the moment ``name`` (``time.perf_counter``, comparable between the processes
