@@ -87,8 +87,9 @@ WIRE_FAMILIES = ("falcon_sh", "falcon_mal", "delphi_tabula", "delphi_gc", "swann
 REAL_WIRE_FAMILIES = ("she", "swann_cs", "swann_2s", "gazelle_gc", "gala_gc")
 
 
-#: garbage of more elements than this is cut from a per-process pool of random elements at a
-#: random offset (drawing it fresh was a large part of a party's time on big layers)
+#: garbage is cut from a per-process pool of this many random elements (times two) at a
+#: random offset, in blocks of this size: drawing it fresh was a large part of a party's time
+#: on big layers, and ~20 us per call on small ones (LeNet's ~200-700 calls per party)
 _POOL = 1 << 16
 _pools: dict = {}
 
@@ -103,18 +104,18 @@ def _pool(alg, g: np.random.Generator, size: int) -> np.ndarray:
 
 def _garbage(alg, shape, g: np.random.Generator, out: np.ndarray | None = None
              ) -> np.ndarray:
-    """Elements of ``alg`` this process's party does not hold: random, from its own ``g``
-    (into ``out`` if given)."""
+    """Elements of ``alg`` this process's party does not hold: random, cut from this
+    process's pool (drawn once from its own ``g``) at an offset drawn from ``g``, into
+    ``out`` if given."""
     n = math.prod(shape)
-    if n <= _POOL and out is None:
-        return np.asarray(alg.random(g, shape), dtype=alg.dtype)
     pool = _pool(alg, g, _POOL)
     off = int(g.integers(_POOL))
     if out is None:
         out = np.empty(shape, dtype=alg.dtype)
     flat = out.reshape(-1)  # a view: out is C-contiguous
     m = n // _POOL
-    flat[:m * _POOL].reshape(m, _POOL)[...] = pool[off:off + _POOL]
+    if m:
+        flat[:m * _POOL].reshape(m, _POOL)[...] = pool[off:off + _POOL]
     flat[m * _POOL:] = pool[off:off + n - m * _POOL]
     return out
 
@@ -134,6 +135,10 @@ def _garbage_view(alg, shape, g: np.random.Generator) -> np.ndarray:
         return _garbage(alg, shape, g)
     off = int(g.integers(_VIEW))
     row = _pool(alg, g, _VIEW)[off:off + last]
+    if len(shape) == 1:  # the row itself, read-only (broadcast_to costs more than the rest)
+        row = row.view()
+        row.flags.writeable = False
+        return row
     return np.broadcast_to(row if shape else row[0], shape)
 
 
