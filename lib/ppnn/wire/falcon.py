@@ -135,10 +135,6 @@ def _garbage_view(alg, shape, g: np.random.Generator) -> np.ndarray:
         return _garbage(alg, shape, g)
     off = int(g.integers(_VIEW))
     row = _pool(alg, g, _VIEW)[off:off + last]
-    if len(shape) == 1:  # the row itself, read-only (broadcast_to costs more than the rest)
-        row = row.view()
-        row.flags.writeable = False
-        return row
     return np.broadcast_to(row if shape else row[0], shape)
 
 
@@ -390,7 +386,7 @@ def falcon_job(wire: Wire, task: dict) -> dict:
 # -- the two ways to run -------------------------------------------------------------------
 #: traffic classes the ledger does not book (inputs; the dealer's stand-in for counted HE;
 #: key material the in-process run does not book, e.g. SHE's tfhe-rs server key; the base
-#: OTs of the garbled-circuit families' OT extension)
+#: OTs of the garbled-circuit families' OT extension; the empty frames of Wire.barrier)
 _UNBOOKED = ("inputs", "offline ideal", "unbooked keys", "unbooked base OT", "unbooked sync")
 
 def wire_summary(ledger, launched) -> dict:
@@ -403,11 +399,7 @@ def wire_summary(ledger, launched) -> dict:
         "online": [m for m in msgs if m.phase == "online"],
         "offline dealer": [m for m in msgs if m.sender == ledger.DEALER],
         "offline setup": [m for m in msgs if m.phase == "offline" and m.sender != ledger.DEALER],
-        "inputs": [],
-        "offline ideal": [],
-        "unbooked keys": [],
-        "unbooked base OT": [],
-        "unbooked sync": [],
+        **{c: [] for c in _UNBOOKED},  # no ledger message
     }
     out: dict = {"classes": {}}
     for c in CLASSES:
