@@ -33,6 +33,18 @@ The comparison with the C++ reference (falcon-public) is described in ``benchmar
 README says) this script also races them: per case and repeat, each build on the same shaped
 link (``falcon_cpp_lan.py``) and then ppnn offline first, alternated, and writes the medians
 and ppnn's online time over each build's wall time to ``figures/falcon/bench_wire_vs_cpp.csv``.
+
+With ``--split`` it instead takes LeNet's online phase apart (offline first, on ``--link``,
+``PPNN_WIRE_SPLIT``, :mod:`ppnn.wire.split`): each party's online CPU, the part spent in the
+wire path (choke point, ledger booking, reshare and settle, packing, framing, socket calls,
+the dealer's material from the stream, garbage) and the rest, the protocol's own steps. Then
+a *ring* of three processes on plain loopback TCP replays the run's shape without Falcon:
+``rounds`` rounds, each burning a fixed CPU time and passing a 16-byte message to the next
+process. With each party's whole online CPU per round it checks that the ring reproduces the
+measured online time (three processes on two cores: a round costs about twice a party's
+CPU); with the protocol's own CPU per round it gives the online time **if the wire path
+cost nothing** -- the floor of a party that runs this library's protocol steps.
+Writes ``figures/falcon/bench_wire_split.csv``.
 """
 
 from __future__ import annotations
@@ -141,12 +153,97 @@ def race(builds: list, malicious: bool, link: str, repeats: int) -> pd.DataFrame
     return pd.DataFrame(rows)
 
 
+def _ring_party(i: int, rounds: int, burn: float, out_sock, in_sock, ctl) -> None:
+    import time
+
+    clock = time.process_time
+    ctl.recv_bytes()  # go
+    t0 = time.perf_counter()
+    msg = bytes(16)
+    for _ in range(rounds):
+        end = clock() + burn
+        while clock() < end:
+            pass
+        out_sock.sendall(msg)
+        got = 0
+        while got < 16:
+            got += len(in_sock.recv(16 - got))
+    ctl.send((t0, time.perf_counter()))
+
+
+def ring(rounds: int, burn: float) -> float:
+    """Wall seconds of ``rounds`` rounds of three processes on loopback TCP, each burning
+    ``burn`` CPU seconds per round and then passing 16 bytes on (P_i to P_{i-1}, as Falcon's
+    reshare): from the first process's start to the last one's end."""
+    import multiprocessing as mp
+    import socket
+
+    ctx = mp.get_context("fork")
+    links = [socket.socketpair() for _ in range(3)]  # links[i]: P_i -> P_{i-1}
+    procs, ctls = [], []
+    for i in range(3):
+        a, b = ctx.Pipe()
+        p = ctx.Process(target=_ring_party, args=(i, rounds, burn, links[i][0],
+                                                  links[(i + 1) % 3][1], b))
+        p.start()
+        procs.append(p)
+        ctls.append(a)
+    for c in ctls:
+        c.send_bytes(b"go")
+    times = [c.recv() for c in ctls]
+    for p in procs:
+        p.join()
+    for a, b in links:
+        a.close()
+        b.close()
+    return max(t[1] for t in times) - min(t[0] for t in times)
+
+
+def split_case(malicious: bool, link, repeats: int) -> pd.DataFrame:
+    """LeNet's online phase taken apart per party (module docstring), and the ring."""
+    from ppnn.wire import split
+
+    family = "falcon_mal" if malicious else "falcon_sh"
+    plan, x = _plan(family, "falcon_lenet", 1)
+    os.environ[split.ENV] = "1"  # the processes of the run inherit it
+    runs = []
+    try:
+        for _ in range(repeats):
+            res = wire.run(plan, x, 0, timeout=120, deadline=1200, link=link,
+                           offline_first=True)
+            runs.append(res.extra["wire"])
+    finally:
+        del os.environ[split.ENV]
+    rounds = runs[-1]["ledger rounds"]
+    med = statistics.median
+    online = med(w["online seconds"] for w in runs)
+    cpu = med(statistics.mean(w["party online cpu s"].values()) for w in runs)
+    path = med(statistics.mean(w["party online wire path cpu s"].values()) for w in runs)
+    own = med(statistics.mean(w["party online cpu s"][p] - w["party online wire path cpu s"][p]
+                              for p in w["party online cpu s"]) for w in runs)
+    ring_all = med(ring(rounds, cpu / rounds) for _ in range(repeats))
+    ring_own = med(ring(rounds, own / rounds) for _ in range(repeats))
+    ring_none = med(ring(rounds, 0.0) for _ in range(repeats))
+    how = res.extra["link"]
+    return pd.DataFrame([{
+        "case": "lenet 1 image", "family": family, "link": how["link"],
+        "shaping": f"{how['how']}; latency: {how['latency']}", "ledger rounds": rounds,
+        "online s (median)": online, "party online cpu s": cpu,
+        "wire path cpu s": path, "protocol's own cpu s": own,
+        "wire path share": path / cpu,
+        "ring s, whole party cpu": ring_all, "ring / measured": ring_all / online,
+        "ring s, protocol's own cpu (wire path free)": ring_own,
+        "ring s, no cpu": ring_none, "runs": repeats}])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="ReLU on 2^14, one run each")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--link", default="lan", help="the shaped link (lan, wan, MS,MBPS)")
     ap.add_argument("--malicious", action="store_true", help="falcon_mal instead of falcon_sh")
+    ap.add_argument("--split", action="store_true",
+                    help="LeNet's online CPU: wire path vs the protocol's own, and the ring")
     ap.add_argument("--cpp", nargs="+", type=Path, default=[], metavar="BUILD",
                     help="falcon-public builds to race on the same link (root)")
     args = ap.parse_args()
@@ -155,10 +252,19 @@ def main() -> None:
     for b in args.cpp:
         if not (b / "Falcon.out").is_file():
             ap.error(f"--cpp: no Falcon.out in {b}")
+    if args.split and (args.cpp or args.quick):
+        ap.error("--split runs LeNet alone: it takes neither --cpp nor --quick")
     if args.cpp and (args.quick or os.geteuid() != 0):
         ap.error("--cpp races the C++ hook's fixed sizes (ReLU 2^20) on a shaped link: "
                  "it needs root and cannot run with --quick")
     n, reps = (1 << 14, 1) if args.quick else (1 << 20, args.repeats)
+    if args.split:
+        df = split_case(args.malicious, args.link, reps)
+        out = paths.figures_dir("falcon") / "bench_wire_split.csv"
+        paths.atomic_write(out, df.to_csv(index=False, float_format="%.6g"))
+        print(df.T.to_string(header=False))
+        print(f"written to {out}")
+        return
     rows = []
     for link in (None, args.link):
         for offline_first in (False, True):

@@ -306,6 +306,51 @@ def test_offline_first_reads_all_material_before_the_online_phase_and_changes_no
     sync = w["classes"]["unbooked sync"]
     assert sync["frames"] == 6 and sync["bits"] == 0 and sync["payload bytes"] == 0
     assert sync["wire bytes"] == 6 * HEADER_BYTES and sync["ledger bytes"] is None
+    assert "party online wire path cpu s" not in w  # counted only with PPNN_WIRE_SPLIT
+
+
+def test_the_wire_path_split_counts_part_of_each_party_s_online_cpu(monkeypatch):
+    """``PPNN_WIRE_SPLIT``: every party reports the CPU its wire path took in the online
+    phase, a part of its online CPU; the outputs and the ledger are unchanged."""
+    from ppnn.wire import split
+
+    monkeypatch.setenv(split.ENV, "1")
+    inputs = _relu_input(200)
+    fal = Falcon(np.random.default_rng(SEED))
+    ref = relu_program(fal, inputs)
+    out = run_program(relu_program, inputs, SEED, timeout=20, offline_first=True)
+    for party, value in out["outputs"].items():
+        assert np.array_equal(value, ref), party
+    assert out["ledger"].messages == fal.ledger.messages
+    w = out["wire"]
+    for p in ("P0", "P1", "P2"):
+        assert 0 < w["party online wire path cpu s"][p] <= w["party online cpu s"][p]
+
+
+def test_the_wire_path_split_counts_the_outermost_call_once_and_survives_errors(monkeypatch):
+    from ppnn.wire import split
+
+    calls = []
+
+    def inner(x):
+        calls.append(split._state["depth"])
+        if x < 0:
+            raise ValueError("bad")
+        return x
+
+    inner = split._wrap(inner)
+
+    def outer(x):
+        return inner(x) + 1
+
+    outer = split._wrap(outer)
+    assert outer(1) == 2 and calls == [2] and split._state["depth"] == 0
+    with pytest.raises(ValueError):
+        outer(-1)
+    assert split._state["depth"] == 0 and inner(3) == 3 and calls[-1] == 1
+    monkeypatch.delenv(split.ENV, raising=False)
+    split.install()  # without the variable: nothing is counted
+    assert not split.enabled() and split.seconds() is None
 
 
 def test_prefetch_keeps_frames_in_order_and_names_a_stream_that_ended():

@@ -87,6 +87,13 @@ WIRE_FAMILIES = ("falcon_sh", "falcon_mal", "delphi_tabula", "delphi_gc", "swann
 REAL_WIRE_FAMILIES = ("she", "swann_cs", "swann_2s", "gazelle_gc", "gala_gc")
 
 
+#: the wire path of a Falcon party (:mod:`.split`, ``PPNN_WIRE_SPLIT``): what a process does
+#: because its party is a process of its own -- the choke point and the ledger booking it
+#: wraps, a round's reshare and settle, the dealer's material and input shares read from the
+#: stream, the honesty apparatus's garbage; :meth:`Wire.send` and ``_recv`` are counted too
+WIRE_PATH = {"WireFalcon": ("_transmit", "_reshare", "_settle", "open_components", "share"),
+             "WireDealer": ("book", "share"), None: ("_garbage", "_garbage_view")}
+
 #: garbage is cut from a per-process pool of this many random elements (times two) at a
 #: random offset, in blocks of this size: drawing it fresh was a large part of a party's time
 #: on big layers, and ~20 us per call on small ones (LeNet's ~200-700 calls per party)
@@ -438,6 +445,10 @@ def wire_summary(ledger, launched) -> dict:
         out["party online page faults"] = {
             r: s["page faults"] - s["mark faults"]["online"]
             for r, s in stats.items() if "online" in s["marks"]}
+        if all(s.get("wire path cpu s") is not None for s in parties):  # PPNN_WIRE_SPLIT
+            out["party online wire path cpu s"] = {
+                r: s["wire path cpu s"] - s["mark wire path cpu s"]["online"]
+                for r, s in stats.items() if "online" in s["marks"]}
     out["party seconds"] = {r: s["seconds"] for r, s in stats.items()}
     out["party cpu s"] = {r: s["cpu user s"] + s["cpu system s"] for r, s in stats.items()}
     out["party cpu system s"] = {r: s["cpu system s"] for r, s in stats.items()}

@@ -31,10 +31,11 @@ the variables. numpy's own request for transparent huge pages on large arrays is
 left as it is: turning it off helped the semi-honest ReLU (online 2.96 -> 2.65 s) and hurt the
 malicious one (8.34 -> 9.11 s; medians of 3 alternated runs each, shaped LAN).
 
-Profiling: with ``PPNN_WIRE_PROFILE=PREFIX`` in the environment each process writes a
-``cProfile`` of its job, timed in CPU seconds of the process, to ``PREFIX.ROLE`` (read with
-``pstats``); the traffic counters give every process's CPU seconds (user, system) and peak
-memory whether profiled or not.
+Profiling: with ``PPNN_WIRE_SPLIT=1`` in the environment every process counts the CPU
+seconds of its wire path apart from the protocol's own steps (:mod:`.split`); with
+``PPNN_WIRE_PROFILE=PREFIX`` each process writes a ``cProfile`` of its job, timed in CPU
+seconds of the process, to ``PREFIX.ROLE`` (read with ``pstats``); the traffic counters
+give every process's CPU seconds (user, system) and peak memory whether profiled or not.
 
 Failures are reported, never waited out: a process that raises reports the error and the
 launcher stops the run (after a grace period of :data:`GRACE` seconds in which the others
@@ -64,6 +65,7 @@ from multiprocessing.connection import Connection, wait
 
 import numpy as np
 
+from . import split
 from .transport import ROLES, Wire, WireError, WireTimeout, connect_mesh
 
 __all__ = ["launch", "Launched", "GRACE", "CHILD_ENV"]
@@ -112,6 +114,7 @@ def _child(cfg: dict) -> None:
         if not conn.poll(timeout):
             raise WireTimeout(f"{role}: no task from the launcher within {timeout:g} s")
         job, task, ports = pickle.loads(conn.recv_bytes())
+        split.install()  # PPNN_WIRE_SPLIT: count the wire path's CPU (module docstring)
         socks = connect_mesh(role, listener, ports, token, timeout, cfg.get("hosts"),
                              tuple(cfg.get("roles", ROLES)))
         if cfg.get("hold") is not None:  # shaped, no netem: the receiver holds each frame

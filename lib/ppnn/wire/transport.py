@@ -65,6 +65,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from . import split
 from .framing import HEADER, frame_bytes, pack, payload_bytes, unpack
 
 __all__ = ["Wire", "WireError", "WireTimeout", "ROLES", "CLASSES", "Traffic", "connect_mesh"]
@@ -243,6 +244,7 @@ class Wire:
         self.marks: dict[str, float] = {}  # named moments (perf_counter), see mark()
         self.mark_cpu: dict[str, float] = {}  # the process's CPU seconds at each mark
         self.mark_faults: dict[str, int] = {}  # its minor page faults at each mark
+        self.mark_path_cpu: dict[str, float | None] = {}  # its wire path's CPU (.split)
         for peer, s in socks.items():
             if s.gettimeout() is None:  # _write needs a non-blocking descriptor
                 s.settimeout(self.timeout)
@@ -252,7 +254,7 @@ class Wire:
             self._queues[peer], self._threads[peer] = q, t
             t.start()
         self.t_start = time.perf_counter()
-        self._cpu_start = os.times()
+        self._cpu_start = resource.getrusage(resource.RUSAGE_SELF)
 
     def _pump(self, peer: str, sock: socket.socket, q: queue.SimpleQueue) -> None:
         while True:
@@ -449,11 +451,13 @@ class Wire:
         self.marks[name] = time.perf_counter()
         self.mark_cpu[name] = sum(self._cpu())
         self.mark_faults[name] = _faults()
+        self.mark_path_cpu[name] = split.seconds()
 
     def _cpu(self) -> tuple[float, float]:
-        """The process's CPU seconds since the start: (user, system)."""
-        t = os.times()
-        return t.user - self._cpu_start.user, t.system - self._cpu_start.system
+        """The process's CPU seconds since the start: (user, system), to the microsecond
+        (``getrusage``; ``os.times`` counts in clock ticks of 10 ms)."""
+        t, t0 = resource.getrusage(resource.RUSAGE_SELF), self._cpu_start
+        return t.ru_utime - t0.ru_utime, t.ru_stime - t0.ru_stime
 
     def close(self) -> None:
         """Flush every sender thread, then close the connections (no port stays open)."""
@@ -482,11 +486,14 @@ class Wire:
     def stats(self) -> dict:
         """Traffic per direction and class, measured depth, waits and extra waits (see the
         module docstring), seconds since the start, the process's CPU seconds since the start
-        (user, system) and its peak memory (MB, from ``getrusage``)."""
+        (user, system) and its peak memory (MB, from ``getrusage``); with ``PPNN_WIRE_SPLIT``
+        also the CPU seconds of its wire path (:mod:`.split`), in all and at each mark."""
         user, system = self._cpu()
         return {"role": self.role, "depth": self.max_depth, "waits": self.waits,
                 "t start": self.t_start, "t end": time.perf_counter(), "marks": dict(self.marks),
                 "mark cpu s": dict(self.mark_cpu), "mark faults": dict(self.mark_faults),
+                "wire path cpu s": split.seconds(),
+                "mark wire path cpu s": dict(self.mark_path_cpu),
                 "page faults": _faults(),
                 "cpu user s": user, "cpu system s": system,
                 "max rss MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
