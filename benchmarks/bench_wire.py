@@ -43,8 +43,9 @@ a *ring* of three processes on plain loopback TCP replays the run's shape withou
 process. With each party's whole online CPU per round it checks that the ring reproduces the
 measured online time (three processes on two cores: a round costs about twice a party's
 CPU); with the protocol's own CPU per round it gives the online time **if the wire path
-cost nothing** -- the floor of a party that runs this library's protocol steps.
-Writes ``figures/falcon/bench_wire_split.csv``.
+cost nothing** -- the floor of a party that runs this library's protocol steps. With
+``--cpp BUILD ...`` each build's LeNet runs on the same link before each ppnn run, and the
+row gives both ratios to it. Writes ``figures/falcon/bench_wire_split.csv``.
 """
 
 from __future__ import annotations
@@ -199,16 +200,22 @@ def ring(rounds: int, burn: float) -> float:
     return max(t[1] for t in times) - min(t[0] for t in times)
 
 
-def split_case(malicious: bool, link, repeats: int) -> pd.DataFrame:
-    """LeNet's online phase taken apart per party (module docstring), and the ring."""
+def split_case(malicious: bool, link, repeats: int, builds: list) -> pd.DataFrame:
+    """LeNet's online phase taken apart per party (module docstring), and the ring; with
+    ``builds``, each C++ build's LeNet on the same link before each ppnn run (alternated)."""
     from ppnn.wire import split
 
     family = "falcon_mal" if malicious else "falcon_sh"
     plan, x = _plan(family, "falcon_lenet", 1)
+    runs, cpp = [], {b: [] for b in builds}
+    if builds:
+        from falcon_cpp_lan import run_once  # benchmarks/, next to this script
     os.environ[split.ENV] = "1"  # the processes of the run inherit it
-    runs = []
     try:
         for _ in range(repeats):
+            for b in builds:
+                cpp[b].append(run_once(b, "LeNet", "Malicious" if malicious else "Semi-honest",
+                                       link, 600.0)["wall s"])
             res = wire.run(plan, x, 0, timeout=120, deadline=1200, link=link,
                            offline_first=True)
             runs.append(res.extra["wire"])
@@ -225,7 +232,7 @@ def split_case(malicious: bool, link, repeats: int) -> pd.DataFrame:
     ring_own = med(ring(rounds, own / rounds) for _ in range(repeats))
     ring_none = med(ring(rounds, 0.0) for _ in range(repeats))
     how = res.extra["link"]
-    return pd.DataFrame([{
+    row = {
         "case": "lenet 1 image", "family": family, "link": how["link"],
         "shaping": f"{how['how']}; latency: {how['latency']}", "ledger rounds": rounds,
         "online s (median)": online, "party online cpu s": cpu,
@@ -233,7 +240,15 @@ def split_case(malicious: bool, link, repeats: int) -> pd.DataFrame:
         "wire path share": path / cpu,
         "ring s, whole party cpu": ring_all, "ring / measured": ring_all / online,
         "ring s, protocol's own cpu (wire path free)": ring_own,
-        "ring s, no cpu": ring_none, "runs": repeats}])
+        "ring s, no cpu": ring_none, "runs": repeats}
+    for b in builds:
+        walls = [w for w in cpp[b] if w is not None]
+        if not walls:
+            raise SystemExit(f"{b}: no wall time printed (is the benchmark hook in?)")
+        row[f"C++ {b.name} wall s (median)"] = c = med(walls)
+        row[f"online / C++ {b.name}"] = online / c
+        row[f"ring, wire path free / C++ {b.name}"] = ring_own / c
+    return pd.DataFrame([row])
 
 
 def main() -> None:
@@ -252,14 +267,14 @@ def main() -> None:
     for b in args.cpp:
         if not (b / "Falcon.out").is_file():
             ap.error(f"--cpp: no Falcon.out in {b}")
-    if args.split and (args.cpp or args.quick):
-        ap.error("--split runs LeNet alone: it takes neither --cpp nor --quick")
+    if args.split and args.quick:
+        ap.error("--split runs LeNet: it takes no --quick")
     if args.cpp and (args.quick or os.geteuid() != 0):
         ap.error("--cpp races the C++ hook's fixed sizes (ReLU 2^20) on a shaped link: "
                  "it needs root and cannot run with --quick")
     n, reps = (1 << 14, 1) if args.quick else (1 << 20, args.repeats)
     if args.split:
-        df = split_case(args.malicious, args.link, reps)
+        df = split_case(args.malicious, args.link, reps, [b.resolve() for b in args.cpp])
         out = paths.figures_dir("falcon") / "bench_wire_split.csv"
         paths.atomic_write(out, df.to_csv(index=False, float_format="%.6g"))
         print(df.T.to_string(header=False))
