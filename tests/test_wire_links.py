@@ -36,24 +36,45 @@ def test_parse_link_forms_and_errors():
             links.parse_link(bad)
 
 
-def test_held_socket_releases_frames_after_the_hold():
-    a, b = socket.socketpair()
+@pytest.mark.parametrize("kind", ["unix", "tcp"])
+def test_held_socket_releases_frames_after_the_hold(kind):
+    """Each frame is served once its last byte arrived + the hold (from the kernel's stamp
+    on TCP, from the read on a Unix socket), never a read past the frame; an empty frame
+    (a header alone) is held too; a read of one large buffer gets one frame at a time."""
+    if kind == "unix":
+        a, b = socket.socketpair()
+    else:
+        with socket.create_server(("127.0.0.1", 0)) as srv:
+            b = socket.create_connection(srv.getsockname())
+            a, _ = srv.accept()
     a.settimeout(5.0)
     held = links.HeldSocket(a, 0.15)
     try:
-        frame = HEADER.pack(0, 1, 3) + b"xyz"
+        frames = [HEADER.pack(0, 1, 3) + b"xyz", HEADER.pack(1, 2, 0)]
         t0 = time.monotonic()
-        b.sendall(frame)
-        buf = bytearray(len(frame))
+        b.sendall(frames[0])
+        buf = bytearray(len(frames[0]))
         view, got = memoryview(buf), 0
         while got < len(buf):
             got += held.recv_into(view[got:])
         assert time.monotonic() - t0 >= 0.15
-        assert bytes(buf) == frame
+        assert bytes(buf) == frames[0]
+        t1 = time.monotonic()
+        b.sendall(frames[1] + frames[0])  # an empty frame, then the first again
+        big = bytearray(100)
+        got = bytearray()
+        while len(got) < HEADER.size:
+            got += big[:held.recv_into(big)]
+        assert bytes(got) == frames[1] and time.monotonic() - t1 >= 0.15
+        got = bytearray()
+        while len(got) < len(frames[0]):
+            got += big[:held.recv_into(big)]
+        assert bytes(got) == frames[0]
         b.close()
         assert held.recv_into(memoryview(bytearray(1))) == 0  # end of stream
     finally:
         held.close()
+        b.close()
 
 
 def test_without_root_runs_on_plain_loopback(monkeypatch):
@@ -86,7 +107,7 @@ def test_shaped_run_holds_latency_same_bytes_and_cleans_up():
         assert shaped["classes"][c]["wire bytes"] == v["wire bytes"], c
     assert shaped["ledger rounds"] == loop["ledger rounds"]
     # every round of the causal chain waits one 50 ms latency at least (a bound, not loopback
-    # + latency: the namespaces' reader threads can make the rest faster than plain loopback)
+    # + latency: the shaped run's own time is not plain loopback's)
     assert shaped["measured rounds"] == shaped["ledger rounds"]
     assert shaped["seconds"] >= shaped["ledger rounds"] * 0.05
 

@@ -445,10 +445,14 @@ def wire_summary(ledger, launched) -> dict:
         out["party online page faults"] = {
             r: s["page faults"] - s["mark faults"]["online"]
             for r, s in stats.items() if "online" in s["marks"]}
-        if all(s.get("wire path cpu s") is not None for s in parties):  # PPNN_WIRE_SPLIT
-            out["party online wire path cpu s"] = {
-                r: s["wire path cpu s"] - s["mark wire path cpu s"]["online"]
-                for r, s in stats.items() if "online" in s["marks"]}
+        if all(s.get("split cpu s") is not None for s in parties):  # PPNN_WIRE_SPLIT
+            # the protocol thread's wire path, and every other thread of the process
+            path = {}
+            for s in parties:
+                (p1, t1), (p0, t0) = s["split cpu s"], s["mark split cpu s"]["online"]
+                online = out["party online cpu s"][s["role"]]
+                path[s["role"]] = (p1 - p0) + max(0.0, online - (t1 - t0))
+            out["party online wire path cpu s"] = path
     out["party seconds"] = {r: s["seconds"] for r, s in stats.items()}
     out["party cpu s"] = {r: s["cpu user s"] + s["cpu system s"] for r, s in stats.items()}
     out["party cpu system s"] = {r: s["cpu system s"] for r, s in stats.items()}

@@ -1,18 +1,22 @@
 """Where a wire party's CPU goes: the wire path vs the protocol's own steps (a diagnostic).
 
 With ``PPNN_WIRE_SPLIT=1`` in the environment, every process of a wire-mode run
-(:mod:`.launch`) counts the CPU seconds (``time.process_time``: user + system of the
-process) it spends inside the *wire path*: the functions a family's wire module lists in its
-``WIRE_PATH`` (for Falcon: the choke point ``_transmit`` with the ledger booking it wraps,
-the reshare and settle of a round, the dealer's material read from the stream, the garbage
-of the honesty apparatus) and the transport's own :meth:`Wire.send` and :meth:`Wire._recv`
-(packing, framing, the socket calls, unpacking). Only the outermost such call is counted
-(a send inside ``_transmit`` is not counted twice). What is left of a party's CPU is the
-protocol's own steps, which the in-process simulation runs too.
+(:mod:`.launch`) counts the CPU seconds its protocol thread spends inside the *wire path*
+(``time.thread_time``: user + system of that thread): the functions a family's wire module
+lists in its ``WIRE_PATH`` (for Falcon: the choke point ``_transmit`` with the ledger
+booking it wraps, the reshare and settle of a round, the dealer's material read from the
+stream, the garbage of the honesty apparatus) and the transport's own :meth:`Wire.send` and
+:meth:`Wire._recv` (packing, framing, the socket calls, the latency hold of a shaped link,
+unpacking). Only the outermost such call is counted (a send inside ``_transmit`` is not
+counted twice). The process's other threads only move bytes (the transport's sender
+threads, when a socket's buffer is full), so their CPU -- the process's less its protocol
+thread's -- is wire path too. What is left is the protocol thread's CPU outside the wire
+path: the protocol's own steps, which the in-process simulation runs too.
 
-:meth:`Wire.mark` notes the count at each mark, and :meth:`Wire.stats` reports it
-(``"wire path cpu s"``, ``"mark wire path cpu s"``); :func:`ppnn.wire.falcon.wire_summary`
-gives each party's wire-path CPU in the online phase (``"party online wire path cpu s"``).
+:meth:`Wire.mark` notes both counts (wire path, protocol thread) at each mark, and
+:meth:`Wire.stats` reports them (``"split cpu s"``, ``"mark split cpu s"``);
+:func:`ppnn.wire.falcon.wire_summary` gives each party's wire-path CPU in the online phase
+(``"party online wire path cpu s"``).
 Off by default: it costs two clock reads per outermost call (~1 us each; ~400 calls per
 party in a semi-honest LeNet inference, ~2,400 malicious). ``benchmarks/bench_wire.py
 --split`` uses it.
@@ -25,7 +29,7 @@ import os
 import sys
 import time
 
-__all__ = ["ENV", "enabled", "install", "seconds"]
+__all__ = ["ENV", "enabled", "install", "seconds", "counts"]
 
 #: the environment variable that turns the count on in every process of a run
 ENV = "PPNN_WIRE_SPLIT"
@@ -40,12 +44,19 @@ def enabled() -> bool:
 
 
 def seconds() -> float | None:
-    """CPU seconds spent in the wire path so far (None: not counting)."""
+    """CPU seconds the protocol thread spent in the wire path so far (None: not
+    counting)."""
     return _state["acc"] if _state["installed"] else None
 
 
+def counts() -> tuple[float, float] | None:
+    """``(wire path, this thread's CPU)`` seconds so far, called from the protocol thread
+    (None: not counting)."""
+    return (_state["acc"], time.thread_time()) if _state["installed"] else None
+
+
 def _wrap(f):
-    clock = time.process_time
+    clock = time.thread_time
 
     @functools.wraps(f)
     def counted(*args, **kwargs):

@@ -244,7 +244,7 @@ class Wire:
         self.marks: dict[str, float] = {}  # named moments (perf_counter), see mark()
         self.mark_cpu: dict[str, float] = {}  # the process's CPU seconds at each mark
         self.mark_faults: dict[str, int] = {}  # its minor page faults at each mark
-        self.mark_path_cpu: dict[str, float | None] = {}  # its wire path's CPU (.split)
+        self.mark_split: dict[str, tuple | None] = {}  # wire path, protocol thread (.split)
         for peer, s in socks.items():
             if s.gettimeout() is None:  # _write needs a non-blocking descriptor
                 s.settimeout(self.timeout)
@@ -451,7 +451,7 @@ class Wire:
         self.marks[name] = time.perf_counter()
         self.mark_cpu[name] = sum(self._cpu())
         self.mark_faults[name] = _faults()
-        self.mark_path_cpu[name] = split.seconds()
+        self.mark_split[name] = split.counts()
 
     def _cpu(self) -> tuple[float, float]:
         """The process's CPU seconds since the start: (user, system), to the microsecond
@@ -487,13 +487,13 @@ class Wire:
         """Traffic per direction and class, measured depth, waits and extra waits (see the
         module docstring), seconds since the start, the process's CPU seconds since the start
         (user, system) and its peak memory (MB, from ``getrusage``); with ``PPNN_WIRE_SPLIT``
-        also the CPU seconds of its wire path (:mod:`.split`), in all and at each mark."""
+        also the CPU seconds of its wire path and of its protocol thread (:mod:`.split`), in
+        all and at each mark."""
         user, system = self._cpu()
         return {"role": self.role, "depth": self.max_depth, "waits": self.waits,
                 "t start": self.t_start, "t end": time.perf_counter(), "marks": dict(self.marks),
                 "mark cpu s": dict(self.mark_cpu), "mark faults": dict(self.mark_faults),
-                "wire path cpu s": split.seconds(),
-                "mark wire path cpu s": dict(self.mark_path_cpu),
+                "split cpu s": split.counts(), "mark split cpu s": dict(self.mark_split),
                 "page faults": _faults(),
                 "cpu user s": user, "cpu system s": system,
                 "max rss MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
