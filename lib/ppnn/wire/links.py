@@ -14,11 +14,10 @@ for the run and removed after it:
   uplink, full duplex).
 * **Latency**: ``netem`` on the same ``eth0`` where the kernel has ``sch_netem`` (probed
   with ``tc qdisc add ... netem`` on the hub's loopback). Where it does not (the kernels of
-  the machines here), the *receiving transport holds each frame*: the kernel stamps the
-  moment a frame's last byte arrives (``SO_TIMESTAMPNS``) and the protocol gets the frame
-  at that moment plus the one-way latency (:class:`HeldSocket`: no thread, the protocol's
-  own read waits). The receiver stamps the arrival, rather than the sender stamping its
-  send time, because (1) the arrival already
+  the machines here), the *receiving transport holds each frame*: a reader thread per
+  connection stamps the moment a frame's last byte arrives and the protocol gets the frame
+  at that moment plus the one-way latency (:class:`HeldSocket`). The receiver stamps the
+  arrival, rather than the sender stamping its send time, because (1) the arrival already
   includes the time the frame spent in the ``tbf`` queue and on the link, so arrival +
   latency is what a link with both gives (a sender stamp would give ``max(send + latency,
   arrival)`` and lose the transfer time), (2) the frame format (:mod:`.framing`) stays
@@ -39,11 +38,10 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import queue
 import re
 import shutil
 import signal
-import socket
-import struct
 import subprocess
 import threading
 import time
@@ -119,76 +117,85 @@ def parse_link(value) -> Link:
 
 
 # -- the receiving transport's latency hold -------------------------------------------------
-#: ``SO_TIMESTAMPNS`` (Linux; not exported by every Python's ``socket``): the kernel stamps
-#: each received segment, and ``recvmsg`` returns the stamp of the last one it read
-_SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
-_STAMP = struct.Struct("@qq")  # struct timespec
-_ANC = socket.CMSG_SPACE(_STAMP.size)
-#: a kernel stamp further than this from the clock is not trusted (the read time is used)
-_STAMP_SANE_S = 60.0
-
-
 class HeldSocket:
     """A connected socket whose received frames reach the reader ``hold_s`` seconds after
     their last byte arrived (see the module docstring). Sending, shutdown, close and options
-    go to the real socket.
-
-    :meth:`recv_into` reads the socket itself, in the caller's thread, never past the end
-    of the frame (or header) being read, so each read belongs to one frame. A read that
-    completes a frame returns once the frame's release has come: the arrival of its last
-    byte, stamped by the kernel (``SO_TIMESTAMPNS``: the stamp of the last segment the read
-    took), plus ``hold_s``. Where the socket gives no stamp (a Unix socket) the moment of the
-    read stands in for the arrival, which can only hold longer."""
+    go to the real socket; :meth:`recv_into` serves whole frames, each after its release,
+    from the buffers the reader thread received them into (no copy in between)."""
 
     def __init__(self, sock, hold_s: float):
         self._sock, self._hold = sock, float(hold_s)
-        with contextlib.suppress(OSError):
-            sock.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPNS, 1)
-        self._head = bytearray()  # the header bytes read so far of the frame being read
-        self._left = 0  # its payload bytes still to read (after its header)
+        self._frames: queue.SimpleQueue = queue.SimpleQueue()
+        self._parts: list[memoryview] = []  # what is left of the frame being served
+        self._timeout = sock.gettimeout()
+        self._closed = False
+        threading.Thread(target=self._read, daemon=True, name="held reader").start()
 
-    def _arrival(self, anc) -> float:
-        """The arrival (``time.time``) of the last segment a read took."""
-        now = time.time()
-        for level, kind, data in anc:
-            if level == socket.SOL_SOCKET and kind == _SO_TIMESTAMPNS and len(data) >= 16:
-                sec, ns = _STAMP.unpack_from(data)
-                t = sec + ns * 1e-9
-                if abs(now - t) < _STAMP_SANE_S:
-                    return t
-        return now
+    def _exact(self, n: int) -> bytearray | None:
+        """``n`` bytes read into one new buffer (served from it: no further copy)."""
+        buf, got = bytearray(n), 0
+        view = memoryview(buf)
+        while got < n:
+            try:
+                k = self._sock.recv_into(view[got:])
+            except TimeoutError:  # idle: the reader's timeout is the protocol's business
+                if self._closed:
+                    return None
+                continue
+            if k == 0:
+                return None
+            got += k
+        return buf
 
-    def recv_into(self, view, nbytes: int = 0) -> int:
-        view = memoryview(view).cast("B")
-        if nbytes:
-            view = view[:nbytes]
-        in_head = self._left == 0
-        want = HEADER.size - len(self._head) if in_head else self._left
-        n, anc, _, _ = self._sock.recvmsg_into([view[:want]], _ANC)
-        if n == 0:
-            return 0
-        if in_head:
-            self._head += view[:n]
-            if len(self._head) < HEADER.size:
-                return n
-            self._left = HEADER.unpack(self._head)[2]
-            self._head.clear()
-            if self._left:  # the payload follows: the frame is not complete yet
-                return n
+    def _read(self) -> None:
+        try:
+            while True:
+                head = self._exact(HEADER.size)
+                if head is None:
+                    break
+                length = HEADER.unpack(head)[2]
+                body = self._exact(length) if length else bytearray()
+                if body is None:
+                    self._frames.put((0.0, [head]))  # a partial frame: the reader sees it end
+                    break
+                self._frames.put((time.monotonic() + self._hold, [head, body]))
+        except OSError as e:
+            self._frames.put(e)
+            return
+        self._frames.put(None)  # end of stream
+
+    def recv_into(self, view) -> int:
+        if not self._parts:
+            try:
+                item = self._frames.get(timeout=self._timeout)
+            except queue.Empty:
+                raise TimeoutError("timed out") from None
+            if item is None:
+                self._frames.put(None)
+                return 0
+            if isinstance(item, OSError):
+                raise item
+            release, parts = item
+            wait = release - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            self._parts = [memoryview(b) for b in parts if len(b)]
+            if not self._parts:  # pragma: no cover - a frame has a header at least
+                return self.recv_into(view)
+        part = self._parts[0]
+        n = min(len(view), len(part))
+        view[:n] = part[:n]
+        if n == len(part):
+            self._parts.pop(0)
         else:
-            self._left -= n
-            if self._left:
-                return n
-        wait = self._arrival(anc) + self._hold - time.time()  # a frame is complete
-        if wait > 0:
-            time.sleep(wait)
+            self._parts[0] = part[n:]
         return n
 
     def gettimeout(self):
-        return self._sock.gettimeout()
+        return self._timeout
 
     def settimeout(self, t) -> None:
-        self._sock.settimeout(t)
+        self._timeout = t
 
     def sendall(self, data) -> None:
         self._sock.sendall(data)
@@ -203,6 +210,7 @@ class HeldSocket:
         self._sock.shutdown(how)
 
     def close(self) -> None:
+        self._closed = True
         self._sock.close()
 
 

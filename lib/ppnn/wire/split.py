@@ -9,7 +9,8 @@ stream, the garbage of the honesty apparatus) and the transport's own :meth:`Wir
 :meth:`Wire._recv` (packing, framing, the socket calls, the latency hold of a shaped link,
 unpacking). Only the outermost such call is counted (a send inside ``_transmit`` is not
 counted twice). The process's other threads only move bytes (the transport's sender
-threads, when a socket's buffer is full), so their CPU -- the process's less its protocol
+threads, when a socket's buffer is full; a shaped link's reader threads, which receive and
+stamp every frame for the latency hold), so their CPU -- the process's less its protocol
 thread's -- is wire path too. What is left is the protocol thread's CPU outside the wire
 path: the protocol's own steps, which the in-process simulation runs too.
 
