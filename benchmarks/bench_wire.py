@@ -124,6 +124,15 @@ def lenet_case(malicious: bool, link, repeats: int, offline_first: bool) -> dict
                 f"{how['latency']}", runs, offline_first)
 
 
+def _cpp_median(build: Path, walls: list) -> float:
+    """The median of the wall times a C++ build printed (its runs that printed none left
+    out; none at all is an error)."""
+    walls = [w for w in walls if w is not None]
+    if not walls:
+        raise SystemExit(f"{build}: no wall time printed (is the benchmark hook in?)")
+    return statistics.median(walls)
+
+
 def race(builds: list, malicious: bool, link: str, repeats: int) -> pd.DataFrame:
     """ppnn (offline first, ``link``) against each C++ build on the same link, alternated per
     repeat; one row per case and build: the medians and their ratio."""
@@ -142,10 +151,7 @@ def race(builds: list, malicious: bool, link: str, repeats: int) -> pd.DataFrame
                    else lenet_case(malicious, link, 1, True))
             ours.append(row["online seconds (median)"])
         for b in builds:
-            walls = [w for w in cpp[b] if w is not None]
-            if not walls:
-                raise SystemExit(f"{b}: no wall time printed (is the benchmark hook in?)")
-            c = statistics.median(walls)
+            c = _cpp_median(b, cpp[b])
             rows.append({"case": case, "family": family, "link": link, "C++ build": b.name,
                          "C++ wall s (median)": c,
                          "ppnn online s (median)": statistics.median(ours),
@@ -154,7 +160,7 @@ def race(builds: list, malicious: bool, link: str, repeats: int) -> pd.DataFrame
     return pd.DataFrame(rows)
 
 
-def _ring_party(i: int, rounds: int, burn: float, out_sock, in_sock, ctl) -> None:
+def _ring_party(rounds: int, burn: float, out_sock, in_sock, ctl) -> None:
     import time
 
     clock = time.process_time
@@ -184,7 +190,7 @@ def ring(rounds: int, burn: float) -> float:
     procs, ctls = [], []
     for i in range(3):
         a, b = ctx.Pipe()
-        p = ctx.Process(target=_ring_party, args=(i, rounds, burn, links[i][0],
+        p = ctx.Process(target=_ring_party, args=(rounds, burn, links[i][0],
                                                   links[(i + 1) % 3][1], b))
         p.start()
         procs.append(p)
@@ -242,10 +248,7 @@ def split_case(malicious: bool, link, repeats: int, builds: list) -> pd.DataFram
         "ring s, protocol's own cpu (wire path free)": ring_own,
         "ring s, no cpu": ring_none, "runs": repeats}
     for b in builds:
-        walls = [w for w in cpp[b] if w is not None]
-        if not walls:
-            raise SystemExit(f"{b}: no wall time printed (is the benchmark hook in?)")
-        row[f"C++ {b.name} wall s (median)"] = c = med(walls)
+        row[f"C++ {b.name} wall s (median)"] = c = _cpp_median(b, cpp[b])
         row[f"online / C++ {b.name}"] = online / c
         row[f"ring, wire path free / C++ {b.name}"] = ring_own / c
     return pd.DataFrame([row])

@@ -35,7 +35,7 @@ __all__ = ["ENV", "enabled", "install", "seconds", "counts"]
 #: the environment variable that turns the count on in every process of a run
 ENV = "PPNN_WIRE_SPLIT"
 
-_state = {"installed": False, "depth": 0, "t0": 0.0, "acc": 0.0}
+_state = {"installed": False, "depth": 0, "acc": 0.0}
 _done: set = set()
 
 
