@@ -14,10 +14,10 @@ import ppnn
 from ppnn.core import Ledger
 from ppnn.he.bfv import BFVSim
 from ppnn.he.bfv.seal import SealBFV, SealPublicBFV
-from ppnn.wire import HEADER_BYTES
+from ppnn.wire import HEADER_BYTES, hegc
 from ppnn.wire.hegc import BROKEN, run_plan
 from ppnn.wire.hegc_seal import from_residues, residue_layout, residue_parts
-from wirecheck import tiny_network, tiny_plans
+from wirecheck import hegc_seal_view_job, hegc_view_job, tiny_network, tiny_plans
 
 SEED = 3
 FAMILIES = ("gazelle_gc", "gala_gc")
@@ -225,3 +225,33 @@ def test_bad_backends_are_refused(tiny):
     noflood = ppnn.compile("gala_gc_noflood", net, params, calib=calib)
     with pytest.raises(ValueError, match="transport='tcp' is implemented for"):
         ppnn.run(noflood, x, SEED, backend="real", transport="tcp")
+
+
+# -- the server's share mask: the OS CSPRNG, not the run's seed -----------------------------
+def _client_views(plan, x, seed, real):
+    job = hegc_seal_view_job if real else hegc_view_job
+    _, client, _, _ = hegc.launch_pair(job, plan, x, seed, None, 600.0, 600.0)
+    return client["views"]
+
+
+def test_on_real_seal_the_mask_is_not_the_seeds_and_the_seed_gives_no_layer_output(tiny):
+    """The attack of a security review: the client, holding its own view ``y - r`` of every
+    linear layer and guessing the run's seed, redraws the server's masks as the seeded
+    simulation draws them and adds them back. On the slot simulator (masks from the
+    simulation seed, as stated) that recovers every layer output ``y``; on real SEAL the
+    masks come from the OS CSPRNG: two runs with the same seed use different masks, and the
+    seed's masks give back no ``y``."""
+    plans, x = tiny
+    plan, x1 = plans["gala_gc"], x[:1]
+    sim = _client_views(plan, x1, SEED, real=False)
+    real = [_client_views(plan, x1, SEED, real=True) for _ in range(2)]
+    p = plan.impl["plan"].p
+    seeded = np.random.default_rng(SEED)
+    guess = [seeded.integers(0, p, size=v.shape, dtype=np.int64) for v in sim]
+    y = [(v + r) % p for v, r in zip(sim, guess)]  # what the attack gets on the simulator
+    assert len(real[0]) == len(real[1]) == len(y) >= 2
+    for k, truth in enumerate(y):
+        first, second = real[0][k], real[1][k]
+        assert first.shape == second.shape == truth.shape
+        assert np.mean(first == second) < 0.01  # fresh masks in each run
+        assert np.mean((first + guess[k]) % p == truth) < 0.01  # the seed does not unmask

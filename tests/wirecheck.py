@@ -75,3 +75,35 @@ def tiny_plans(families):
     net, params, calib, x = tiny_network()
     plans = {f: ppnn.compile(f, net, params, calib=calib) for f in families}
     return plans, x, (net, params, calib)
+
+
+def hegc_view_job(wire, task: dict) -> dict:
+    """A GAZELLE / GALA wire party on the slot simulator (:func:`ppnn.wire.hegc.hegc_job`)
+    that also returns the client's view of every linear layer: the slots it decrypted from
+    ``[y - r]_C``."""
+    from ppnn.wire import hegc
+
+    return _with_views(wire, task, hegc._Party, hegc.hegc_job)
+
+
+def hegc_seal_view_job(wire, task: dict) -> dict:
+    """:func:`hegc_view_job` on real SEAL (:func:`ppnn.wire.hegc_seal.hegc_seal_job`)."""
+    from ppnn.wire import hegc_seal
+
+    return _with_views(wire, task, hegc_seal._SealParty, hegc_seal.hegc_seal_job)
+
+
+def _with_views(wire, task, party_cls, job):
+    views, decrypt = [], party_cls.decrypt
+
+    def spy(self, he, ct):
+        out = decrypt(self, he, ct)
+        views.append(np.asarray(out, dtype=np.int64) % he.p)
+        return out
+
+    party_cls.decrypt = spy
+    try:
+        res = job(wire, task)
+    finally:
+        party_cls.decrypt = decrypt
+    return {**res, "views": views if wire.role == "P0" else None}

@@ -88,6 +88,7 @@ import time
 import numpy as np
 
 from ppnn.core import Ledger
+from ppnn.core.randomness import SecureRandom, mask_source
 from ppnn.he import gc as gcmod
 from ppnn.nn import Dense
 from ppnn.protocols import gc_act
@@ -203,8 +204,8 @@ def _linear(party: _Party, kern, he, W, a, a_srv, rng, led: Ledger, label: str, 
             ct_x = he.add_plain(ct_x, he.encode(kern.pack_input(a_srv)))
         with led.label("eval"):  # 2. server: the kernel
             out = kern.evaluate(he, ct_x, W)
-        # 3. server: mask r (the simulation seed, as on the simulator in process), flood
-        r = rng.integers(0, he.p, size=out.shape + (he.n,), dtype=np.int64)
+        # 3. server: mask r (on real SEAL from the OS CSPRNG, as in process), flood
+        r = mask_source(rng, he.real).integers(0, he.p, size=out.shape + (he.n,), dtype=np.int64)
         masked = he.sub_plain(out, he.encode(r))
         if he.flood_bits:
             with led.label("flood"):
@@ -329,8 +330,7 @@ def _activation(party: _Party, spec, cw, sw, led: Ledger, nonce: int):
     ot0 = party.ot.seconds
     party.ot.before_columns()  # the first time: the base OTs' second message
     if party.me == "server":  # the garbler
-        r = gc_act._random_mod(np.random.default_rng(np.random.SeedSequence()),
-                               spec.modulus, n)  # fresh OS entropy, as the real GC's mask
+        r = gc_act._random_mod(SecureRandom(), spec.modulus, n)  # the real GC's mask: CSPRNG
         gb_bits = np.concatenate([share_bits(sw, spec.k), gcmod.bits_of(r, spec.k)])
         f = garble_frames(c, gb_bits, nonce)  # while the client's columns travel
         t = time.perf_counter() - t0
