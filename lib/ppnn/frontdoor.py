@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import paths
-from .report import status_counts, to_markdown
+from .report import headline_verdicts, status_counts, to_markdown
 
 __all__ = ["notebook_rows", "notebook_table", "summary_table", "render", "update_readme"]
 
@@ -95,7 +95,8 @@ def summary_table(figures: Path | None = None) -> str:
     all_rows = pd.concat(frames)
     out = []
     for paper, g in all_rows.groupby("paper", sort=False):
-        out.append({"paper": paper, "tables": g["stem"].nunique(), **status_counts(g)})
+        out.append({"paper": paper, "tables": g["stem"].nunique(),
+                    "headlines": headline_verdicts(tdir, paper), **status_counts(g)})
     return (to_markdown(pd.DataFrame(out))
             + "\nDetails, reasons for every difference and the errata found: "
               "[`figures/REPORT.md`](figures/REPORT.md).\n")

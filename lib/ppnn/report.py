@@ -48,6 +48,7 @@ import pandas as pd
 from . import paths
 
 __all__ = ["load_paper", "compare", "save", "build_report", "save_errata", "STATUSES",
+           "headlines", "headline_verdicts", "ladder_slug", "HEADLINE_COLUMNS",
            "reproduced_frame", "status_counts", "paper_choice", "paper_row_of", "PAPER_CHOICE",
            "INFERRED", "is_inferred_choice"]
 
@@ -55,7 +56,10 @@ __all__ = ["load_paper", "compare", "save", "build_report", "save_errata", "STAT
 NETWORK_UNSPECIFIED = "not reproducible: network unspecified"
 #: the prefix of such a row's reason (and of a value-less note that gives the status)
 UNSPECIFIED_PREFIX = "network unspecified"
-STATUSES = ("exact", "within tolerance", "differs", "definition differs", "verified",
+#: a row of ours that differs where the paper's own (stated) choice, computed by us, matches
+CHOICE_REPRODUCES = "differs; paper's choice reproduces"
+STATUSES = ("exact", "within tolerance", "differs", CHOICE_REPRODUCES, "definition differs",
+            "verified",
             "machine-dependent", "claim holds", "direction holds, magnitude not reached",
             "claim fails", "too close to call", "quoted",
             "input", "formula", "not reproducible here", NETWORK_UNSPECIFIED, "ours only",
@@ -151,47 +155,71 @@ CLAIM_MAJORITY = (45.0, 55.0)
 #: a claim holds only at its magnitude: ours must reach this fraction of the paper's factor
 #: (a "10x faster" is not reproduced by 4x; a "slower" claim, the inverse)
 CLAIM_MAGNITUDE = 0.75
+#: a speed-up of at least this factor (or at most its inverse) is a clear claim; a claim and
+#: ours in different zones are too close to call only when both lie inside
+CLAIM_CLEAR = 1.5
+#: the same for shares of the run time (percent)
+CLAIM_CLEAR_SHARE = (40.0, 60.0)
+
+
+def _zone(v: float, edges: tuple[float, float], names: tuple[str, str, str]) -> str:
+    lo, hi = edges
+    return names[0] if v >= hi else names[2] if v <= lo else names[1]
 
 
 def _claim(metric: str, unit, paper_s: str, ours) -> tuple[str, str, str] | None:
     """The relative claim behind a timing-derived cell: ``(paper's claim, ours, status)``.
 
-    A speed-up ``P`` says the method is faster (``P > 1``), about as fast (``P = 1``) or slower
-    (``P < 1``) than the baseline; ours ``R`` is faster above ``CLAIM_PARITY[1]``, slower below
-    ``CLAIM_PARITY[0]`` and about as fast in between. A share of the run time ``P`` says the
-    part takes most of the time (``P > 50``) or not. The status is ``claim holds`` /
-    ``claim fails``, or ``too close to call`` when ours lies in the zone of doubt and the claim
-    is a direction. Because both sides of a speed-up are measured (or projected) in the same
-    run, machine load moves them together: the direction survives where the magnitude does
-    not. None for other cells."""
+    A speed-up is faster at ``CLAIM_PARITY[1]`` or more, slower at ``CLAIM_PARITY[0]`` or
+    less, about as fast in between -- the paper's ``P`` and ours ``R`` by the same edges.
+    One rule in both directions:
+
+    * same zone: the claim holds when ours reaches ``CLAIM_MAGNITUDE`` of the paper's factor
+      (``R / P``; ``P / R`` for "slower"); short of it, ``direction holds, magnitude not
+      reached``;
+    * different zones: ``too close to call`` when neither number is a clear speed-up (both
+      within ``1 / CLAIM_CLEAR`` and ``CLAIM_CLEAR``), ``claim fails`` otherwise -- a "3x" met
+      by 1.0x fails as a "1x" met by 3x does, and a "1x" met by 1.44x is as close as a
+      "1.44x" met by 1x.
+
+    A share of the run time says the part takes most of the time (over 50 %), half, or less
+    than half (zones at ``CLAIM_MAJORITY``); its magnitude is judged on the smaller side: the
+    remainder ``100 - P`` of a majority share (a 74 % linear share against 98 % leaves 26 %
+    against 2 %), the share itself otherwise; different zones are too close to call when
+    both shares lie within ``CLAIM_CLEAR_SHARE``. None for other cells."""
     p, o = _to_float(paper_s), _to_float(ours)
     if math.isnan(p) or math.isnan(o):
         return None
     base, m = _base_unit(unit), str(metric).lower()
     if base == "x" and "speedup" in m:
-        lo, hi = CLAIM_PARITY
-        said = "faster" if p > 1 else "slower" if p < 1 else "about as fast"
-        got = "faster" if o >= hi else "slower" if o <= lo else "about as fast"
-        sign = "x"
+        if p <= 0 or o <= 0:
+            return None
+        names = ("faster", "about as fast", "slower")
+        said, got = (_zone(v, CLAIM_PARITY, names) for v in (p, o))
+        q = p / o if said == "slower" else o / p
+        close = all(1 / CLAIM_CLEAR < v < CLAIM_CLEAR for v in (p, o))
+        sign, extra = "x", ""
     elif base == "%" and TIME_SHARE.search(m) and not _is_accuracy(metric, unit):
-        lo, hi = CLAIM_MAJORITY
-        said = "most of the time" if p > 50 else "less than half" if p < 50 else "half"
-        got = "most of the time" if o >= hi else "less than half" if o <= lo else "half"
+        names = ("most of the time", "half", "less than half")
+        said, got = (_zone(v, CLAIM_MAJORITY, names) for v in (p, o))
+        small_p, small_o = (100 - p, 100 - o) if said == "most of the time" else (p, o)
+        q = math.inf if small_o <= 0 else small_p / small_o
+        close = all(CLAIM_CLEAR_SHARE[0] < v < CLAIM_CLEAR_SHARE[1] for v in (p, o))
         sign = "%"
+        extra = (f"; remainder {100 - o:.3g}% against the paper's {100 - p:.3g}%"
+                 if said == "most of the time" else "")
     else:
         return None
     note = ""
     if got == said:
         status = "claim holds"
-        reached = (o / p if said in ("faster", "most of the time")
-                   else p / o if said in ("slower", "less than half") and o > 0 else 1.0)
-        if reached < CLAIM_MAGNITUDE:
+        if said != names[1] and q < CLAIM_MAGNITUDE:
             status = "direction holds, magnitude not reached"
-            note = f"; {reached:.2f} of the paper's magnitude"
-    elif said in ("about as fast", "half") or got not in ("about as fast", "half"):
-        status = "claim fails"
+            note = f"; {q:.2f} of the paper's magnitude{extra}"
     else:
-        status = "too close to call"
+        status = "too close to call" if close else "claim fails"
+        if status == "claim fails" and extra:
+            note = extra
     return f"{said} ({paper_s.strip()}{sign})", f"{got} ({o:.3g}{sign}{note})", status
 
 
@@ -437,6 +465,10 @@ def compare(paper: str, table: str, reproduced: pd.DataFrame, rtol: float = 0.05
         mine = judged(r, ours_by.get((r.row, r.metric)))
         claim = claim_row(r, mine)
         alts = [judged(r, ours_by[k]) for k in choices.get((r.row, r.metric), [])]
+        if mine["status"] == "differs" and any(
+                a["status"] in ("exact", "within tolerance") and not is_inferred_choice(a["row"])
+                for a in alts):
+            mine["status"] = CHOICE_REPRODUCES
         for alt in alts:
             what = alt["row"].split(PAPER_CHOICE, 1)[1]
             mine["reason"] = "; ".join(x for x in (mine["reason"], (
@@ -535,8 +567,8 @@ def save(df: pd.DataFrame, paper: str, table: str, title: str = "") -> Path:
         head += f" — {title}"
     if "rtol" in df.attrs:
         head += f"\n\nTolerance: {_pct(df.attrs['rtol'])} relative difference for 'within " \
-                f"tolerance'; accuracies by error rate (ours <= {ACCURACY_ERROR_RATIO}x the " \
-                "paper's)."
+                "tolerance'; accuracies by error rate, both ways (ours within a factor " \
+                f"{ACCURACY_ERROR_RATIO} of the paper's, or within {ACCURACY_SLACK_PP} points)."
     paths.atomic_write(out / f"{stem}.md", head + "\n\n" + to_markdown(df))
     return out / f"{stem}.csv"
 
@@ -576,6 +608,108 @@ def save_errata(paper: str, rows: list[dict] | None = None) -> Path:
     return paths.atomic_write(paths.tables_dir() / f"errata_{paper}.csv", df.to_csv(index=False))
 
 
+#: the columns of a paper's headline table, ``figures/tables/headlines_<paper>.csv``
+HEADLINE_COLUMNS = ["paper", "claim", "metric", "unit", "paper_value", "source", "ours",
+                    "kind", "verdict", "why", "ladder"]
+#: a headline in % whose metric says "reduction" (a cut of c %) is judged as the speed-up
+#: 1 / (1 - c / 100) it means
+_REDUCTION = re.compile(r"reduction|cut|saving")
+
+
+def _as_factor(metric: str, unit, v: float) -> float:
+    if _base_unit(unit) == "%" and _REDUCTION.search(str(metric).lower()):
+        return math.inf if v >= 100 else 1 / (1 - v / 100)
+    return v
+
+
+def headlines(paper: str, ours: pd.DataFrame, ladder_verdicts: dict | None = None,
+              rtol: float = 0.05) -> pd.DataFrame:
+    """Judge ``paper``'s headline claims, ``data/paper/<paper>_headlines.csv``, against ours
+    and write ``figures/tables/headlines_<paper>.{csv,md}``; returns the frame
+    (:data:`HEADLINE_COLUMNS`).
+
+    ``ours``: a frame of ``row, metric, value, kind, note`` (``note``: the one line on why,
+    and which of our tables the value comes from). A factor (unit ``x``) or a cut in percent
+    (metric naming a reduction: a cut of c % is the factor 1 / (1 - c / 100)) is a claim,
+    judged by the claim rule of the tables (:func:`_claim`); any other value by the tables'
+    status rule with tolerance ``rtol``. ``ladder_verdicts``: ``{(row, metric): verdict}``
+    of the ladders built for these claims."""
+    ref = load_paper(paper, "headlines")
+    need = {"row", "metric", "value"}
+    if need - set(ours.columns):
+        raise ValueError(f"ours lacks columns {sorted(need - set(ours.columns))}")
+    by = {(r.row, r.metric): r for r in ours.itertuples(index=False)}
+    unknown = set(by) - set(zip(ref["row"], ref["metric"]))
+    if unknown:
+        raise ValueError(f"ours has rows that are no headline of {paper}: {sorted(unknown)[:3]}")
+    ladder_verdicts = ladder_verdicts or {}
+    out = []
+    for r in ref.itertuples(index=False):
+        o = by.get((r.row, r.metric))
+        value = getattr(o, "value", None) if o is not None else None
+        kind = str(getattr(o, "kind", "") or "") if o is not None else ""
+        why = str(getattr(o, "note", "") or "") if o is not None else ""
+        v = _to_float(value)
+        if o is None or math.isnan(v):
+            verdict, shown = "not reproducible here", ""
+            why = why or "not computed"
+        elif _base_unit(r.unit) == "x" or _REDUCTION.search(str(r.metric).lower()):
+            p = _as_factor(r.metric, r.unit, _to_float(r.value))
+            c = _claim("speedup", "x", f"{p:.6g}", _as_factor(r.metric, r.unit, v))
+            verdict, shown = c[2], f"{_fmt(v)} {r.unit}".strip()
+            if _base_unit(r.unit) == "%":
+                shown += f" (x{_as_factor(r.metric, r.unit, v):.3g} against x{p:.3g})"
+            else:
+                shown = c[1]
+        else:
+            verdict, _ = _status(r.value, v, rtol, accuracy=_is_accuracy(r.metric, r.unit))
+            verdict = _final_status(verdict, kind, r.unit, None, r.metric)
+            shown = f"{_fmt(v)} {r.unit}".strip()
+        out.append({"paper": paper, "claim": r.row, "metric": r.metric, "unit": r.unit,
+                    "paper_value": r.value, "source": getattr(r, "source", ""), "ours": shown,
+                    "kind": kind, "verdict": verdict, "why": why,
+                    "ladder": ladder_verdicts.get((r.row, r.metric), "")})
+    df = pd.DataFrame(out, columns=HEADLINE_COLUMNS)
+    tdir = paths.tables_dir()
+    paths.atomic_write(tdir / f"headlines_{paper}.csv", df.to_csv(index=False))
+    paths.atomic_write(tdir / f"headlines_{paper}.md",
+                       f"### {paper}: headline claims\n\n" + to_markdown(_headline_view(df)))
+    return df
+
+
+def _headline_view(df: pd.DataFrame) -> pd.DataFrame:
+    """A headline frame as the report shows it."""
+    return pd.DataFrame({
+        "paper": df["paper"], "claim": df["claim"],
+        "paper's number (where)": [f"{v} {u}".strip() + (f" ({s})" if s else "")
+                                   for v, u, s in zip(df["paper_value"], df["unit"],
+                                                      df["source"])],
+        "ours": df["ours"], "verdict": df["verdict"], "why": df["why"],
+        "ladder": df["ladder"]})
+
+
+def headline_verdicts(tdir: Path, paper: str) -> str:
+    """One cell for the summary: how many of ``paper``'s headlines hold, fall short (and how
+    many of those a ladder reproduces under the paper's assumptions) or fail."""
+    p = tdir / f"headlines_{paper}.csv"
+    if not p.exists():
+        return ""
+    df = pd.read_csv(p, dtype=str, keep_default_na=False)
+    n = df["verdict"].value_counts()
+    explained = int(df["ladder"].str.startswith("reproduced under").sum())
+    parts = [f"{n.get('claim holds', 0)} hold"]
+    short = int(n.get("direction holds, magnitude not reached", 0))
+    if short:
+        parts.append(f"{short} short of the magnitude")
+    for s in ("too close to call", "claim fails", "exact", "within tolerance", "differs",
+              "not reproducible here"):
+        if n.get(s, 0):
+            parts.append(f"{n[s]} {s}")
+    if explained:
+        parts.append(f"{explained} reproduced under the paper's assumptions")
+    return f"{len(df)}: " + ", ".join(parts)
+
+
 PAPERS = ("overview", "tabula", "gala", "swann", "she", "falcon")
 
 STATUS_LEGEND = [
@@ -597,22 +731,24 @@ STATUS_LEGEND = [
     "the machine's load, so two runs could disagree on any status given to them. Every row "
     "but these and the claim rows below is deterministic for a seed: two runs give identical "
     "statuses.",
-    "- **claim holds** / **claim fails** / **too close to call**: the relative claim behind a "
-    "speed-up or a share of the run time the paper prints (its rows have metric '... (claim)', "
-    "right below the machine-dependent value): a speed-up P says the method is faster (P > 1), "
-    "about as fast (P = 1) or slower (P < 1) than the baseline; ours counts as faster at "
-    f">= {CLAIM_PARITY[1]}x, slower at <= {CLAIM_PARITY[0]}x, about as fast in between (too "
-    "close to call when the paper claims a direction). A claim holds only at its magnitude: "
-    f"ours must reach {CLAIM_MAGNITUDE} of the paper's factor (of 1/factor for 'slower', of "
-    "the share for 'most of the time'); where only the direction agrees the status is "
-    "**direction holds, magnitude not reached** and ours says which fraction it reached. "
-    "A share of time P claims the part takes "
-    f"most of the time (P > 50 %); ours is too close to call between {CLAIM_MAJORITY[0]:g} and "
-    f"{CLAIM_MAJORITY[1]:g} %. Both sides of a speed-up are measured in one run, so load moves "
-    "them together: the direction is stable where the magnitude is not -- but a claim whose "
-    "value lies near the edge of a zone can still change status between two runs, which is "
-    "why the summary counts claim rows apart ('claim rows'; they are not among the "
-    "deterministic rows).",
+    "- **claim holds** / **direction holds, magnitude not reached** / **claim fails** / **too "
+    "close to call**: the relative claim behind a speed-up or a share of the run time the "
+    "paper prints (its rows have metric '... (claim)', right below the machine-dependent "
+    "value). A speed-up is *faster* at "
+    f">= {CLAIM_PARITY[1]}x, *slower* at <= {CLAIM_PARITY[0]}x, *about as fast* in between, "
+    "the paper's and ours by the same edges. One rule in both directions: in the same zone "
+    f"the claim holds when ours reaches {CLAIM_MAGNITUDE} of the paper's factor (of 1/factor "
+    "for 'slower') and is **direction holds, magnitude not reached** short of it (ours says "
+    "which fraction); in different zones it is **too close to call** when neither number is a "
+    f"clear speed-up (both between 1/{CLAIM_CLEAR:g} and {CLAIM_CLEAR:g}x) and **claim fails** "
+    "otherwise -- a '3x' met by 1.0x fails as a '1x' met by 3x does. A share of the run time "
+    f"claims the part takes most of the time (>= {CLAIM_MAJORITY[1]:g} %), half, or less than "
+    f"half (<= {CLAIM_MAJORITY[0]:g} %), and its magnitude is judged on the smaller side: a "
+    "majority share by its remainder (74 % against the paper's 98 % leaves 26 % against 2 %: "
+    "magnitude not reached). Both sides are measured in one run, so load moves them "
+    "together, but a value near an edge can still change status between two runs: the "
+    "summary counts claim rows apart ('claim rows'; they are not among the deterministic "
+    "rows). A claim short of its magnitude has a **ladder** (Headlines, below).",
     "- **quoted** / **input**: a value quoted from a publication, or a setting chosen to match "
     "the paper: context, not a reproduced value.",
     "- **formula**: the paper's own arithmetic recomputed from its printed numbers (kind "
@@ -626,11 +762,13 @@ STATUS_LEGEND = [
     "accounting than the paper and the paper's choice is fully specified, we also compute the "
     "paper's choice (by code, never typed in) and compare *that* with the paper's cell; it is "
     "listed right below our own row, whose reason names it. Their count is the summary's "
-    "'paper's choice rows' (they are included in the status counts). Where the paper does not "
-    "state its choice and we fitted one to its printed number, the label says **paper's "
-    "choice: inferred: ...** and the summary counts it as an 'inferred choice row', apart "
-    "from the settings the paper states: matching a number with a setting fitted to it shows "
-    "the arithmetic is consistent, not that the paper's setting was reproduced.",
+    "'paper's choice rows' (they are included in the status counts). When it matches, our "
+    f"own row is **{CHOICE_REPRODUCES}**, not a failure: the difference is our choice. "
+    "Where the paper does not state its choice and we fitted one to its printed number, the "
+    "label says **paper's choice: inferred: ...**; such rows are counted only as 'inferred "
+    "choice rows', never among the statuses, and rescue no row: matching a number with a "
+    "setting fitted to it shows the arithmetic is consistent, not that the paper's setting "
+    "was reproduced.",
     "- **not reproducible: network unspecified**: the paper's value depends on a network it "
     "does not specify (SHE's pruned TCN / SHE networks, whose weights it never gives; a "
     "topology it does not print): ours, counted on the network we built, is shown beside it, "
@@ -644,12 +782,13 @@ STATUS_LEGEND = [
 def status_counts(rows: pd.DataFrame) -> dict:
     """Rows, deterministic vs machine-dependent, and the count of every other status (the
     summary line of a paper in REPORT.md and the README)."""
-    counts = rows["status"].value_counts()
+    labels = rows["row"].astype(str)
+    inferred = labels.str.contains(PAPER_CHOICE + INFERRED, regex=False)
+    counts = rows.loc[~inferred, "status"].value_counts()
     n_md = int(counts.get("machine-dependent", 0))
     n_claim = int(sum(counts.get(s, 0) for s in CLAIM_STATUSES))
-    labels = rows["row"].astype(str)
     n_choice = int(labels.str.contains(PAPER_CHOICE, regex=False).sum())
-    n_inferred = int(labels.str.contains(PAPER_CHOICE + INFERRED, regex=False).sum())
+    n_inferred = int(inferred.sum())
     return {"rows": len(rows), "deterministic rows": len(rows) - n_md - n_claim,
             "machine-dependent rows": n_md, "claim rows": n_claim,
             "paper's choice rows": n_choice - n_inferred,
@@ -677,6 +816,57 @@ def numerics_note() -> list[str]:
             "`make reproduce` pins them (`ppnn.numerics`).", ""]
 
 
+def headline_section(tdir: Path) -> list[str]:
+    """REPORT.md's first section: every paper's headline claims, ours and the verdict."""
+    frames = [pd.read_csv(tdir / f"headlines_{p}.csv", dtype=str, keep_default_na=False)
+              for p in PAPERS if (tdir / f"headlines_{p}.csv").exists()]
+    if not frames:
+        return []
+    return ["## Headlines", "",
+            "The quantitative claims of each paper's abstract, introduction and conclusion, "
+            "each beside ours and judged by the claim rule of the tables (legend below). A "
+            "claim short of the paper's magnitude has a ladder (section *Ladders*): our "
+            "assumptions replaced by the paper's one at a time, each step recomputed.", "",
+            to_markdown(_headline_view(pd.concat(frames, ignore_index=True))), ""]
+
+
+def ladder_section(tdir: Path) -> list[str]:
+    """REPORT.md's ladders: per paper, each ladder's steps and its waterfall figure."""
+    lines: list[str] = []
+    for paper in PAPERS:
+        p = tdir / f"ladders_{paper}.csv"
+        if not p.exists():
+            continue
+        df = pd.read_csv(p, keep_default_na=False, dtype={"row": str, "metric": str})
+        if df.empty:
+            continue
+        if not lines:
+            lines += ["", "## Ladders", "",
+                      "From ours to the paper's number, one assumption at a time: each step "
+                      "replaces one of ours with the paper's and recomputes the result "
+                      "(`ppnn.experiments.<paper>.ladders`); *factor* is what the step moves "
+                      "it by. A ladder that ends within 10 % of the paper's number reproduces "
+                      "the claim under the paper's assumptions; otherwise its residual is "
+                      "unexplained.", ""]
+        lines += [f"### {paper}", ""]
+        for k, g in df.groupby("key", sort=False):
+            g = g.sort_values("step")
+            lines += [f"**{k}** — {g['verdict'].iloc[0]}", ""]
+            fig = Path(paper) / "ladders" / f"{ladder_slug(k)}.svg"
+            if (tdir.parent / fig).exists():
+                lines += [f"![{k}]({fig.as_posix()})", ""]
+            view = g[["step", "assumption", "ours_as", "paper_as", "value", "factor",
+                      "source", "erratum"]].rename(columns={"ours_as": "ours",
+                                                            "paper_as": "paper's"})
+            lines += [to_markdown(view), ""]
+    return lines
+
+
+def ladder_slug(key: str) -> str:
+    """The file name of a ladder's figure: its key in lower case, words joined by '-'."""
+    return re.sub(r"[^a-z0-9]+", "-", key.lower()).strip("-")[:120]
+
+
 def build_report(out: str | Path | None = None) -> Path:
     """Assemble ``figures/REPORT.md`` from every saved table (generated; never hand-edited)."""
     from .experiments.wire import projection_note
@@ -694,14 +884,16 @@ def build_report(out: str | Path | None = None) -> Path:
              "Generated by `make reproduce` (`python -m ppnn.reproduce`); do not edit by hand.",
              "Each row: the paper's value, ours, their ratio, where ours came from "
              "(measured / counted / projected / formula / quoted / input) and a status.", "",
-             *numerics_note(), *projection_note(tdir), *STATUS_LEGEND, "", "## Summary", ""]
+             *headline_section(tdir), *numerics_note(), *projection_note(tdir),
+             *STATUS_LEGEND, "", "## Summary", ""]
     summary = []
     for paper in PAPERS:
         stems = [s for s in frames if s.split("_", 1)[0] == paper]
         if not stems:
             continue
         allrows = pd.concat([frames[s] for s in stems])
-        summary.append({"paper": paper, "tables": len(stems), **status_counts(allrows)})
+        summary.append({"paper": paper, "tables": len(stems),
+                        "headlines": headline_verdicts(tdir, paper), **status_counts(allrows)})
     if summary:
         lines.append(to_markdown(pd.DataFrame(summary)))
     else:
@@ -717,6 +909,7 @@ def build_report(out: str | Path | None = None) -> Path:
         for s in stems:
             md = tdir / f"{s}.md"
             lines.append(md.read_text(encoding="utf-8") if md.exists() else to_markdown(frames[s]))
+    lines += ladder_section(tdir)
     errata = sorted(tdir.glob("errata_*.csv"))
     lines += ["", "## Errata found in the papers", ""]
     if errata:

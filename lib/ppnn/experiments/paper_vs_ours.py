@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ppnn import report
+from ppnn import paths, report
 
 #: every table compared in this process, ``(paper, table) -> compared frame``, in order
 COMPARED: dict[tuple[str, str], pd.DataFrame] = {}
@@ -88,3 +88,32 @@ def errata(paper: str) -> pd.DataFrame:
     ``figures/tables/errata_<paper>.csv`` for the report; returns them."""
     report.save_errata(paper)
     return report.load_errata(paper)
+
+
+def headlines(paper: str, ours: pd.DataFrame, ladders=(), show_table: bool = True
+              ) -> pd.DataFrame:
+    """Save ``paper``'s ladders (:func:`ppnn.experiments.ladder.save`) and judge its headline
+    claims (:func:`ppnn.report.headlines`, with each ladder's verdict beside its claim);
+    shows the headline table once in a notebook and returns it."""
+    from . import ladder as lad
+
+    ladders = list(ladders)
+    lad.save(paper, ladders)
+    verdicts = {(x.row, x.metric): x.verdict for x in ladders if x.table == "Headlines"}
+    df = report.headlines(paper, ours, verdicts)
+    if show_table:
+        show(report._headline_view(df).drop(columns="paper"),
+             f"**{paper}: the headline claims** — " + report.headline_verdicts(
+                 paths.tables_dir(), paper))
+    return df
+
+
+def show_ladder(ladder) -> None:
+    """Draw ``ladder`` as a waterfall (:func:`ppnn.plotting.waterfall`), save it to
+    ``figures/<paper>/ladders/<slug>.svg`` and show it with its steps."""
+    from ppnn import plotting
+
+    fig = plotting.waterfall(ladder)
+    plotting.savefig(fig, ladder.paper, report.ladder_slug(ladder.key), formats=("svg",),
+                     directory=paths.figures_dir(ladder.paper) / "ladders")
+    plotting.show(fig)
