@@ -628,18 +628,17 @@ check("00.2", answer)
 # %% [markdown]
 # ### Exercise 00.3 — the online cost of a Beaver product among P parties
 #
-# The notebook multiplies between two parties. Book the same product among three (or more)
-# and read the ledger: write `beaver_online_bits(n, parties, k)`, the online bits of
-# `beaver_mul` on `n` elements shared among `parties` parties in Z_2^k. The check compares
-# with the ledger of real runs.
+# The notebook multiplies between two parties. Derive the online bits of `beaver_mul` on `n`
+# elements shared among `P` parties in Z_2^k as a closed form: a sympy expression in the
+# symbols `n`, `P` and `k` (not a number, not a function). The check evaluates it at several
+# sizes against the ledger of real runs.
 #
 # Stuck? `hint("00.3")` gives the next hint. The reference solution: `solution_of("00.3")`.
 
 # %%
-def beaver_online_bits(n, parties, k):
-    """Online bits of beaver_mul on n elements among `parties` parties in Z_2^k."""
-    ...  # your code here
+import sympy as sp
 
+n, P, k = sp.symbols("n P k", positive=True, integer=True)
 
 answer = ...
 

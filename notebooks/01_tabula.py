@@ -797,7 +797,7 @@ check("01.2", answer)
 # %% [markdown]
 # ### Exercise 01.3 — the smallest ring for a million inferences
 #
-# Local truncation fails catastrophically with probability about 2^(l+1-k) for |x| < 2^l in
+# Local truncation fails catastrophically with probability at most 2^(l-k) for |x| < 2^l in
 # Z_2^k (`ppnn.core.local_truncation_failure_probability`; `tb.truncation_error_rates`
 # measures it). Write `smallest_ring(value_bits, relus, inferences, target)`: the smallest k
 # <= 64 for which `relus` truncations per inference over `inferences` inferences all succeed

@@ -620,18 +620,18 @@ check("04.1", answer)
 # ### Exercise 04.2 — gates and depth of the max-pooling unit
 #
 # SHE's max unit (Fig. 2) compares two signed w-bit words with the borrow chain of
-# `x + ~y + 1` and selects one of them bit by bit. Write `max_unit_cost(w)` returning
-# `(gates, depth)`: the bootstrapped gate evaluations per element pair and the
-# multiplicative depth. The check runs the library's `max_unit` on encrypted words and reads
-# both off the simulator.
+# `x + ~y + 1` and selects one of them bit by bit. Derive `(gates, depth)`: the bootstrapped
+# gate evaluations per element pair and the multiplicative depth, as two sympy expressions
+# in the symbol `w`. The check evaluates them at several widths against the library's
+# `max_unit` run on encrypted words.
 #
 # Stuck? `hint("04.2")` gives the next hint. The reference solution: `solution_of("04.2")`.
 
 # %%
-def max_unit_cost(w):
-    """(gates, multiplicative depth) of SHE's max unit on signed w-bit words."""
-    ...  # your code here
+import sympy as sp
 
+w = sp.Symbol("w", positive=True, integer=True)
+# answer = (gates, depth): two expressions in w
 
 answer = ...
 
@@ -643,17 +643,17 @@ check("04.2", answer)
 #
 # SHE adds the K shifted b-bit terms of a dot product with an adder tree whose level n uses
 # widening (b + n)-bit adders, where the baseline uses 16-bit adders throughout (Fig. 3c).
-# Write `accumulator_gates(K, b)`: the gates of the mixed-bitwidth tree for one output. The
-# check runs the library's `accumulate` on encrypted terms and counts; it also shows the
-# 16-bit baseline.
+# Derive the gates of the mixed-bitwidth tree for one output when K is a power of two, as a
+# sympy expression in the symbols `K` and `b` (`sp.log(K, 2)` is allowed). The check
+# evaluates it against the library's `accumulate` on encrypted terms, and shows the 16-bit
+# baseline.
 #
 # Stuck? `hint("04.3")` gives the next hint. The reference solution: `solution_of("04.3")`.
 
 # %%
-def accumulator_gates(K, b):
-    """Gates of SHE's mixed-bitwidth adder tree over K signed b-bit terms."""
-    ...  # your code here
+import sympy as sp
 
+K, b = sp.symbols("K b", positive=True, integer=True)
 
 answer = ...
 

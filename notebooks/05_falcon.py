@@ -767,7 +767,8 @@ from ppnn.exercises import check, hint, solution_of
 # (`alpha = fal.zero3(fal.ring, x.shape)`, a 3-out-of-3 sharing of zero from the PRF keys)
 # and sends `z_i` to P_{i-1}, all in one round on `fal.ledger` (parties `PARTIES`, `value=`
 # what is sent); return `RSS(z, fal.ring)`. The check compares your ledger with the one of
-# `fal.mul` on the same seeded inputs, values included.
+# `fal.mul` on the same seeded inputs (who sends whom how many bits in which round) and
+# checks what crossed: each z_i masked by a zero sharing.
 #
 # Stuck? `hint("05.1")` gives the next hint. The reference solution: `solution_of("05.1")`.
 
@@ -815,22 +816,19 @@ check("05.2", answer)
 # ### Exercise 05.3 — rounds and bits of private compare, from the ledger
 #
 # Private compare (Algorithm 1) multiplies by (-1)^beta (step 5), multiplies ell + 2 factors
-# per comparison with a product tree (step 9) and opens d. Write
-# `private_compare_cost(n, ell)` returning `(rounds, bits)`: the online rounds and bits of
-# the semi-honest protocol on `n` comparisons in Z_2^ell (over Z_37). Run
-# `F.private_compare` and read `fal.ledger`; the check compares with the ledger of fresh
-# runs.
+# per comparison with a product tree (step 9) and opens d. Derive `(rounds, bits)`, the
+# online rounds and bits of the semi-honest protocol on `n` comparisons in Z_2^ell (over
+# Z_37), as two sympy expressions in the symbols `n` and `ell` (`sp.ceiling(sp.log(x, 2))`
+# is allowed). Derive them from the protocol; the check evaluates them at several sizes
+# against the ledger of fresh runs.
 #
 # Stuck? `hint("05.3")` gives the next hint. The reference solution: `solution_of("05.3")`.
 
 # %%
-import math
+import sympy as sp
 
-
-def private_compare_cost(n, ell):
-    """(online rounds, online bits) of semi-honest private compare, n comparisons in Z_2^ell."""
-    ...  # your code here
-
+n, ell = sp.symbols("n ell", positive=True, integer=True)
+# answer = (rounds, bits): two expressions in n and ell
 
 answer = ...
 

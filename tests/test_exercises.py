@@ -11,6 +11,7 @@ from pathlib import Path
 import jupytext
 import numpy as np
 import pytest
+import sympy as sp
 
 from ppnn.exercises import check, exercises, get, hint, solution_of
 from ppnn.exercises import registry as reg
@@ -45,7 +46,7 @@ def _falcon_no_alpha(fal, x, y):
 WRONG = {
     "00.1": lambda x, y, dealer, ledger: x + y,
     "00.2": lambda view: view["x1"],
-    "00.3": lambda n, parties, k: 2 * n * k,
+    "00.3": 2 * sp.Symbol("n") * sp.Symbol("k"),
     "01.1": lambda x, tables, d, ledger: x,
     "01.2": lambda view: view["y2"] - view["y1"],
     "01.3": lambda *args: 64,
@@ -56,14 +57,14 @@ WRONG = {
     "03.2": lambda m, n: n * (m - 1),
     "03.3": lambda z, ell, kappa: np.ones(len(z), dtype=bool),
     "04.1": _mux_relu,
-    "04.2": lambda w: (4 * w - 2, w),
-    "04.3": lambda K, b: (K - 1) * (5 * b - 3),
+    "04.2": (4 * sp.Symbol("w") - 2, sp.Symbol("w")),
+    "04.3": (sp.Symbol("K") - 1) * (5 * sp.Symbol("b") - 3),
     # terms that cancel: the total fits, the narrow tree is right
     "04.4": lambda K, b, width: np.array([(1 << (b - 1)) - 1, -(1 << (b - 1)) + 1] * (K // 2)
                                          + [0] * (K % 2)),
     "05.1": _falcon_no_alpha,
     "05.2": lambda r, k, d: 0,
-    "05.3": lambda n, ell: (3 + ell, 0),
+    "05.3": (3 + sp.Symbol("ell"), 36 * sp.Symbol("n") * sp.Symbol("ell")),
 }
 
 
@@ -188,7 +189,7 @@ def test_a_right_output_with_a_different_ledger_is_rejected(exercise_id, mode):
 @pytest.mark.parametrize("exercise_id, leaky", [("05.1", _falcon_no_alpha)])
 def test_the_right_sizes_with_the_wrong_values_are_rejected(exercise_id, leaky):
     result = check(exercise_id, leaky)
-    assert not result and "not the values" in result.message and "zero3" in result.hint
+    assert not result and "zero sharing" in result.message and "zero3" in result.hint
 
 
 def test_an_unblinded_tabula_message_is_rejected():
@@ -260,7 +261,7 @@ def test_solution_of_prints_the_reference_source(exercise_id, capsys):
 
 
 def test_results_display_green_right_and_red_not_yet():
-    ok = check("00.3", get("00.3").solution)
+    ok = check("00.3", get("00.3").reference_answer())
     bad = check("00.3", WRONG["00.3"])
     assert "#1a7f37" in ok._repr_html_() and "right" in ok._repr_html_()
     assert "#cf222e" in bad._repr_html_() and "Hint" in bad._repr_html_()
@@ -333,3 +334,96 @@ def test_one_reference_solution_per_exercise_in_solutions():
 
     assert set(SOLUTIONS) == set(IDS)
     assert all(get(i).solution is SOLUTIONS[i] for i in IDS)
+
+
+# -- checks that are sound both ways (issue 47 §3) -------------------------------------------
+def test_00_2_accepts_the_secret_as_python_ints_in_either_representation():
+    """A list of Python ints mod 2^64 (numpy would make it float64) or signed is right; a
+    wrong answer is shown beside the secret in one representation."""
+    from ppnn.exercises.solutions import recover_x2_from_reused_triple as sol
+
+    assert check("00.2", lambda v: [int(a) for a in sol(v)])
+    assert check("00.2", lambda v: [int(a) - (1 << 64) if int(a) >= 1 << 63 else int(a)
+                                    for a in sol(v)])
+    bad = check("00.2", lambda v: v["x1"])
+    assert "both as signed residues mod 2^64" in bad.message
+    assert "floats" not in bad.message
+
+
+def test_01_3_uses_the_formula_of_the_notebook_and_the_glossary():
+    """One bound everywhere: 2^(l-k), the notebook's §4 helper (costs) and the library's
+    closed form agree, and the notebook's case needs Z_2^63."""
+    from ppnn.core import local_truncation_failure_probability
+    from ppnn.exercises.solutions import smallest_ring
+    from ppnn.protocols.tabula import costs
+
+    for k in (20, 32, 64):
+        assert local_truncation_failure_probability(14, k) == costs.catastrophic_probability(
+            14, k) == 2.0 ** (14 - k)
+    assert smallest_ring(14, 300_000, 10**6, 0.999) == 63
+    assert "Z_2^63" in check("01.3", smallest_ring).message
+    glossary = (ROOT / "GLOSSARY.md").read_text(encoding="utf-8")
+    assert "|x|/2^k" in glossary
+
+
+def _beaver_in_the_clear(x, y, dealer, ledger):
+    """Books the right messages, but takes the product of the revealed secrets."""
+    from ppnn.core import share_additive
+
+    parties, ring = dealer.parties, x.ring
+    t = dealer.triple(ring, x.shape)
+    e_sh, f_sh = x - t.a, y - t.b
+    ledger.exchange(parties, 2 * int(np.prod(x.shape)) * ring.bits, "e, f",
+                    values={p: np.stack([e_sh.shares[i], f_sh.shares[i]])
+                            for i, p in enumerate(parties)})
+    return share_additive(ring.mul(x.reveal(), y.reveal()), ring,
+                          np.random.default_rng(0), len(parties))
+
+
+def test_00_1_refuses_a_product_computed_from_revealed_secrets():
+    result = check("00.1", _beaver_in_the_clear)
+    assert not result and "reconstructed x with .reveal()" in result.message
+
+
+@pytest.mark.parametrize("exercise_id", ["00.3", "04.2", "04.3", "05.3"])
+def test_counting_exercises_want_a_closed_form_not_a_number_or_a_wrapper(exercise_id):
+    ex = get(exercise_id)
+    ref = ex.reference_answer()
+    assert check(exercise_id, ref)
+    exprs = ref if isinstance(ref, tuple) else (ref,)
+    # the same formula written another way is right
+    other = tuple(sp.expand(sp.simplify(e)) for e in exprs)
+    assert check(exercise_id, other if isinstance(ref, tuple) else other[0])
+    # a bare number (the value at one size) is refused, as is a function of the sizes
+    number = tuple(int(e.subs({s: 8 for s in e.free_symbols})) for e in exprs)
+    refused = check(exercise_id, number if isinstance(ref, tuple) else number[0])
+    assert not refused and ("the number" in refused.message or "Expected" in refused.message)
+    wrapper = check(exercise_id, lambda *sizes: number)
+    assert not wrapper and "not a function" in wrapper.message
+
+
+def test_05_1_accepts_prf_values_drawn_in_another_order():
+    """What Falcon's product guarantees: each z_i masked by a zero sharing, one round, the
+    right product -- not the order of the PRF draws."""
+
+    def other_order(fal, x, y):
+        ring = fal.ring
+        X, Y = x.components, y.components
+        alpha = fal.zero3(ring, (2,) + x.shape)[:, 1]  # another draw of a zero sharing
+        z = ring.add(ring.add(ring.add(ring.mul(X, Y), ring.mul(X, Y[[1, 2, 0]])),
+                              ring.mul(X[[1, 2, 0]], Y)), alpha)
+        with fal.ledger.round():
+            for i in (2, 0, 1):
+                fal.ledger.send(PARTIES[i], PARTIES[(i - 1) % 3], z[i].size * ring.bits,
+                                "z_i", value=z[i])
+        return RSS(z, ring)
+
+    assert check("05.1", other_order)
+    bad = check("05.1", _falcon_no_alpha)
+    assert not bad and "zero sharing" in bad.message
+
+
+def test_hints_render_their_code_spans_in_html():
+    result = check("00.3", None)
+    html_ = result._repr_html_()
+    assert "`" not in html_ and "<code>beaver_mul</code>" in html_

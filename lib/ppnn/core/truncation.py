@@ -3,7 +3,7 @@
 * :func:`local_truncate` -- SecureML's local truncation for 2 parties (no communication):
   P0 computes ``floor(x0 / 2^d)``, P1 computes ``-floor(-x1 / 2^d)``. If |x| < 2^l and the
   shares are uniform in Z_2^k, the result is off by at most 1 (in the last place) except with
-  probability about ``2^(l+1-k)`` where it is catastrophically wrong.
+  probability at most ``2^(l-k)`` where it is catastrophically wrong.
 * :func:`truncate_with_pair` -- ABY3/Falcon-style truncation with a dealer pair (r, r >> d):
   open ``x - r`` and add ``r >> d``; one round, exact up to +-1 in the last place.
 """
@@ -32,10 +32,13 @@ def local_truncate(x: AdditiveShares, d: int) -> AdditiveShares:
 
 
 def local_truncation_failure_probability(value_bits: int, k: int) -> float:
-    """Probability that local truncation fails catastrophically, ~ 2^(l+1-k) (SecureML Thm 1)."""
+    """The bound ``2^(l-k)`` on the probability that local truncation of ``|x| < 2^l`` in
+    ``Z_2^k`` fails catastrophically: two uniform shares wrap with probability ``|x| / 2^k``
+    (Tabula's appendix; SecureML's Thm 1 states the looser ``2^(l+1-k)``). The one formula
+    of the notebooks, the glossary and the exercises."""
     if not 0 < value_bits < k:
         raise ValueError(f"value_bits must be in 1..{k - 1}, got {value_bits}")
-    return 2.0 ** (value_bits + 1 - k)
+    return 2.0 ** (value_bits - k)
 
 
 def truncate_with_pair(x: AdditiveShares, d: int, dealer: Dealer,

@@ -7,7 +7,8 @@ import numpy as np
 
 from .registry import WrongType
 
-__all__ = ["as_int", "as_int_tuple", "as_int_array", "returned", "show"]
+__all__ = ["as_int", "as_int_tuple", "as_int_array", "returned", "show", "as_closed_form", "at",
+           "depends_on"]
 
 
 def _name(x) -> str:
@@ -38,7 +39,9 @@ def as_int_array(value, shape: tuple[int, ...] | None = None,
     if isinstance(value, bool):
         raise WrongType(f"{what} is a bool, not integers")
     try:
-        arr = np.asarray(value)
+        # Python ints stay Python ints: numpy would turn [2**63, -1] into float64
+        arr = (np.array(value, dtype=object) if isinstance(value, list | tuple)
+               else np.asarray(value))
     except Exception as e:  # noqa: BLE001 - ragged lists and the like
         raise WrongType(f"{what} cannot be read as an integer array ({e})") from None
     if arr.dtype == object:
@@ -63,7 +66,60 @@ def returned(value, kind: type | tuple[type, ...], what: str) -> None:
         raise WrongType(f"{what} returned a {_name(value)}, not {names}")
 
 
-def show(values, n: int = 4) -> str:
-    """The first ``n`` integers of an array, as Python ints: ``[85, -71, 3, ...]``."""
+def show(values, n: int = 4, bits: int | None = None) -> str:
+    """The first ``n`` integers of an array, as Python ints: ``[85, -71, 3, ...]``; with
+    ``bits``, as signed residues mod ``2^bits`` (so two arrays given in different
+    representations read alike)."""
     flat = [int(v) for v in np.asarray(values, dtype=object).ravel()]
+    if bits is not None:
+        m = 1 << bits
+        flat = [(v % m) - m if v % m >= m // 2 else v % m for v in flat]
     return "[" + ", ".join(map(str, flat[:n])) + (", ...]" if len(flat) > n else "]")
+
+
+def as_closed_form(value, names: tuple[str, ...], n_out: int = 1,
+                   what: str = "the answer") -> tuple:
+    """A counting exercise's answer: ``n_out`` sympy expressions (a tuple when ``n_out >
+    1``) in the symbols ``names``. A function (a wrapper around the library's call) or a bare
+    number is refused: the exercise asks for the derivation, a formula in the sizes."""
+    import sympy as sp
+
+    want = f"a sympy expression in {', '.join(names)}" + (
+        f" (a tuple of {n_out})" if n_out > 1 else "")
+    if callable(value) and not isinstance(value, sp.Basic):
+        raise WrongType(f"{what} must be {want}, not a function: write the closed form, "
+                        "e.g. sp.symbols(...) and the formula, not a call of the library")
+    parts = tuple(value) if n_out > 1 and isinstance(value, tuple | list) else (value,)
+    if len(parts) != n_out:
+        raise WrongType(f"{what} must be {want}, got {len(parts)} values")
+    out = []
+    for i, p in enumerate(parts):
+        label = what if n_out == 1 else f"entry {i} of {what}"
+        if isinstance(p, bool) or not isinstance(p, int | np.integer | sp.Basic):
+            raise WrongType(f"{label} must be a sympy expression in {', '.join(names)}, got "
+                            f"{_name(p)} ({p!r:.40})")
+        expr = sp.sympify(p)
+        if not expr.free_symbols:
+            raise WrongType(f"{label} is the number {expr}: the exercise asks for the formula, "
+                            f"a sympy expression in {', '.join(names)}")
+        stray = sorted(str(s) for s in expr.free_symbols if str(s) not in names)
+        if stray:
+            raise WrongType(f"{label} uses {', '.join(stray)}; the sizes are "
+                            f"{', '.join(names)}")
+        out.append(expr)
+    return tuple(out)
+
+
+def at(expr, **sizes) -> int | None:
+    """``expr`` evaluated at ``sizes`` (symbols matched by name) as an int, None when it is
+    not an integer there."""
+    import sympy as sp
+
+    subs = {s: sizes[str(s)] for s in expr.free_symbols}
+    v = sp.nsimplify(sp.simplify(expr.subs(subs)))
+    return int(v) if v.is_integer else None
+
+
+def depends_on(exprs, names) -> set[str]:
+    """The names among ``names`` that some expression of ``exprs`` uses."""
+    return {str(s) for e in exprs for s in e.free_symbols} & set(names)

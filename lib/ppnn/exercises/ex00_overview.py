@@ -2,10 +2,13 @@
 
 * 00.1 -- write a Beaver product; compared with :func:`ppnn.core.beaver_mul` ledger by ledger;
 * 00.2 -- productive failure: one Beaver triple for two products leaks ``x1 - x2``;
-* 00.3 -- the online bits of a Beaver product among any number of parties, from the ledger.
+* 00.3 -- the online bits of a Beaver product among P parties, as a closed form checked
+  against the ledger.
 """
 
 from __future__ import annotations
+
+import contextlib
 
 import numpy as np
 
@@ -14,8 +17,8 @@ from ppnn.core.sharing import AdditiveShares
 from ppnn.core.transcript import EVERY_ELEMENT
 
 from . import solutions
-from .answers import as_int, as_int_array, returned, show
-from .ledgers import ledger_mismatch, summary
+from .answers import as_closed_form, as_int_array, returned, show
+from .ledgers import closed_form_verdict, ledger_mismatch, summary
 from .registry import Exercise, Verdict, call_student, own_work, register
 
 __all__ = ["ReusingDealer", "reused_triple_view"]
@@ -35,25 +38,80 @@ def _beaver_inputs(seed: int, shape, k: int, n_parties: int):
             share_additive(y, ring, rng, n_parties))
 
 
+class _WatchingDealer(Dealer):
+    """The check's dealer: it keeps the triples it hands out, so the check knows which
+    openings the protocol allows (``e = x - a``, ``f = y - b``)."""
+
+    def __init__(self, rng, ledger, parties):
+        super().__init__(rng, ledger, parties)
+        self.handed: list = []
+
+    def triple(self, ring, shape):
+        t = super().triple(ring, shape)
+        self.handed.append(t)
+        return t
+
+
+@contextlib.contextmanager
+def _watched_reveals():
+    """Every array ``AdditiveShares.reveal`` reconstructs while the student's code runs."""
+    seen: list[np.ndarray] = []
+    original = AdditiveShares.reveal
+
+    def reveal(self):
+        out = original(self)
+        seen.append(np.asarray(out))
+        return out
+
+    AdditiveShares.reveal = reveal
+    try:
+        yield seen
+    finally:
+        AdditiveShares.reveal = original
+
+
+def _forbidden_reveal(seen, ring: Ring, x, y, triples) -> str | None:
+    """What the student's code reconstructed that no party may see, or None. The protocol
+    opens ``e = x - a`` and ``f = y - b`` only (each alone, or the two side by side)."""
+    allowed = [ring.sub(x, t.a.reveal()).ravel() for t in triples] + \
+        [ring.sub(y, t.b.reveal()).ravel() for t in triples]
+    for r in seen:
+        flat = r.ravel().astype(np.uint64)
+        parts = np.split(flat, flat.size // x.size) if flat.size % x.size == 0 else [flat]
+        if not all(any(p.size == a.size and np.array_equal(p, a) for a in allowed)
+                   for p in parts):
+            what = next((name for name, v in (("x", x), ("y", y), ("x * y", ring.mul(x, y)))
+                         if flat.size == v.size and np.array_equal(flat, v.ravel())), None)
+            what = what or "a value that is neither e = x - a nor f = y - b"
+            return (f"your code reconstructed {what} with .reveal(): no party may see it. "
+                    "Open only e and f; the product must come from the triple.")
+    return None
+
+
 def _run_beaver(fn, seed: int, shape, k: int, parties, student: bool):
     ring, x, y, X, Y = _beaver_inputs(seed, shape, k, len(parties))
     led = Ledger(parties, record_values=EVERY_ELEMENT)
-    dealer = Dealer(np.random.default_rng(1000 + seed), led, parties)
+    dealer = _WatchingDealer(np.random.default_rng(1000 + seed), led, parties)
+    leak = None
     if student:
-        out = call_student(fn, X, Y, dealer, led, what="my_beaver")
+        with _watched_reveals() as seen:
+            out = call_student(fn, X, Y, dealer, led, what="my_beaver")
         returned(out, AdditiveShares, "my_beaver")
+        leak = _forbidden_reveal(seen, ring, x, y, dealer.handed)
     else:
         out = fn(X, Y, dealer, led)
-    return led, out, ring.mul(x, y)
+    return led, out, ring.mul(x, y), leak
 
 
 def check_beaver(fn) -> Verdict:
     if (copied := own_work(fn, beaver_mul, "beaver_mul")) is not None:
         return copied
     for seed, shape, k, parties in BEAVER_CASES:
-        ref_led, _, want = _run_beaver(beaver_mul, seed, shape, k, parties, student=False)
-        led, out, _ = _run_beaver(fn, seed, shape, k, parties, student=True)
+        ref_led, _, want, _ = _run_beaver(beaver_mul, seed, shape, k, parties, student=False)
+        led, out, _, leak = _run_beaver(fn, seed, shape, k, parties, student=True)
         case = f"{len(parties)} parties {parties}, shape {shape}, Z_2^{k}"
+        if leak is not None:
+            return Verdict(False, f"{case}: {leak}")
         if out.shape != tuple(shape) or out.n_parties != len(parties):
             return Verdict(False, f"{case}: your output has {out.n_parties} shares of shape "
                                   f"{out.shape}, expected {len(parties)} of shape {shape}")
@@ -83,7 +141,8 @@ register(Exercise(
         "crosses), then the product."),
     hints=(
         "Shares support `-`, `+`, `.mul_public(c)`, `.add_public(c)` and `.reveal()` (the "
-        "simulator's reconstruction, books nothing: book the opening yourself).",
+        "simulator's reconstruction: it books nothing, so book the opening yourself, and use "
+        "it only on what the protocol opens, e and f -- the check refuses any other reveal).",
         "Each party sends its shares of e and f together: 2 n ring elements, i.e. "
         "`2 * n * x.ring.bits` bits, to every other party -- one `ledger.exchange` call.",
         "z = c + e b + f a + e f: `t.c + t.b.mul_public(e) + t.a.mul_public(f)`, then "
@@ -151,8 +210,9 @@ def check_reused_triple(fn) -> Verdict:
         got = call_student(fn, {k: v.copy() for k, v in view.items()}, what="recover_x2")
         got = as_int_array(got, x2.shape, "recover_x2's result")
         if not all((int(a) - int(b)) % (1 << 64) == 0 for a, b in zip(got, x2)):
-            return Verdict(False, f"seed {seed}: you recovered {show(got)}, the secret "
-                                  f"x2 is {show(Z2_64.to_signed(x2))} (mod 2^64)")
+            return Verdict(False, f"seed {seed}: you recovered {show(got, bits=64)}, the "
+                                  f"secret x2 is {show(x2, bits=64)} (both as signed "
+                                  "residues mod 2^64)")
     return Verdict(True, "Right: e1 - e2 = (x1 - a) - (x2 - a) = x1 - x2. A triple masks "
                          "one product only; the dealer must never hand one out twice.")
 
@@ -185,7 +245,9 @@ answer = ...''',
 
 
 # -- 00.3 -----------------------------------------------------------------------------------
-BITS_CASES = ((4, 2, 64), (3, 3, 32), (5, 4, 16), (1, 5, 8))
+#: sizes (n elements, P parties, ring bits k) at which the closed form meets the ledger
+BITS_CASES = ((4, 2, 64), (3, 3, 32), (5, 4, 16), (1, 5, 8), (7, 3, 64), (2, 6, 20))
+NAMES_00_3 = ("n", "P", "k")
 
 
 def _beaver_ledger(n: int, n_parties: int, k: int) -> Ledger:
@@ -199,37 +261,37 @@ def _beaver_ledger(n: int, n_parties: int, k: int) -> Ledger:
     return led
 
 
-def check_online_bits(fn) -> Verdict:
-    for n, n_parties, k in BITS_CASES:
-        want = _beaver_ledger(n, n_parties, k).total_bits("online")
-        got = as_int(call_student(fn, n, n_parties, k, what="beaver_online_bits"),
-                     "beaver_online_bits's result")
-        if got != want:
-            return Verdict(False, f"n = {n} elements, {n_parties} parties, Z_2^{k}: you say "
-                                  f"{got} bits, the ledger of beaver_mul says {want}")
-    return Verdict(True, "Right: every party sends 2 n k bits to each other party, so the "
-                         "online cost grows with the square of the number of parties.")
+def check_online_bits(expr) -> Verdict:
+    exprs = as_closed_form(expr, NAMES_00_3, what="your closed form")
+    cases = [dict(zip(NAMES_00_3, c)) for c in BITS_CASES]
+    if (no := closed_form_verdict(
+            exprs, cases, lambda n, P, k: (_beaver_ledger(n, P, k).total_bits("online"),),
+            ("online bits",))) is not None:
+        return no
+    return Verdict(True, f"Right: {exprs[0]} -- every party sends 2 n k bits to each of the "
+                         "P - 1 others, so the online cost grows with the square of the number "
+                         "of parties. Checked against the ledger of beaver_mul at "
+                         f"{len(cases)} sizes.")
 
 
 register(Exercise(
     id="00.3", title="the online cost of a Beaver product among P parties",
     prompt=(
-        "The notebook multiplies between two parties. Book the same product among three "
-        "(or more) and read the ledger: write `beaver_online_bits(n, parties, k)`, the "
-        "online bits of `beaver_mul` on `n` elements shared among `parties` parties in "
-        "Z_2^k. The check compares with the ledger of real runs."),
+        "The notebook multiplies between two parties. Derive the online bits of `beaver_mul` "
+        "on `n` elements shared among `P` parties in Z_2^k as a closed form: a sympy "
+        "expression in the symbols `n`, `P` and `k` (not a number, not a function). The check "
+        "evaluates it at several sizes against the ledger of real runs."),
     hints=(
-        "Run `beaver_mul` with `Ledger(['P0', 'P1', 'P2'])` and look at "
-        "`ledger.messages_frame()`.",
+        "Run `beaver_mul` with `Ledger(['P0', 'P1', 'P2'])` and count the messages of "
+        "`ledger.messages_frame()`: who sends whom how many bits?",
         "Every party sends its shares of e and f (2 n elements of k bits) to every other "
         "party.",
     ),
-    expects="a function beaver_online_bits(n, parties, k) returning an int",
-    checker=check_online_bits, solution=solutions.beaver_online_bits,
-    stub='''def beaver_online_bits(n, parties, k):
-    """Online bits of beaver_mul on n elements among `parties` parties in Z_2^k."""
-    ...  # your code here
+    expects="a sympy expression in n, P and k",
+    checker=check_online_bits, solution=solutions.beaver_online_bits, kind="value",
+    stub='''import sympy as sp
 
+n, P, k = sp.symbols("n P k", positive=True, integer=True)
 
 answer = ...''',
 ))

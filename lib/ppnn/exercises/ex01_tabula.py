@@ -196,16 +196,18 @@ def check_smallest_ring(fn) -> Verdict:
         if got != want:
             p = local_truncation_failure_probability(l_bits, want)
             return Verdict(False, f"{case}: you say k = {got}; the smallest ring is Z_2^{want} "
-                                  f"(one truncation fails with probability 2^(l+1-k) = "
+                                  f"(one truncation fails with probability 2^(l-k) = "
                                   f"{p:.3g} there)")
-    return Verdict(True, "Right. The notebook's case (300K ReLUs, a million inferences, "
-                         "99.9 %) needs Z_2^64 -- the ring Tabula runs in.")
+    l_bits, relus, inferences, target = RING_CASES[0]
+    k = next(k for k in range(l_bits + 1, 65) if _safe(l_bits, k, relus * inferences, target))
+    return Verdict(True, f"Right. The notebook's case (300K ReLUs, a million inferences, "
+                         f"99.9 %) needs Z_2^{k}; Tabula runs in Z_2^64, one bit to spare.")
 
 
 register(Exercise(
     id="01.3", title="the smallest ring for a million inferences",
     prompt=(
-        "Local truncation fails catastrophically with probability about 2^(l+1-k) for "
+        "Local truncation fails catastrophically with probability at most 2^(l-k) for "
         "|x| < 2^l in Z_2^k (`ppnn.core.local_truncation_failure_probability`; "
         "`tb.truncation_error_rates` measures it). Write `smallest_ring(value_bits, relus, "
         "inferences, target)`: the smallest k <= 64 for which `relus` truncations per "
@@ -214,7 +216,7 @@ register(Exercise(
         "`smallest_ring(14, 300_000, 10**6, 0.999)`."),
     hints=(
         "All succeed with probability (1 - p)^N for N = relus * inferences truncations.",
-        "p is tiny: compare N * log1p(-p) with log(target), and try k upwards from l + 2.",
+        "p is tiny: compare N * log1p(-p) with log(target), and try k upwards from l + 1.",
     ),
     expects="a function smallest_ring(value_bits, relus, inferences, target) returning an int",
     checker=check_smallest_ring, solution=solutions.smallest_ring,

@@ -2,8 +2,9 @@
 
 * 04.1 -- write SHE's ReLU unit from TFHE gates; gates, bootstraps and depth compared with
   the library's :func:`relu_unit` on the gate ledger;
-* 04.2 -- gates and depth of the max unit, counted by running :func:`max_unit`;
-* 04.3 -- gates of the mixed-bitwidth accumulator, counted by running :func:`accumulate`;
+* 04.2 -- gates and depth of the max unit, a closed form checked against :func:`max_unit`;
+* 04.3 -- gates of the mixed-bitwidth accumulator, a closed form checked against
+  :func:`accumulate`;
 * 04.4 -- break it: terms whose sum a tree of fixed narrow adders wraps, where SHE's widening
   tree is exact.
 
@@ -28,8 +29,8 @@ from ppnn.protocols.she.circuits import (
 )
 
 from . import solutions
-from .answers import as_int, as_int_array, as_int_tuple, returned, show
-from .ledgers import compare_ops
+from .answers import as_closed_form, as_int_array, returned, show
+from .ledgers import closed_form_verdict, compare_ops
 from .registry import Exercise, Verdict, call_student, own_work, register
 
 __all__ = ["gate_run"]
@@ -108,7 +109,7 @@ answer = ...''',
 
 
 # -- 04.2 -----------------------------------------------------------------------------------
-MAX_WIDTHS = (2, 4, 7, 12)
+MAX_WIDTHS = (2, 3, 4, 7, 9, 12)
 
 
 def _max_cost(w: int) -> tuple[int, int]:
@@ -118,45 +119,43 @@ def _max_cost(w: int) -> tuple[int, int]:
     return be.hgops, out.md()
 
 
-def check_max_cost(fn) -> Verdict:
-    for w in MAX_WIDTHS:
-        want = _max_cost(w)
-        got = as_int_tuple(call_student(fn, w, what="max_unit_cost"), 2,
-                           "max_unit_cost's result (gates, depth)")
-        if got != want:
-            return Verdict(False, f"w = {w}: you say {got[0]} gates and depth {got[1]}; "
-                                  f"max_unit booked {want[0]} gates, depth {want[1]}")
-    return Verdict(True, "Right: a borrow-chain comparator (4 w - 2 gates, depth w) and one "
-                         "MUX per bit (w gates, one more level).")
+def check_max_cost(answer) -> Verdict:
+    exprs = as_closed_form(answer, ("w",), 2, "your (gates, depth)")
+    if (no := closed_form_verdict(exprs, [{"w": w} for w in MAX_WIDTHS], _max_cost,
+                                  ("gates", "depth"), "max_unit on the simulator")) is not None:
+        return no
+    return Verdict(True, f"Right: {exprs[0]} gates, depth {exprs[1]} -- a borrow-chain "
+                         "comparator (4 w - 2 gates, depth w) and one MUX per bit (w gates, "
+                         "one more level).")
 
 
 register(Exercise(
     id="04.2", title="gates and depth of the max-pooling unit",
     prompt=(
         "SHE's max unit (Fig. 2) compares two signed w-bit words with the borrow chain of "
-        "`x + ~y + 1` and selects one of them bit by bit. Write `max_unit_cost(w)` returning "
-        "`(gates, depth)`: the bootstrapped gate evaluations per element pair and the "
-        "multiplicative depth. The check runs the library's `max_unit` on encrypted words "
-        "and reads both off the simulator."),
+        "`x + ~y + 1` and selects one of them bit by bit. Derive `(gates, depth)`: the "
+        "bootstrapped gate evaluations per element pair and the multiplicative depth, as two "
+        "sympy expressions in the symbol `w`. The check evaluates them at several widths "
+        "against the library's `max_unit` run on encrypted words."),
     hints=(
         "Read `less_than` in `ppnn.protocols.she.circuits`: bit 0 costs one OR, each "
         "middle bit three XORs and one AND, the sign bit one AND and four XORs.",
         "Comparator 4 w - 2 gates with depth w (one AND-type gate per bit on the carry "
         "chain), then w MUX gates: one more level.",
     ),
-    expects="a function max_unit_cost(w) returning a tuple (gates, depth)",
-    checker=check_max_cost, solution=solutions.max_unit_cost,
-    stub='''def max_unit_cost(w):
-    """(gates, multiplicative depth) of SHE's max unit on signed w-bit words."""
-    ...  # your code here
+    expects="a tuple (gates, depth) of sympy expressions in w",
+    checker=check_max_cost, solution=solutions.max_unit_cost, kind="value",
+    stub='''import sympy as sp
 
+w = sp.Symbol("w", positive=True, integer=True)
+# answer = (gates, depth): two expressions in w
 
 answer = ...''',
 ))
 
 
 # -- 04.3 -----------------------------------------------------------------------------------
-ACC_CASES = ((2, 5), (9, 5), (16, 3), (25, 6))  # (terms K, bits b)
+ACC_CASES = ((2, 5), (4, 3), (8, 5), (16, 3), (32, 6), (64, 4))  # (terms K = 2^m, bits b)
 
 
 def _acc_gates(K: int, b: int, fixed: bool = False) -> int:
@@ -166,17 +165,15 @@ def _acc_gates(K: int, b: int, fixed: bool = False) -> int:
     return be.hgops
 
 
-def check_accumulator(fn) -> Verdict:
-    for K, b in ACC_CASES:
-        want = _acc_gates(K, b)
-        got = as_int(call_student(fn, K, b, what="accumulator_gates"),
-                     "accumulator_gates's result")
-        if got != want:
-            return Verdict(False, f"K = {K} terms of b = {b} bits: you say {got} gates; "
-                                  f"accumulate booked {want}")
+def check_accumulator(answer) -> Verdict:
+    exprs = as_closed_form(answer, ("K", "b"), what="your closed form")
+    cases = [{"K": K, "b": b} for K, b in ACC_CASES]
+    if (no := closed_form_verdict(exprs, cases, lambda K, b: (_acc_gates(K, b),), ("gates",),
+                                  "accumulate on the simulator")) is not None:
+        return no
     K, b = ACC_CASES[-1]
-    return Verdict(True, f"Right. For {K} terms of {b} bits the mixed-bitwidth tree costs "
-                         f"{_acc_gates(K, b)} gates; the same tree of 16-bit adders "
+    return Verdict(True, f"Right: {exprs[0]}. For {K} terms of {b} bits the mixed-bitwidth "
+                         f"tree costs {_acc_gates(K, b)} gates; the same tree of 16-bit adders "
                          f"{_acc_gates(K, b, fixed=True)}.")
 
 
@@ -185,20 +182,20 @@ register(Exercise(
     prompt=(
         "SHE adds the K shifted b-bit terms of a dot product with an adder tree whose level "
         "n uses widening (b + n)-bit adders, where the baseline uses 16-bit adders "
-        "throughout (Fig. 3c). Write `accumulator_gates(K, b)`: the gates of the "
-        "mixed-bitwidth tree for one output. The check runs the library's `accumulate` on "
-        "encrypted terms and counts; it also shows the 16-bit baseline."),
+        "throughout (Fig. 3c). Derive the gates of the mixed-bitwidth tree for one output "
+        "when K is a power of two, as a sympy expression in the symbols `K` and `b` "
+        "(`sp.log(K, 2)` is allowed). The check evaluates it against the library's "
+        "`accumulate` on encrypted terms, and shows the 16-bit baseline."),
     hints=(
         "A widening w-bit ripple-carry adder costs 5 w - 3 gates (`closed_forms(w)`).",
-        "Level n adds floor(K_n / 2) pairs of (b + n)-bit words; an odd word passes up for "
-        "free; K_{n+1} = ceil(K_n / 2).",
+        "Level n = 0 .. log2(K) - 1 adds K / 2^(n+1) pairs of (b + n)-bit words; sum the "
+        "levels: sum of n 2^(m-1-n) for n < m is 2^m - m - 1.",
     ),
-    expects="a function accumulator_gates(K, b) returning an int",
-    checker=check_accumulator, solution=solutions.accumulator_gates,
-    stub='''def accumulator_gates(K, b):
-    """Gates of SHE's mixed-bitwidth adder tree over K signed b-bit terms."""
-    ...  # your code here
+    expects="a sympy expression in K and b",
+    checker=check_accumulator, solution=solutions.accumulator_gates, kind="value",
+    stub='''import sympy as sp
 
+K, b = sp.symbols("K b", positive=True, integer=True)
 
 answer = ...''',
 ))

@@ -4,7 +4,7 @@
   by ledger (values included: a resharing without its zero sharing leaks);
 * 05.2 -- productive failure: plain ABY3 truncation, without Falcon's top-bit fix, is
   catastrophically wrong for some inputs;
-* 05.3 -- rounds and bits of private compare, from the ledger of a real run.
+* 05.3 -- rounds and bits of private compare, a closed form checked against the ledger.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from ppnn.protocols.falcon import PARTIES, RSS, Falcon, bits_of, private_compare
 from ppnn.protocols.falcon.runtime import truncate_aby3_plain
 
 from . import solutions
-from .answers import as_int, as_int_tuple, returned
-from .ledgers import ledger_mismatch, summary
+from .answers import as_closed_form, as_int, returned
+from .ledgers import closed_form_verdict, ledger_mismatch, summary
 from .registry import Exercise, Verdict, call_student, own_work, register
 
 __all__ = ["truncation_mask", "bad_truncation_seeds"]
@@ -41,27 +41,59 @@ def _run_mul(fn, seed: int, shape, student: bool):
         returned(out, RSS, "my_mul")
     else:
         out = fal.mul(X, Y)
-    return led, out, fal.ring.mul(x, y)
+    return led, out, fal.ring.mul(x, y), (fal, X, Y)
+
+
+def _reshare_leak(led: Ledger, fal: Falcon, X: RSS, Y: RSS, out: RSS) -> str | None:
+    """What the resharing round gives away, judged by what Falcon's product guarantees
+    (§3.2), not by the order of the PRF draws: ``P_i`` sends ``z_i`` to ``P_{i-1}``, ``z_i``
+    minus its cross terms is a zero sharing ``alpha`` (the three sum to 0) whose components
+    are nonzero and differ from each other, and the output holds the ``z_i`` that crossed."""
+    ring = fal.ring
+    A, B = X.components, Y.components
+    cross = ring.add(ring.add(ring.mul(A, B), ring.mul(A, B[[1, 2, 0]])),
+                     ring.mul(A[[1, 2, 0]], B))
+    sent = {}
+    for i, m in enumerate(led.messages):
+        rec = led.values.get(i)
+        if m.phase == "online" and rec is not None and rec.kind == "array" and rec.complete:
+            sent[PARTIES.index(m.sender)] = ring.reduce(np.asarray(rec.array(), np.uint64)
+                                                        .reshape(out.shape))
+    if sorted(sent) != [0, 1, 2]:
+        return "record the z_i each party sends (ledger.send(..., value=z[i]))"
+    z = np.stack([sent[i] for i in range(3)])
+    alpha = ring.sub(z, cross)
+    if np.any(ring.add(ring.add(alpha[0], alpha[1]), alpha[2])):
+        return "what the parties send minus their cross terms does not sum to zero"
+    if np.any(alpha == 0) or np.any(alpha[0] == alpha[1]) or np.any(alpha[1] == alpha[2]):
+        return ("z_i is (nearly) the bare cross term: without a fresh zero sharing alpha, "
+                "z_i tells P_{i-1} about x and y")
+    if not np.array_equal(out.components, z):
+        return "your output's components are not the z_i that crossed"
+    return None
 
 
 def check_mul(fn) -> Verdict:
     if (copied := own_work(fn, Falcon.mul, "Falcon.mul")) is not None:
         return copied
     for seed, shape in MUL_CASES:
-        ref_led, _, want = _run_mul(Falcon.mul, seed, shape, student=False)
-        led, out, _ = _run_mul(fn, seed, shape, student=True)
+        ref_led, _, want, _ = _run_mul(Falcon.mul, seed, shape, student=False)
+        led, out, _, (fal, X, Y) = _run_mul(fn, seed, shape, student=True)
         case = f"shape {shape}"
         if out.shape != tuple(shape):
             return Verdict(False, f"{case}: your output has shape {out.shape}")
         right = bool(np.array_equal(out.reveal(), want))
         if (no := ledger_mismatch(
                 case, ref_led, led, right, "your components do not sum to x * y",
-                "z_i = x_i y_i + x_i y_{i+1} + x_{i+1} y_i + alpha_i with alpha = "
-                "fal.zero3(fal.ring, x.shape): without alpha, z_i tells P_{i-1} about x and "
-                "y")) is not None:
+                "", values=False)) is not None:
             return no
-    return Verdict(True, "Your resharing matches Falcon's: one round, each P_i sends z_i to "
-                         f"P_(i-1), the same values ({summary(ref_led)}).")
+        if (leak := _reshare_leak(led, fal, X, Y, out)) is not None:
+            return Verdict(False, f"{case}: {leak}",
+                           "z_i = x_i y_i + x_i y_{i+1} + x_{i+1} y_i + alpha_i with alpha = "
+                           "fal.zero3(fal.ring, x.shape): without alpha, z_i tells P_{i-1} "
+                           "about x and y")
+    return Verdict(True, "Your resharing is Falcon's: one round, each P_i sends z_i to "
+                         f"P_(i-1), each masked by a fresh zero sharing ({summary(ref_led)}).")
 
 
 register(Exercise(
@@ -73,13 +105,14 @@ register(Exercise(
         "fal.zero3(fal.ring, x.shape)`, a 3-out-of-3 sharing of zero from the PRF keys) and "
         "sends `z_i` to P_{i-1}, all in one round on `fal.ledger` (parties `PARTIES`, "
         "`value=` what is sent); return `RSS(z, fal.ring)`. The check compares your ledger "
-        "with the one of `fal.mul` on the same seeded inputs, values included."),
+        "with the one of `fal.mul` on the same seeded inputs (who sends whom how many bits "
+        "in which round) and checks what crossed: each z_i masked by a zero sharing."),
     hints=(
         "`X[[1, 2, 0]]` puts x_{i+1} in row i; the ring's `add`, `mul` work on whole arrays.",
         "`with fal.ledger.round():` then `fal.ledger.send(PARTIES[i], PARTIES[(i - 1) % 3], "
         "z[i].size * fal.ring.bits, 'reshare', value=z[i])` for i = 0, 1, 2.",
-        "Call `fal.zero3` once, with the output shape: the PRF streams must advance as in "
-        "the library.",
+        "`fal.zero3(fal.ring, x.shape)` gives the three alpha_i, which sum to zero: add "
+        "alpha_i to z_i before it is sent.",
     ),
     expects="a function my_mul(fal, x, y) returning ReplicatedShares (RSS)",
     checker=check_mul, solution=solutions.falcon_product, compares_ledgers=True,
@@ -176,7 +209,7 @@ answer = ...''',
 
 
 # -- 05.3 -----------------------------------------------------------------------------------
-PC_CASES = ((2, 16), (5, 32), (3, 20))  # (comparisons n, ring bits ell)
+PC_CASES = ((2, 16), (5, 32), (3, 20), (1, 30), (4, 24), (6, 18))  # (n, ring bits ell)
 
 
 def private_compare_ledger(n: int, ell: int) -> Ledger:
@@ -194,30 +227,30 @@ def private_compare_ledger(n: int, ell: int) -> Ledger:
     return fal.ledger
 
 
-def check_pc_cost(fn) -> Verdict:
-    for n, ell in PC_CASES:
+def check_pc_cost(answer) -> Verdict:
+    exprs = as_closed_form(answer, ("n", "ell"), 2, "your (rounds, bits)")
+    cases = [{"n": n, "ell": ell} for n, ell in PC_CASES]
+
+    def measure(n, ell):
         led = private_compare_ledger(n, ell)
-        want = (led.rounds("online"), led.total_bits("online"))
-        got = as_int_tuple(call_student(fn, n, ell, what="private_compare_cost"), 2,
-                           "private_compare_cost's result (rounds, bits)")
-        if got != want:
-            return Verdict(False, f"n = {n}, ell = {ell}: you say {got[0]} rounds and "
-                                  f"{got[1]} bits; the ledger says {want[0]} rounds and "
-                                  f"{want[1]} bits")
-    return Verdict(True, "Right, rounds and bits as the ledger books them. A sequential "
-                         "product instead of the tree would keep the bits and need ell + 1 "
-                         "rounds instead of ceil(log2(ell + 2)).")
+        return led.rounds("online"), led.total_bits("online")
+
+    if (no := closed_form_verdict(exprs, cases, measure, ("rounds", "bits"))) is not None:
+        return no
+    return Verdict(True, f"Right: {exprs[0]} rounds and {exprs[1]} bits, as the ledger books "
+                         "them. A sequential product instead of the tree would keep the bits "
+                         "and need ell + 1 rounds instead of ceil(log2(ell + 2)).")
 
 
 register(Exercise(
     id="05.3", title="rounds and bits of private compare, from the ledger",
     prompt=(
         "Private compare (Algorithm 1) multiplies by (-1)^beta (step 5), multiplies "
-        "ell + 2 factors per comparison with a product tree (step 9) and opens d. Write "
-        "`private_compare_cost(n, ell)` returning `(rounds, bits)`: the online rounds and "
-        "bits of the semi-honest protocol on `n` comparisons in Z_2^ell (over Z_37). Run "
-        "`F.private_compare` and read `fal.ledger`; the check compares with the ledger of "
-        "fresh runs."),
+        "ell + 2 factors per comparison with a product tree (step 9) and opens d. Derive "
+        "`(rounds, bits)`, the online rounds and bits of the semi-honest protocol on `n` "
+        "comparisons in Z_2^ell (over Z_37), as two sympy expressions in the symbols `n` and "
+        "`ell` (`sp.ceiling(sp.log(x, 2))` is allowed). Derive them from the protocol; the "
+        "check evaluates them at several sizes against the ledger of fresh runs."),
     hints=(
         "A semi-honest product or opening of N elements of b bits costs one round and "
         "3 N b bits (each party sends one element per output); Z_37 elements have "
@@ -226,15 +259,12 @@ register(Exercise(
         "S[0] = 0 and is local); the tree does ell + 1 products per comparison in "
         "ceil(log2(ell + 2)) rounds; d is n elements.",
     ),
-    expects="a function private_compare_cost(n, ell) returning a tuple (rounds, bits)",
-    checker=check_pc_cost, solution=solutions.private_compare_cost,
-    stub='''import math
+    expects="a tuple (rounds, bits) of sympy expressions in n and ell",
+    checker=check_pc_cost, solution=solutions.private_compare_cost, kind="value",
+    stub='''import sympy as sp
 
-
-def private_compare_cost(n, ell):
-    """(online rounds, online bits) of semi-honest private compare, n comparisons in Z_2^ell."""
-    ...  # your code here
-
+n, ell = sp.symbols("n ell", positive=True, integer=True)
+# answer = (rounds, bits): two expressions in n and ell
 
 answer = ...''',
 ))

@@ -19,7 +19,8 @@ from ppnn.core import Ledger
 
 from .registry import Verdict
 
-__all__ = ["Flow", "flows", "compare_messages", "compare_ops", "summary", "ledger_mismatch"]
+__all__ = ["Flow", "flows", "compare_messages", "compare_ops", "summary", "ledger_mismatch",
+           "closed_form_verdict"]
 
 
 @dataclass(frozen=True)
@@ -123,13 +124,15 @@ def compare_messages(reference: Ledger, yours: Ledger, values: bool = True,
 
 
 def ledger_mismatch(case: str, reference: Ledger, yours: Ledger, right: bool, wrong_output: str,
-                    value_tip: str, record_tip: str | None = None) -> Verdict | None:
+                    value_tip: str, record_tip: str | None = None,
+                    values: bool = True) -> Verdict | None:
     """The "not yet" of a write-it-yourself check, or None when the student's ledger and
     output agree with the library's: the case, ``wrong_output`` if the output is not
     ``right``, the message differences (:func:`compare_messages`) and both summaries; the
     hint is ``record_tip`` when a value was not recorded, ``value_tip`` when the sizes agree
-    but the values do not."""
-    diffs = compare_messages(reference, yours)
+    but the values do not; ``values=False``: compare who sends whom how many bits in which
+    round only (the checker judges the values by what the protocol guarantees)."""
+    diffs = compare_messages(reference, yours, values=values)
     if not diffs and right:
         return None
     lines = [f"{case}:"] + ([] if right else [f"  {wrong_output}"])
@@ -158,3 +161,23 @@ def compare_ops(reference: dict[str, int], yours: Ledger) -> list[str]:
         if a != b:
             diffs.append(f"{op}: the library books {a}, yours {b}")
     return diffs
+
+
+def closed_form_verdict(exprs: tuple, cases, measure, labels,
+                        unit: str = "the ledger") -> Verdict | None:
+    """The "not yet" of a counting exercise, or None: the student's closed forms ``exprs``
+    (sympy, in ``names``) evaluated at every size of ``cases`` (dicts name -> int) against
+    ``measure(**case)``, a tuple of what the library's run booked (one entry per
+    expression, named by ``labels``). The cases vary every size, so a formula that leaves
+    one out, or a number, fails."""
+    from .answers import at
+
+    for case in cases:
+        want = tuple(measure(**case))
+        got = tuple(at(e, **case) for e in exprs)
+        if got != want:
+            where = ", ".join(f"{k} = {v}" for k, v in case.items())
+            said = "; ".join(f"{lbl} {g if g is not None else 'not an integer'} (you) vs "
+                             f"{w} ({unit})" for lbl, g, w in zip(labels, got, want) if g != w)
+            return Verdict(False, f"at {where}: {said}")
+    return None

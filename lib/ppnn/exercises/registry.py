@@ -139,10 +139,15 @@ class Result:
         parts = [f'<div style="color:{color};font-weight:bold">{mark} &mdash; Exercise '
                  f"{html.escape(self.id)}: {html.escape(self.title)}</div>"]
         if self.message:
-            parts.append(f'<div style="white-space:pre-wrap">{html.escape(self.message)}</div>')
+            parts.append(f'<div style="white-space:pre-wrap">{_inline_md(self.message)}</div>')
         if self.hint:
-            parts.append(f"<div><b>Hint.</b> {html.escape(self.hint)}</div>")
+            parts.append(f"<div><b>Hint.</b> {_inline_md(self.hint)}</div>")
         return "\n".join(parts)
+
+
+def _inline_md(text: str) -> str:
+    """``text`` as HTML with its Markdown code spans rendered (`x` -> <code>x</code>)."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
 
 
 # -- registry -----------------------------------------------------------------------------

@@ -38,10 +38,13 @@ def recover_x2_from_reused_triple(view):
     return view["x1"] - view["e1"] + view["e2"]
 
 
-def beaver_online_bits(n, parties, k):
-    """00.3 -- each of the ``parties`` sends its shares of ``e`` and ``f`` (``2 n`` elements
-    of ``k`` bits) to each of the ``parties - 1`` others, all in one round."""
-    return parties * (parties - 1) * 2 * n * k
+def beaver_online_bits():
+    """00.3 -- each of the ``P`` parties sends its shares of ``e`` and ``f`` (``2 n`` elements
+    of ``k`` bits) to each of the ``P - 1`` others, all in one round."""
+    import sympy as sp
+
+    n, P, k = sp.symbols("n P k", positive=True, integer=True)
+    return P * (P - 1) * 2 * n * k
 
 
 # -- 01 Tabula ------------------------------------------------------------------------------
@@ -80,13 +83,13 @@ def recover_x2_from_reused_table(view):
 
 def smallest_ring(value_bits, relus, inferences, target):
     """01.3 -- the smallest ``k`` with ``(1 - p_k)^(relus * inferences) >= target``, where
-    ``p_k = 2^(l + 1 - k)`` is the chance that one local truncation fails (SecureML)."""
+    ``p_k = 2^(l - k)`` bounds the chance that one local truncation fails."""
     import math
 
     from ppnn.core import local_truncation_failure_probability
 
     trials = relus * inferences
-    for k in range(value_bits + 2, 65):
+    for k in range(value_bits + 1, 65):
         p = local_truncation_failure_probability(value_bits, k)
         if trials * math.log1p(-p) >= math.log(target):  # log1p: p is tiny
             return k
@@ -172,20 +175,24 @@ def relu_unit(x):
     return Word(planes, signed=False)  # ReLU values are >= 0: no sign plane
 
 
-def max_unit_cost(w):
+def max_unit_cost():
     """04.2 -- the max unit: a signed comparator from the borrow chain (``4 w - 2`` gates, one
     AND-type gate per bit on the chain: depth ``w``) and one MUX per bit (depth + 1)."""
+    import sympy as sp
+
+    w = sp.Symbol("w", positive=True, integer=True)
     return (4 * w - 2 + w, w + 1)
 
 
-def accumulator_gates(K, b):
-    """04.3 -- the mixed-bitwidth adder tree: level ``n`` adds ``floor(K_n / 2)`` pairs with
-    widening ``(b + n)``-bit adders of ``5 (b + n) - 3`` gates; an odd word passes up free."""
-    total, level = 0, 0
-    while K > 1:
-        total += (K // 2) * (5 * (b + level) - 3)
-        K, level = (K + 1) // 2, level + 1
-    return total
+def accumulator_gates():
+    """04.3 -- the mixed-bitwidth adder tree on ``K = 2^m`` terms: level ``n`` adds ``K /
+    2^(n+1)`` pairs with widening ``(b + n)``-bit adders of ``5 (b + n) - 3`` gates; summed
+    over the levels, ``(5 b - 3)(K - 1) + 5 (K - 1 - m)``."""
+    import sympy as sp
+
+    K, b = sp.symbols("K b", positive=True, integer=True)
+    m, n = sp.log(K, 2), sp.Symbol("n", integer=True, nonnegative=True)
+    return sp.simplify(sp.summation(K / 2 ** (n + 1) * (5 * (b + n) - 3), (n, 0, m - 1)))
 
 
 def overflow_terms(K, b, width):
@@ -223,19 +230,20 @@ def bad_truncation_input(r, k, d):
     return lim - 1 if r < 0 else -(lim - 1)
 
 
-def private_compare_cost(n, ell):
+def private_compare_cost():
     """05.3 -- step 5 (one product over ``n ell`` elements of Z_37: position 0 of the
     ``ell + 1`` is local), the product tree
     over ``ell + 2`` factors (``ell + 1`` products per comparison in ``ceil(log2(ell + 2))``
     rounds) and the opening of ``d``; semi-honest, each element costs 3 messages of 6 bits."""
-    import math
+    import sympy as sp
 
     from ppnn.protocols.falcon import Zp
 
+    n, ell = sp.symbols("n ell", positive=True, integer=True)
     bp = Zp(37).bits
-    rounds = 1 + math.ceil(math.log2(ell + 2)) + 1
+    rounds = 1 + sp.ceiling(sp.log(ell + 2, 2)) + 1
     bits = 3 * bp * (n * ell + n * (ell + 1) + n)
-    return (rounds, bits)
+    return (rounds, sp.expand(bits))
 
 
 SOLUTIONS = {

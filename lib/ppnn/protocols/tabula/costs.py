@@ -103,8 +103,11 @@ def fss_relu_bits(L: int) -> int:
 
 
 def catastrophic_probability(value_bits: int, ring_bits: int) -> float:
-    """Appendix: P(catastrophic truncation error) ~ 2^(value_bits - ring_bits) per call."""
-    return 2.0 ** (value_bits - ring_bits)
+    """Appendix: P(catastrophic truncation error) <= 2^(value_bits - ring_bits) per call
+    (:func:`ppnn.core.local_truncation_failure_probability`)."""
+    from ppnn.core import local_truncation_failure_probability
+
+    return local_truncation_failure_probability(value_bits, ring_bits)
 
 
 def all_calls_succeed(value_bits: int, ring_bits: int, relus: float, calls: float) -> float:
