@@ -19,7 +19,7 @@ PYTEST_ARGS ?=
 SITE_ARGS ?=
 
 .PHONY: help setup install binding data reproduce reproduce-quick test lint unit notebooks \
-        bench lab clean distclean browser site
+        bench lab clean distclean browser site course
 
 help:
 	@echo "make reproduce   install everything, then regenerate all tables and figures"
@@ -27,6 +27,7 @@ help:
 	@echo "make lab         open JupyterLab on the notebooks"
 	@echo "make site        the executed notebooks, report and glossary as HTML in build/site/"
 	@echo "make bench       run the benchmarks (ratios measured side by side)"
+	@echo "make course      the lecturer's kit in build/course/: student notebooks, autograders"
 	@echo "make clean       remove build outputs (keeps .venv and data/cache)"
 
 # ---------------------------------------------------------------- environment
@@ -100,6 +101,10 @@ test: setup lint browser
 # SITE_ARGS=--quick: quick runs only, SITE_ARGS=--no-run: run no notebook
 site: setup
 	$(PY) -m ppnn.site $(SITE_ARGS)
+
+# build/course/: student notebooks without solutions, Otter-Grader autograders, a README
+course: setup
+	$(PY) -m ppnn.course build
 
 bench: setup
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
