@@ -44,6 +44,7 @@ from ppnn.he.bfv.security import (
 )
 from ppnn.nn import Conv2d, Dense, Flatten, MaxPool, Network, ReLU
 from ppnn.nn.canonical import canonicalize
+from ppnn.protocols.checks import check_int
 from ppnn.protocols.gala import GalaConv, GalaMatVec, centered, run_linear
 from ppnn.protocols.gala.network import fixed_point_plan, integer_forward, quantize_input
 from ppnn.protocols.gazelle import GazelleConv, GazelleMatVec
@@ -254,6 +255,7 @@ class _HEGC(Family):
                  kappa: int = SESSION_KAPPA, queries: int = SESSION_QUERIES):
         from ppnn.he.bfv.sim import BFVSim, batching_prime
 
+        f_x = check_int(f_x, "f_x", 0, 16)
         if calib is None:
             raise ValueError(f"{self.spec.name} needs calibration images (calib=) for GALA's "
                              "fixed-point plan")
@@ -405,20 +407,22 @@ _VARIANT_NOTE = (
     "flooding, so the key-holding client can read the weights from the returned noise). "
     f"Their default rows run at SEAL's 128-bit N = {_DEFAULT['poly_degree']} with flooding.")
 _NO_PRIVACY = "2PC, semi-honest, no circuit privacy"
+_ENCODING = ("a pixel is round(x 2^f_x) in [0, 2^f_x], the bound the weights' bits and the "
+             "plaintext prime are sized for")
 
 
 class GazelleGC(_HEGC):
     method = "GAZELLE"
     spec = FamilySpec("gazelle_gc", "GAZELLE linear + GC ReLU", "GALA (baseline)", PARTIES,
                       _SECURE, "semi-honest", "two parties", real=_REAL,
-                      simulated=_SIM, layers=_LAYERS)
+                      simulated=_SIM, layers=_LAYERS, input_encoding=_ENCODING)
 
 
 class GalaGC(_HEGC):
     method = "GALA"
     spec = FamilySpec("gala_gc", "GALA linear + GC ReLU", "GALA", PARTIES,
                       _SECURE, "semi-honest", "two parties", real=_REAL,
-                      simulated=_SIM, layers=_LAYERS)
+                      simulated=_SIM, layers=_LAYERS, input_encoding=_ENCODING)
 
 
 class GazelleGCNoFlood(GazelleGC):
@@ -428,7 +432,8 @@ class GazelleGCNoFlood(GazelleGC):
     variant_note = _VARIANT_NOTE
     spec = FamilySpec("gazelle_gc_noflood", "GAZELLE linear + GC ReLU (no circuit privacy)",
                       "GALA (baseline)", PARTIES, _NO_PRIVACY, "semi-honest", "two parties",
-                      real=_REAL, simulated=_SIM, layers=_LAYERS)
+                      real=_REAL, simulated=_SIM, layers=_LAYERS,
+                      input_encoding=_ENCODING)
 
 
 class GalaGCNoFlood(GalaGC):
@@ -438,4 +443,4 @@ class GalaGCNoFlood(GalaGC):
     variant_note = _VARIANT_NOTE
     spec = FamilySpec("gala_gc_noflood", "GALA linear + GC ReLU (no circuit privacy)", "GALA",
                       PARTIES, _NO_PRIVACY, "semi-honest", "two parties", real=_REAL,
-                      simulated=_SIM, layers=_LAYERS)
+                      simulated=_SIM, layers=_LAYERS, input_encoding=_ENCODING)

@@ -31,10 +31,20 @@ _REAL = ("Paillier (phe + gmpy2, 2048-bit keys as in the paper: about 112-bit se
          "NIST SP 800-57, not 128) with backend='real'")
 _SIM = ("the ABY-style 2PC (OT and AND-triple costs booked from a cost model); Paillier on "
         "its simulator with backend='sim' (identical operation counts)")
+_ENCODING = ("a pixel is x 2^8; the activations' widths hold for inputs up to the calibration "
+             "maximum x 2^margin_bits (the client's input contract)")
 
 
 class _Swann(Family):
     scenario: str
+
+    def input_range(self, plan: Plan) -> tuple[float, float]:
+        """The model's input contract, ``|pixel| <=`` the calibration maximum ``x
+        2^margin_bits`` (the encoding is signed, and the activations' widths are derived for
+        every input within it); calibration images themselves lie in the spec's ``[0, 1]``."""
+        model = plan.impl["model"]
+        bound = model.input_bound / 2.0 ** model.plan.f_in
+        return -bound, bound
 
     def _compile(self, net, params, calib, setting: str = "hybrid", optimized: bool = True,
                  key_bits: int = 2048, keys: SwannKeys | None = None,
@@ -42,6 +52,8 @@ class _Swann(Family):
         if calib is None:
             raise ValueError("SwaNN needs calibration images (calib=) for its activation "
                              "bit widths")
+        if not isinstance(optimized, bool):
+            raise TypeError(f"optimized must be True or False, got {optimized!r}")
         net, params, rewrites = canonicalize(net, params)
         model = SwannModel(net, params, setting, FixedPointPlan(widths=widths),
                            np.asarray(calib))
@@ -126,7 +138,8 @@ class SwannClientServer(_Swann):
     spec = FamilySpec(
         "swann_cs", "SwaNN client-server", "SwaNN", PARTIES["client-server"],
         "2PC, semi-honest", "semi-honest", "two parties", real=_REAL, simulated=_SIM,
-        layers=_LAYERS, backends=("sim", "real"))
+        layers=_LAYERS, backends=("sim", "real"),
+        input_encoding=_ENCODING)
 
 
 class SwannTwoServer(_Swann):
@@ -135,4 +148,4 @@ class SwannTwoServer(_Swann):
         "swann_2s", "SwaNN two-server", "SwaNN", PARTIES["two-server"],
         "2 non-colluding servers, semi-honest", "semi-honest", "non-colluding servers",
         real=_REAL, simulated=_SIM, layers=_LAYERS, backends=("sim", "real"),
-        images_per_run=2)
+        images_per_run=2, input_encoding=_ENCODING)
