@@ -25,8 +25,10 @@ layer and the reason.
 
 What the front door refuses (:mod:`.checks`, :mod:`ppnn.errors`): images that are not finite
 or lie outside the family's declared input range (:meth:`Family.input_range`, pixels in
-``[0, 1]``: nothing is clipped or wrapped), parameters that are not finite, and unknown
-options.
+``[0, 1]``: nothing is clipped or wrapped), parameters that are not finite, unknown options,
+and parameters below the security a family claims (:meth:`Family.security_shortfalls`)
+unless ``compile(..., insecure=True)``, which the plan's options, ``plan.insecure`` and every
+result's ``provenance["security"]`` then state.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ import pandas as pd
 from ppnn.core import Ledger
 from ppnn.core.ledger import recording
 from ppnn.core.transcript import ValueBudget
-from ppnn.errors import InvalidArgument, InvalidType, PPNNError
+from ppnn.errors import InsecureParameters, InvalidArgument, InvalidType, PPNNError
 from ppnn.nn import Network
 
 from . import checks
@@ -124,6 +126,12 @@ class Plan:
         """The family's exact integer forward pass in the clear (logits, the family's scale)."""
         x = _check_images(self, x)
         return family(self.family).oracle(self, x)
+
+    @property
+    def insecure(self) -> list[str]:
+        """The parameters below the security the family claims that ``compile(...,
+        insecure=True)`` accepted (empty: none)."""
+        return list(self.info.get("insecure", []))
 
     def predict(self, x, batch: int = 500) -> np.ndarray:
         """Class predictions of the integer oracle (batched)."""
@@ -235,6 +243,12 @@ class Family:
                      or (p.kind == p.POSITIONAL_OR_KEYWORD
                          and p.name not in ("net", "params", "calib")))
 
+    def security_shortfalls(self, options: dict) -> list[str]:
+        """The ``compile`` options below the security the family claims, each said with the
+        bound (empty: none). ``compile`` refuses them unless ``insecure=True``; it checks the
+        types and ranges of the options first."""
+        return []
+
     # -- shared checks ----------------------------------------------------------------------
     def check_network(self, net: Network) -> None:
         """Raise :class:`UnsupportedNetwork` naming the first layer this family cannot run."""
@@ -246,7 +260,10 @@ class Family:
                     f"{self.spec.name} cannot run layer {node.name} ({node.kind}) of "
                     f"{net.name}: it compiles {', '.join(self.spec.layers)}")
 
-    def compile(self, net: Network, params, calib=None, **options) -> Plan:
+    def compile(self, net: Network, params, calib=None, insecure: bool = False,
+                **options) -> Plan:
+        if not isinstance(insecure, bool):
+            raise InvalidType(f"insecure must be True or False, got {insecure!r}")
         self.check_network(net)
         checks.check_params(net, params)
         if calib is not None:  # checked, and passed on as given (its dtype is the caller's)
@@ -258,7 +275,13 @@ class Family:
         if unknown:
             raise InvalidArgument(f"unknown option(s) {', '.join(map(repr, unknown))} for "
                                   f"{self.spec.name}: its compile options are "
-                                  f"{', '.join(names) or 'none'}")
+                                  f"{', '.join(names) or 'none'} (and insecure)")
+        weak = self.security_shortfalls(options)
+        if weak and not insecure:
+            raise InsecureParameters(
+                f"{self.spec.name}: {'; '.join(weak)} -- below the security the family "
+                "claims; pass insecure=True to compile it anyway (the plan and its results "
+                "then say so)")
         try:
             impl, info = self._compile(net, params, calib, **options)
         except UnsupportedNetwork:
@@ -267,6 +290,9 @@ class Family:
             cls = type(e) if isinstance(e, PPNNError) else (
                 InvalidArgument if isinstance(e, ValueError) else InvalidType)
             raise cls(f"{self.spec.name} cannot compile {net.name}: {e}") from e
+        if insecure:
+            info = {**info, "insecure": list(weak)}
+            options = {**options, "insecure": True}
         return Plan(self.spec.key, net, dict(options), impl, info)
 
     def run(self, plan: Plan, x, seed=0, backend: str = "sim", client=None) -> Result:
@@ -290,7 +316,8 @@ class Family:
         wall = time.perf_counter() - t0
         timings = pd.DataFrame(times, columns=["phase", "layer", "seconds"])
         extra = {"wall_s": wall}
-        return Result(self.spec.key, backend, np.asarray(logits), ledger, timings, prov, extra)
+        return Result(self.spec.key, backend, np.asarray(logits), ledger, timings,
+                      with_security(plan, prov), extra)
 
     def count(self, plan: Plan, batch: int = 1) -> Ledger:
         batch = checks.check_int(batch, "batch", 1, MAX_BATCH)
@@ -315,6 +342,16 @@ def _check_images(plan: Plan, x) -> np.ndarray:
     lo, hi = fam.input_range(plan)
     return checks.check_images(x, plan.net.input_shape, lo, hi, "x",
                                f"{fam.spec.name} for {plan.net.name}", fam.spec.input_encoding)
+
+
+def with_security(plan: Plan, provenance: dict) -> dict:
+    """``provenance`` with a ``"security"`` entry when ``plan`` was compiled with
+    ``insecure=True`` below the family's claimed security (what a result must state)."""
+    weak = plan.insecure if isinstance(plan, Plan) else []
+    if not weak:
+        return provenance
+    return {**provenance, "security": "INSECURE (compiled with insecure=True): "
+            + "; ".join(weak)}
 
 
 # -- the registry and the three calls ------------------------------------------------------
@@ -370,7 +407,9 @@ def variants() -> Families:
 
 def compile(family_key, net: Network, params, calib=None, **options) -> Plan:  # noqa: A001
     """Compile ``net`` with float ``params`` for a family (``calib``: calibration images, in
-    the family's input range)."""
+    the family's input range). ``insecure=True`` accepts options below the security the
+    family claims (e.g. a short Paillier key for a quick test): the plan's options,
+    ``plan.insecure`` and every result's ``provenance["security"]`` say so."""
     return family(family_key).compile(net, params, calib, **options)
 
 

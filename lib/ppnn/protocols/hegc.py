@@ -251,6 +251,14 @@ class _HEGC(Family):
     params_name = "secure"
     circuit_privacy = True
 
+    def security_shortfalls(self, options: dict) -> list[str]:
+        kappa = check_int(options.get("kappa", SESSION_KAPPA), "kappa", 1, 256)
+        check_int(options.get("queries", SESSION_QUERIES), "queries", 1, 1 << 40)
+        if self.circuit_privacy and kappa < SESSION_KAPPA:
+            return [f"kappa = {kappa} < {SESSION_KAPPA}: the flooding's statistical distance "
+                    f"per session would be 2^-{kappa}, not the claimed 2^-{SESSION_KAPPA}"]
+        return []
+
     def _compile(self, net, params, calib, n: int | None = None, f_x: int = 6,
                  kappa: int = SESSION_KAPPA, queries: int = SESSION_QUERIES):
         from ppnn.he.bfv.sim import BFVSim, batching_prime
