@@ -516,9 +516,9 @@ def test_cli_wire_refuses_other_families_and_unknown_models(capsys):
     assert "implemented for falcon_sh, falcon_mal" in capsys.readouterr().err
     assert main(["wire", "falcon_sh", "no_such_net"]) == 2
     assert "neither an .onnx file nor a zoo network" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        main(["wire", "falcon_sh", "minionn_mnist", "--images", "0"])
+    assert main(["wire", "falcon_sh", "minionn_mnist", "--images", "0"]) == 2
+    assert "error: --images: must be an int in [1, 10,000]" in capsys.readouterr().err
     assert main(["wire", "falcon_sh", "minionn_mnist", "--backend", "real"]) == 2
-    assert "--backend real crosses processes for" in capsys.readouterr().err
+    assert "error: --backend real: crosses processes for" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["wire", "falcon_sh", "minionn_mnist", "--backend", "seal"])

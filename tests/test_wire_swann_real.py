@@ -4,8 +4,9 @@ servers' processes hold the public key and a stand-in for the secret key that ra
 and the ciphertexts cross as their integers mod N^2 at the booked width. The client's logits
 and the ledger equal the in-process real run (and the simulator's) with the same seed, every
 message is its booked bits plus the header, no party waits twice in a round, and a 2PC input
-that reads the owner's mask instead of the message fails the garbage test. 512-bit keys (the
-protocol is the same at 2048; one slow test runs those)."""
+that reads the owner's mask instead of the message fails the garbage test. 512-bit keys for
+speed, compiled with ``insecure=True`` (the protocol is the same at 2048; one slow test runs
+those)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ KEY_BITS = 512
 
 def _plan(family, key_bits=KEY_BITS):
     net, params, calib, x = tiny_network()
-    return ppnn.compile(family, net, params, calib=calib, key_bits=key_bits), x
+    return ppnn.compile(family, net, params, calib=calib, key_bits=key_bits,
+                        insecure=key_bits < 2048), x
 
 
 @pytest.fixture(scope="module", params=["swann_cs", "swann_2s"])
@@ -200,7 +202,8 @@ def test_square_network_phe_setting_and_unoptimized_runs(family, setting, optimi
     g = np.random.default_rng(1)
     params = init_params(net, np.random.default_rng(0))
     plan = ppnn.compile(family, net, params, calib=g.uniform(0, 1, (16, 1, 6, 6)),
-                        key_bits=KEY_BITS, setting=setting, optimized=optimized)
+                        key_bits=KEY_BITS, insecure=True, setting=setting,
+                        optimized=optimized)
     x = g.uniform(0, 1, (2, 1, 6, 6))
     real = ppnn.run(plan, x, SEED, backend="real")
     res = run_plan(plan, x, SEED, backend="real", timeout=20)

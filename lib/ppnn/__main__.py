@@ -24,17 +24,63 @@ and rounds, measured or projected compute, LAN/WAN latency from one time model, 
 each family's integer model, each protocol run checked against it), prints the table and
 writes it as CSV and Markdown with two figures under ``build/compare/<model>/``. A family that
 cannot run the network is reported with the layer and the reason, and the others go on.
+
+A user's error (a bad argument, a file that is not a model ppnn imports, a network no family
+can run, a scheduler that does not answer) prints ``error: <what>: <why>`` on stderr and
+exits with status 2, without a traceback (:mod:`ppnn.errors`); anything else is a bug and
+keeps its traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import math
+import re
 import sys
 import time
 from pathlib import Path
 
 __all__ = ["main"]
+
+#: test images of the datasets (MNIST and Fashion-MNIST: 10,000 each; 60,000 training)
+TEST_IMAGES, TRAIN_IMAGES = 10_000, 60_000
+#: local Dask workers ``--workers`` may start
+MAX_WORKERS = 256
+#: seconds ``--scheduler`` waits for the scheduler to answer
+SCHEDULER_TIMEOUT_S = 10
+_SCHEDULER = re.compile(r"(tcp|tls|ws|wss|ucx)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d+)/?")
+
+
+class _Refused(Exception):
+    """A user's error, said as ``error: <what>: <why>`` (exit status 2)."""
+
+    def __init__(self, what: str, why: str):
+        super().__init__(f"{what}: {why}")
+        self.what, self.why = what, why
+
+
+@contextlib.contextmanager
+def _about(what: str, also: tuple = ()):
+    """Inside the block a user's error (:data:`ppnn.errors.USER_ERRORS`, and ``also``: e.g.
+    ``OSError`` where the block writes a file the user named) is refused as about ``what``."""
+    from ppnn.errors import USER_ERRORS
+
+    try:
+        yield
+    except (*USER_ERRORS, *also) as e:
+        why = str(e)
+        if why.startswith(f"{what}: "):
+            why = why[len(what) + 2:]
+        raise _Refused(what, why) from None
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the command line's error format (``error: <what>: <why>``, status 2)."""
+
+    def error(self, message: str):
+        self.print_usage(sys.stderr)
+        self.exit(2, f"error: {message}\n")
 
 
 def _families(args) -> int:
@@ -52,15 +98,19 @@ def _families(args) -> int:
 @contextlib.contextmanager
 def _client(args):
     """A Dask client from ``--workers`` (a LocalCluster) or ``--scheduler``, else None."""
-    if getattr(args, "workers", None):
+    if args.workers is not None:
         from ppnn import distributed
 
         with distributed.cluster(workers=args.workers) as client:
             yield client
-    elif getattr(args, "scheduler", None):
+    elif args.scheduler is not None:
+        import dask
+
         from ppnn import distributed
 
-        client = distributed.connect(args.scheduler)
+        with _about(f"--scheduler {args.scheduler}", also=(OSError,)), dask.config.set(
+                {"distributed.comm.timeouts.connect": f"{SCHEDULER_TIMEOUT_S}s"}):
+            client = distributed.connect(args.scheduler)
         try:
             yield client
         finally:
@@ -75,20 +125,18 @@ def _compare(args) -> int:
     from ppnn.protocols import api
 
     model = Path(args.model)
-    if not model.is_file():
-        print(f"error: no ONNX file {model}", file=sys.stderr)
-        return 2
-    net, params = nn.from_onnx(model)
     registry = api.families()
     keys = args.families or list(registry)
     unknown = [k for k in keys if k not in registry]
     if unknown:
-        print(f"error: unknown families {unknown}; choose from {list(registry)}",
-              file=sys.stderr)
-        return 2
-    w = compare.make_workload(not args.full, args.seed, n_run=min(args.runs, args.images),
-                              n_acc=args.images, n_calib=args.calib, net=net, params=params,
-                              dataset=args.dataset)
+        raise _Refused("--families", f"unknown famil{'y' if len(unknown) == 1 else 'ies'} "
+                       f"{', '.join(map(repr, unknown))}; choose from {', '.join(registry)}")
+    with _about(f"ONNX file {model}"):
+        net, params = nn.from_onnx(model)
+    with _about(f"--dataset {args.dataset}", also=(OSError,)):
+        w = compare.make_workload(not args.full, args.seed, n_run=args.runs,
+                                  n_acc=args.images, n_calib=args.calib, net=net,
+                                  params=params, dataset=args.dataset)
     print(f"{net.name}: {len(net.layers)} layers, input {net.input_shape}, "
           f"{net.n_relus:,} ReLUs, {net.n_macs:,} MACs; float accuracy on the first "
           f"{args.images} {args.dataset} test images: {w.float_accuracy:.4f}", flush=True)
@@ -117,15 +165,16 @@ def _compare(args) -> int:
                 continue
             print(f"  {registry[k].name}: {secs[k]:.1f} s", flush=True)
     if not results:
-        print("error: no family could run this network", file=sys.stderr)
-        return 1
+        raise _Refused(f"ONNX file {model}", "no family could run this network (the reasons "
+                       "are above)")
     from ppnn.core import WAN
 
     df = compare.comparison_frame(results, w)
     cmp = compare.Comparison(w, units, results, df, compare.breakdown_frame(results, WAN),
                              compare.decision_guide(df), secs)
     out = Path(args.out) if args.out else paths.build_dir() / "compare" / model.stem
-    written = compare.save(cmp, directory=out)
+    with _about(f"--out {out}", also=(OSError,)):
+        written = compare.save(cmp, directory=out)
     print()
     print(compare.to_markdown(df, cmp.guide))
     if skipped:
@@ -145,22 +194,27 @@ def _wire(args) -> int:
     from ppnn.wire.falcon import summary_frame
 
     if args.family not in wire.WIRE_FAMILIES:
-        print(f"error: transport='tcp' is implemented for {', '.join(wire.WIRE_FAMILIES)}; "
-              f"got {args.family!r}", file=sys.stderr)
-        return 2
+        raise _Refused(f"family {args.family!r}", "transport='tcp' is implemented for "
+                       f"{', '.join(wire.WIRE_FAMILIES)}")
+    if args.backend != "sim" and args.family not in wire.REAL_WIRE_FAMILIES:
+        raise _Refused(f"--backend {args.backend}", "crosses processes for "
+                       f"{', '.join(wire.REAL_WIRE_FAMILIES)} only; {args.family} runs "
+                       "--backend sim")
     if args.model.endswith(".onnx"):
-        if not Path(args.model).is_file():
-            print(f"error: no ONNX file {args.model}", file=sys.stderr)
-            return 2
-        net, params = nn.from_onnx(Path(args.model))
+        with _about(f"ONNX file {args.model}"):
+            net, params = nn.from_onnx(Path(args.model))
     else:
         if args.model not in nn.zoo.names():
-            print(f"error: {args.model!r} is neither an .onnx file nor a zoo network "
-                  f"({', '.join(nn.zoo.names())})", file=sys.stderr)
-            return 2
+            raise _Refused(f"model {args.model!r}", "neither an .onnx file nor a zoo network "
+                           f"({', '.join(nn.zoo.names())})")
         net, params = nn.zoo.get(args.model), nn.pretrained(args.model, quick=True, seed=0)
-    x, _, xt, _ = data.load_mnist()
-    plan = ppnn.compile(args.family, net, params, calib=np.asarray(x[:256]))
+    with _about("dataset mnist", also=(OSError,)):
+        x, _, xt, _ = data.load_mnist()
+    if net.input_shape != tuple(xt.shape[1:]):
+        raise _Refused(f"model {args.model}", f"takes inputs of shape {net.input_shape}; "
+                       f"MNIST images have shape {tuple(xt.shape[1:])}")
+    with _about(args.family):
+        plan = ppnn.compile(args.family, net, params, calib=np.asarray(x[:256]))
     from ppnn.wire.timing import images_for
 
     n_img = images_for(args.family, args.images)
@@ -168,19 +222,19 @@ def _wire(args) -> int:
         per = ppnn.protocols.api.family(args.family).spec.images_per_run
         print(f"note: {args.family} classifies {per} images per run: running {n_img}")
     imgs = np.asarray(xt[:n_img])
-    if args.backend != "sim" and args.family not in wire.REAL_WIRE_FAMILIES:
-        print(f"error: --backend {args.backend} crosses processes for "
-              f"{', '.join(wire.REAL_WIRE_FAMILIES)} only; {args.family} runs --backend sim",
-              file=sys.stderr)
-        return 2
     # the in-process run to compare with: the same backend where the family has it in process
     ref_backend = args.backend if args.backend in plan.spec.backends else "sim"
     t0 = time.perf_counter()
     ref = ppnn.run(plan, imgs, args.seed, backend=ref_backend)
     t_in = time.perf_counter() - t0
     t0 = time.perf_counter()
-    res = wire.run(plan, imgs, args.seed, backend=args.backend, timeout=args.timeout,
-                   link=args.link)
+    try:
+        res = wire.run(plan, imgs, args.seed, backend=args.backend, timeout=args.timeout,
+                       link=args.link)
+    except wire.WireTimeout as e:  # a timeout the user chose too short is theirs to fix
+        if args.timeout is None:
+            raise
+        raise _Refused(f"--timeout {args.timeout}", str(e)) from None
     net_how = res.extra["link"]  # shaped links (ppnn.wire.links)
     t_all = time.perf_counter() - t0
     w = res.extra["wire"]
@@ -216,14 +270,80 @@ def _wire(args) -> int:
     if args.csv:
         from ppnn.wire.timing import write_csv
 
-        write_csv(df, args.csv)  # atomic: a temporary name, then rename
+        with _about(f"--csv {args.csv}", also=(OSError,)):
+            write_csv(df, args.csv)  # atomic: a temporary name, then rename
         print(f"written to {args.csv}")
     return 0 if same else 1
 
 
+def _check_args(args) -> None:
+    """Every argument's range, before anything is loaded or started."""
+    def at_least(name: str, lo: int, hi: int | None = None) -> None:
+        v = getattr(args, name.lstrip("-").replace("-", "_"))
+        if v is not None and (v < lo or (hi is not None and v > hi)):
+            allowed = f"an int in [{lo:,}, {hi:,}]" if hi is not None else f"an int >= {lo}"
+            raise _Refused(name, f"must be {allowed}, got {v:,}")
+
+    at_least("--seed", 0)
+    if args.command == "compare":
+        at_least("--images", 1, TEST_IMAGES)
+        at_least("--runs", 1, args.images)
+        at_least("--calib", 16, TRAIN_IMAGES)
+        at_least("--workers", 1, MAX_WORKERS)
+        if args.workers is not None and args.scheduler is not None:
+            raise _Refused("--workers", "give --workers (a local cluster) or --scheduler (a "
+                           "running one), not both")
+        if args.scheduler is not None and not _SCHEDULER.fullmatch(args.scheduler):
+            raise _Refused("--scheduler", "must be an address like tcp://HOST:PORT (tcp, tls, "
+                           f"ws, wss or ucx), got {args.scheduler!r}")
+        if args.scheduler is not None:
+            port = int(_SCHEDULER.fullmatch(args.scheduler).group(3))
+            if not 1 <= port <= 65535:
+                raise _Refused("--scheduler", f"port must be in [1, 65535], got {port}")
+        if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
+            raise _Refused("--out", f"{args.out} exists and is not a folder")
+        if not Path(args.model).is_file():
+            why = "is a folder, not a file" if Path(args.model).is_dir() else "no such file"
+            raise _Refused(args.model, f"{why} (an .onnx model)")
+    if args.command == "wire":
+        at_least("--images", 1, TEST_IMAGES)
+        if args.timeout is not None and not (math.isfinite(args.timeout) and args.timeout > 0):
+            raise _Refused("--timeout", f"must be a finite number of seconds > 0, got "
+                           f"{args.timeout}")
+        if args.link is not None:
+            from ppnn.wire.links import parse_link
+
+            try:
+                parse_link(args.link)
+            except ValueError as e:
+                raise _Refused("--link", str(e)) from None
+        if args.csv is not None:
+            csv, parent = Path(args.csv), Path(args.csv).parent
+            if csv.is_dir() or not parent.is_dir():
+                raise _Refused("--csv", f"{args.csv} is a folder" if csv.is_dir() else
+                               f"the folder {parent} does not exist")
+        if args.model.endswith(".onnx") and not Path(args.model).is_file():
+            why = "is a folder, not a file" if Path(args.model).is_dir() else "no such file"
+            raise _Refused(args.model, f"{why} (an .onnx model)")
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m ppnn", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    """The command line; returns the exit status (2: the user's error, said on stderr)."""
+    ap = _parser()
+    args = ap.parse_args(argv)
+    try:
+        if args.command == "families":
+            return _families(args)
+        _check_args(args)
+        return _wire(args) if args.command == "wire" else _compare(args)
+    except _Refused as e:
+        print(f"error: {e.what}: {e.why}", file=sys.stderr)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = _Parser(prog="python -m ppnn", description=__doc__,
+                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
     sub.add_parser("families", help="list the protocol families")
     c = sub.add_parser("compare", help="an ONNX model through every protocol family")
@@ -263,26 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     wp.add_argument("--link", help="shaped links: lan, wan or LATENCY_MS,MBPS (one-way ms, "
                     "megabytes/s per process uplink); needs root (namespaces, tc), else "
                     "plain loopback, said in the output")
-    args = ap.parse_args(argv)
-    if args.command == "families":
-        return _families(args)
-    if args.command == "wire":
-        if args.images < 1:
-            ap.error("--images must be >= 1")
-        if args.timeout is not None and not args.timeout > 0:
-            ap.error("--timeout must be > 0")
-        if args.link is not None:
-            from ppnn.wire.links import parse_link
-
-            try:
-                parse_link(args.link)
-            except ValueError as e:
-                ap.error(f"--{e}")
-        return _wire(args)
-    for name in ("images", "runs", "calib"):
-        if getattr(args, name) < 1:
-            ap.error(f"--{name} must be >= 1")
-    return _compare(args)
+    return ap
 
 
 if __name__ == "__main__":

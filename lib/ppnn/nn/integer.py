@@ -48,9 +48,16 @@ def activation_ranges(net: Network, params, x_calib) -> list[float]:
 
 
 def to_fixed(x, frac_bits: int) -> np.ndarray:
-    """``round(x 2^frac_bits)`` as int64 (round half to even): fixed-point inputs, weights."""
+    """``round(x 2^frac_bits)`` as int64 (round half to even): fixed-point inputs, weights.
+    Raises ``ValueError`` for NaN, infinity or a value whose encoding leaves int64 (never a
+    silent wrap)."""
     _check_frac(frac_bits, "frac_bits")
-    return np.rint(np.asarray(x, np.float64) * 2.0**frac_bits).astype(np.int64)
+    v = np.rint(np.asarray(x, np.float64) * 2.0**frac_bits)
+    if v.size and not (np.all(np.isfinite(v)) and np.abs(v).max() < 2.0**63):
+        raise ValueError(f"fixed-point encoding with {frac_bits} fractional bits needs finite "
+                         f"values below 2^{63 - frac_bits} in magnitude, got values in "
+                         f"[{np.min(x):g}, {np.max(x):g}]")
+    return v.astype(np.int64)
 
 
 def fixed_weights(W, frac_bits: int) -> np.ndarray:

@@ -44,7 +44,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import InvalidType, ModelFileError
 from ..paths import atomic_write
+from . import onnx_checks
 from .forward import check_params
 from .layers import (
     BatchNorm,
@@ -289,6 +291,7 @@ def _convert(chain: list[_Node], shape: tuple[int, ...]) -> tuple[list[Layer], l
             if B.ndim != 2:
                 raise node.error(f"weights must be a matrix, got shape {B.shape}")
             W = B if node.attr("transB", 0) else np.ascontiguousarray(B.T)
+            _check_in_features(node, W, shape)
             layer = Dense(W.shape[0], bias=node.has_input(2))
             p = {"W": W} | ({"b": _flat_bias(node, node.const(2, "bias"), W.shape[0])}
                             if node.has_input(2) else {})
@@ -299,6 +302,7 @@ def _convert(chain: list[_Node], shape: tuple[int, ...]) -> tuple[list[Layer], l
             if B.ndim != 2:
                 raise node.error(f"weights must be a matrix, got shape {B.shape}")
             W = np.ascontiguousarray(B.T)
+            _check_in_features(node, W, shape)
             p = {"W": W}
             if nxt is not None and nxt.op == "Add":
                 j = 1 if nxt.proto.input[0] == node.proto.output[0] else 0
@@ -379,6 +383,14 @@ def _convert(chain: list[_Node], shape: tuple[int, ...]) -> tuple[list[Layer], l
     return layers, params
 
 
+def _check_in_features(node: _Node, W: np.ndarray, shape) -> None:
+    """A matrix layer's weights must take what the previous layer outputs (an image input
+    is refused by the layer's own shape check)."""
+    if len(shape) == 1 and W.shape[1] != shape[0]:
+        raise node.error(f"weights of shape {W.shape} take {W.shape[1]} inputs, but the "
+                         f"previous layer outputs {shape[0]}")
+
+
 def _check_ceil(node: _Node, shape, k: int, s: int, pad: int) -> None:
     if node.attr("ceil_mode", 0) and any((n + 2 * pad - k) % s for n in shape[1:]):
         raise node.error("ceil_mode=1 gives a different output size than ppnn's floor; "
@@ -406,9 +418,13 @@ def from_onnx(model, name: str | None = None) -> tuple[Network, list]:
 
     Raises
     ------
-    ValueError
-        Unsupported op (naming the op and node), branching graph, non-square kernels,
-        asymmetric pads, dilations other than 1, several inputs, bad input shape.
+    ppnn.errors.ModelFileError
+        (a ``ValueError``) naming the file: not an ONNX model (random bytes, text, empty or
+        truncated), a tensor whose data does not match its declared shape or is too large,
+        external data outside the model's folder or through a symbolic link (see
+        :mod:`.onnx_checks`), NaN weights; unsupported op (naming the op and node),
+        branching graph, non-square kernels, asymmetric pads, dilations other than 1,
+        several inputs, a dynamic or bad input shape, mismatched weight shapes.
     """
     onnx = _onnx()
     from onnx import numpy_helper
@@ -416,15 +432,38 @@ def from_onnx(model, name: str | None = None) -> tuple[Network, list]:
     path = None
     if isinstance(model, str | os.PathLike):
         path = Path(model)
-        model = onnx.load(str(path))
-    elif not isinstance(model, onnx.ModelProto):
-        raise TypeError(f"model must be a path or an onnx.ModelProto, got "
-                        f"{type(model).__name__}")
+        model = onnx_checks.read_model(path)
+    elif isinstance(model, onnx.ModelProto):
+        model = _copy(model)  # external data is loaded into the copy, not the caller's model
+    else:
+        raise InvalidType(f"model must be a path or an onnx.ModelProto, got "
+                          f"{type(model).__name__}")
+    where = f"ONNX file {path}" if path else "ONNX ModelProto"
+    try:
+        net, params = _import(model, path, name, numpy_helper)
+    except ModelFileError as e:
+        raise ModelFileError(str(e) if str(e).startswith(where) else f"{where}: {e}") from None
+    except ValueError as e:
+        raise ModelFileError(f"{where}: {e}") from None
+    return net, params
+
+
+def _copy(model):
+    out = type(model)()
+    out.CopyFrom(model)
+    return out
+
+
+def _import(model, path: Path | None, name: str | None, numpy_helper) -> tuple[Network, list]:
+    """:func:`from_onnx` of a read ``ModelProto`` (every check but the file's own)."""
+    onnx_checks.check_tensors(model, path.parent if path else None)
     graph = model.graph
     consts = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
     chain = _chain(graph, consts)
+    onnx_checks.check_finite(consts)
     inputs = [vi for vi in graph.input if vi.name not in consts]
     in_shape = _input_shape(inputs[0])
+    onnx_checks.check_input_size(in_shape)
     layers, params = _convert(chain, in_shape)
 
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), "?")
@@ -435,6 +474,7 @@ def from_onnx(model, name: str | None = None) -> tuple[Network, list]:
     net_name = name or (path.stem if path else graph.name) or "onnx_model"
     net = Network(net_name, in_shape, tuple(layers), source=source,
                   dataset=_GUESS_DATASET.get(in_shape, ""))
+    onnx_checks.check_sizes(net)
     check_params(net, params)
     return net, params
 

@@ -22,11 +22,19 @@ Where the cost goes and what is real: each :class:`FamilySpec` lists what runs o
 cryptography and what on a simulator; each :class:`Result` says what was measured, counted or
 projected. A family that cannot run a network raises :class:`UnsupportedNetwork`, naming the
 layer and the reason.
+
+What the front door refuses (:mod:`.checks`, :mod:`ppnn.errors`): images that are not finite
+or lie outside the family's declared input range (:meth:`Family.input_range`, pixels in
+``[0, 1]``: nothing is clipped or wrapped), parameters that are not finite, unknown options,
+and parameters below the security a family claims (:meth:`Family.security_shortfalls`)
+unless ``compile(..., insecure=True)``, which the plan's options, ``plan.insecure`` and every
+result's ``provenance["security"]`` then state.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,7 +44,11 @@ import pandas as pd
 
 from ppnn.core import Ledger
 from ppnn.core.ledger import recording
+from ppnn.core.transcript import ValueBudget
+from ppnn.errors import InsecureParameters, InvalidArgument, InvalidType, PPNNError
 from ppnn.nn import Network
+
+from . import checks
 
 __all__ = ["FamilySpec", "Family", "Plan", "Result", "Costs", "UnsupportedNetwork", "families",
            "family", "variants", "compile", "run", "count", "ledger_summary", "BACKENDS",
@@ -65,7 +77,7 @@ _VARIANTS = {
 _INSTANCES: dict[str, Family] = {}
 
 
-class UnsupportedNetwork(ValueError):
+class UnsupportedNetwork(InvalidArgument):
     """A family cannot run this network: the message names the layer and the reason."""
 
 
@@ -85,6 +97,11 @@ class FamilySpec:
     layers: tuple[str, ...]  # layer kinds the family compiles
     backends: tuple[str, ...] = ("sim",)
     images_per_run: int = 1  # SwaNN two-server classifies one image per server
+    #: the pixel values the family accepts (``run`` and ``compile``'s calibration images):
+    #: what its encoding represents without wrapping and its plan is calibrated for
+    input_range: tuple[float, float] = (0.0, 1.0)
+    #: how a pixel is encoded (the reason for ``input_range``, said when an input is refused)
+    input_encoding: str = ""
 
 
 @dataclass
@@ -109,6 +126,12 @@ class Plan:
         """The family's exact integer forward pass in the clear (logits, the family's scale)."""
         x = _check_images(self, x)
         return family(self.family).oracle(self, x)
+
+    @property
+    def insecure(self) -> list[str]:
+        """The parameters below the security the family claims that ``compile(...,
+        insecure=True)`` accepted (empty: none)."""
+        return list(self.info.get("insecure", []))
 
     def predict(self, x, batch: int = 500) -> np.ndarray:
         """Class predictions of the integer oracle (batched)."""
@@ -208,35 +231,79 @@ class Family:
         x = np.zeros((batch, *plan.net.input_shape))
         return self._run(plan, x, np.random.default_rng(0), "sim")[1]
 
+    # -- what a family declares (override where it differs) -------------------------------
+    def input_range(self, plan: Plan) -> tuple[float, float]:
+        """The pixel values ``plan`` accepts, ``(lo, hi)`` inclusive (default: the spec's)."""
+        return self.spec.input_range
+
+    def option_names(self) -> tuple[str, ...]:
+        """The ``compile`` options (default: the keyword arguments of ``_compile``)."""
+        sig = inspect.signature(self._compile).parameters.values()
+        return tuple(p.name for p in sig if p.kind == p.KEYWORD_ONLY
+                     or (p.kind == p.POSITIONAL_OR_KEYWORD
+                         and p.name not in ("net", "params", "calib")))
+
+    def security_shortfalls(self, options: dict) -> list[str]:
+        """The ``compile`` options below the security the family claims, each said with the
+        bound (empty: none). ``compile`` refuses them unless ``insecure=True``; it checks the
+        types and ranges of the options first."""
+        return []
+
     # -- shared checks ----------------------------------------------------------------------
     def check_network(self, net: Network) -> None:
         """Raise :class:`UnsupportedNetwork` naming the first layer this family cannot run."""
         if not isinstance(net, Network):
-            raise TypeError(f"net must be a ppnn.nn.Network, got {type(net).__name__}")
+            raise InvalidType(f"net must be a ppnn.nn.Network, got {type(net).__name__}")
         for node in net.leaves():
             if node.kind not in self.spec.layers:
                 raise UnsupportedNetwork(
                     f"{self.spec.name} cannot run layer {node.name} ({node.kind}) of "
                     f"{net.name}: it compiles {', '.join(self.spec.layers)}")
 
-    def compile(self, net: Network, params, calib=None, **options) -> Plan:
+    def compile(self, net: Network, params, calib=None, insecure: bool = False,
+                **options) -> Plan:
+        if not isinstance(insecure, bool):
+            raise InvalidType(f"insecure must be True or False, got {insecure!r}")
         self.check_network(net)
+        checks.check_params(net, params)
+        if calib is not None:  # checked, and passed on as given (its dtype is the caller's)
+            lo, hi = self.spec.input_range
+            checks.check_images(calib, net.input_shape, lo, hi, "calib", self.spec.name,
+                                self.spec.input_encoding)
+        names = self.option_names()
+        unknown = sorted(set(options) - set(names))
+        if unknown:
+            raise InvalidArgument(f"unknown option(s) {', '.join(map(repr, unknown))} for "
+                                  f"{self.spec.name}: its compile options are "
+                                  f"{', '.join(names) or 'none'} (and insecure)")
+        weak = self.security_shortfalls(options)
+        if weak and not insecure:
+            raise InsecureParameters(
+                f"{self.spec.name}: {'; '.join(weak)} -- below the security the family "
+                "claims; pass insecure=True to compile it anyway (the plan and its results "
+                "then say so)")
         try:
             impl, info = self._compile(net, params, calib, **options)
         except UnsupportedNetwork:
             raise
         except (ValueError, TypeError) as e:
-            raise type(e)(f"{self.spec.name} cannot compile {net.name}: {e}") from e
+            cls = type(e) if isinstance(e, PPNNError) else (
+                InvalidArgument if isinstance(e, ValueError) else InvalidType)
+            raise cls(f"{self.spec.name} cannot compile {net.name}: {e}") from e
+        if insecure:
+            info = {**info, "insecure": list(weak)}
+            options = {**options, "insecure": True}
         return Plan(self.spec.key, net, dict(options), impl, info)
 
     def run(self, plan: Plan, x, seed=0, backend: str = "sim", client=None) -> Result:
         if backend not in self.spec.backends:
-            raise ValueError(f"{self.spec.name} runs on backend(s) {self.spec.backends}, "
-                             f"got {backend!r}: {self.spec.simulated}")
+            raise InvalidArgument(f"backend must be one of {self.spec.backends} for "
+                                  f"{self.spec.name}, got {backend!r}: {self.spec.simulated}")
         x = _check_images(plan, x)
         if len(x) % self.spec.images_per_run:
-            raise ValueError(f"{self.spec.name} classifies {self.spec.images_per_run} images "
-                             f"per run; got a batch of {len(x)}")
+            raise InvalidArgument(f"{self.spec.name} classifies {self.spec.images_per_run} "
+                                  f"images per run; got a batch of {len(x)}")
+        seed = checks.check_seed(seed)
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         t0 = time.perf_counter()
         if client is not None:
@@ -249,28 +316,42 @@ class Family:
         wall = time.perf_counter() - t0
         timings = pd.DataFrame(times, columns=["phase", "layer", "seconds"])
         extra = {"wall_s": wall}
-        return Result(self.spec.key, backend, np.asarray(logits), ledger, timings, prov, extra)
+        return Result(self.spec.key, backend, np.asarray(logits), ledger, timings,
+                      with_security(plan, prov), extra)
 
     def count(self, plan: Plan, batch: int = 1) -> Ledger:
-        if isinstance(batch, bool) or not isinstance(batch, int | np.integer) or batch < 1:
-            raise ValueError(f"batch must be a positive int, got {batch!r}")
+        batch = checks.check_int(batch, "batch", 1, MAX_BATCH)
         if batch % self.spec.images_per_run:
-            raise ValueError(f"{self.spec.name} classifies {self.spec.images_per_run} images "
-                             f"per run; batch must be a multiple of it, got {batch}")
-        return self._count(plan, int(batch))
+            raise InvalidArgument(f"{self.spec.name} classifies {self.spec.images_per_run} "
+                                  f"images per run; batch must be a multiple of it, got {batch}")
+        return self._count(plan, batch)
 
     def __repr__(self) -> str:
         return f"<family {self.spec.key}: {self.spec.name}>"
 
 
+#: the largest batch ``count`` books (a dry run allocates the batch's images)
+MAX_BATCH = 1 << 16
+
+
 def _check_images(plan: Plan, x) -> np.ndarray:
-    x = np.asarray(x, np.float64)
-    if x.shape == tuple(plan.net.input_shape):
-        x = x[None]
-    if x.shape[1:] != tuple(plan.net.input_shape) or len(x) == 0:
-        raise ValueError(f"x must have shape (N, {', '.join(map(str, plan.net.input_shape))}) "
-                         f"for {plan.net.name}, got {x.shape}")
-    return x
+    """``x`` as ``plan`` takes it: float64 ``(N, *input_shape)`` (one image gets a batch
+    axis), finite, inside the family's input range -- the one check of every run's images
+    (in process, on Dask and on the wire)."""
+    fam = family(plan.family)
+    lo, hi = fam.input_range(plan)
+    return checks.check_images(x, plan.net.input_shape, lo, hi, "x",
+                               f"{fam.spec.name} for {plan.net.name}", fam.spec.input_encoding)
+
+
+def with_security(plan: Plan, provenance: dict) -> dict:
+    """``provenance`` with a ``"security"`` entry when ``plan`` was compiled with
+    ``insecure=True`` below the family's claimed security (what a result must state)."""
+    weak = plan.insecure if isinstance(plan, Plan) else []
+    if not weak:
+        return provenance
+    return {**provenance, "security": "INSECURE (compiled with insecure=True): "
+            + "; ".join(weak)}
 
 
 # -- the registry and the three calls ------------------------------------------------------
@@ -280,10 +361,12 @@ def family(key) -> Family:
         return key
     if isinstance(key, FamilySpec):
         key = key.key
+    if not isinstance(key, str):
+        raise InvalidType(f"family must be a family key (str), got {type(key).__name__}")
     where = _REGISTRY.get(key) or _VARIANTS.get(key)
     if where is None:
-        raise ValueError(f"unknown family {key!r}; choose from {list(_REGISTRY)} or the "
-                         f"variants {list(_VARIANTS)}")
+        raise InvalidArgument(f"unknown family {key!r}; choose from {list(_REGISTRY)} or the "
+                              f"variants {list(_VARIANTS)}")
     if key not in _INSTANCES:
         mod, cls = where.split(":")
         _INSTANCES[key] = getattr(importlib.import_module(mod), cls)()
@@ -323,7 +406,10 @@ def variants() -> Families:
 
 
 def compile(family_key, net: Network, params, calib=None, **options) -> Plan:  # noqa: A001
-    """Compile ``net`` with float ``params`` for a family (``calib``: calibration images)."""
+    """Compile ``net`` with float ``params`` for a family (``calib``: calibration images, in
+    the family's input range). ``insecure=True`` accepts options below the security the
+    family claims (e.g. a short Paillier key for a quick test): the plan's options,
+    ``plan.insecure`` and every result's ``provenance["security"]`` say so."""
     return family(family_key).compile(net, params, calib, **options)
 
 
@@ -350,26 +436,40 @@ def run(plan: Plan, x, seed=0, backend: str = "sim", client=None,
     (Paillier) and GAZELLE / GALA (SEAL), whose client process alone keeps the secret key:
     :data:`ppnn.wire.REAL_WIRE_FAMILIES`)."""
     if not isinstance(plan, Plan):
-        raise TypeError(f"plan must be a Plan from ppnn.compile, got {type(plan).__name__}")
+        raise InvalidType(f"plan must be a Plan from ppnn.compile, got {type(plan).__name__}")
     if transport not in ("inproc", "tcp"):
-        raise ValueError(f"transport must be 'inproc' or 'tcp', got {transport!r}")
+        raise InvalidArgument(f"transport must be 'inproc' or 'tcp', got {transport!r}")
+    if not isinstance(backend, str) or backend not in BACKENDS:
+        raise InvalidArgument(f"backend must be one of {BACKENDS}, got {backend!r}")
+    checks.check_seed(seed)
+    if not (record_values is True or record_values is False
+            or isinstance(record_values, ValueBudget)):
+        raise InvalidType(f"record_values must be True, False or a ValueBudget, got "
+                          f"{record_values!r}")
+    if not isinstance(progress, bool):
+        raise InvalidType(f"progress must be True or False, got {progress!r}")
+    if client is not None and not (hasattr(client, "submit") and hasattr(client, "gather")):
+        raise InvalidType(f"client must be a dask.distributed Client or None, got "
+                          f"{type(client).__name__}")
+    if chunks is not None:
+        checks.check_int(chunks, "chunks", 1)
     if transport == "tcp":
         from ppnn import wire
 
         if plan.family not in wire.WIRE_FAMILIES:
-            raise ValueError(f"transport='tcp' is implemented for "
-                             f"{', '.join(wire.WIRE_FAMILIES)}; {plan.family} runs in process "
-                             "only (transport='inproc')")
+            raise InvalidArgument(f"transport='tcp' is implemented for "
+                                  f"{', '.join(wire.WIRE_FAMILIES)}; {plan.family} runs in "
+                                  "process only (transport='inproc')")
         if client is not None or chunks is not None or record_values is not False:
-            raise ValueError("transport='tcp' runs one block: pass client=None, chunks=None, "
-                             "record_values=False")
+            raise InvalidArgument("transport='tcp' runs one block: pass client=None, "
+                                  "chunks=None, record_values=False")
         # a real backend is checked by the wire run (ppnn.wire.REAL_WIRE_FAMILIES)
         return wire.run(plan, x, seed, backend=backend, timeout=None)
     fam = family(plan.family)
     if record_values is not False:
         if client is not None or chunks is not None:
-            raise ValueError("record_values works for in-process runs only: "
-                             "pass client=None and chunks=None")
+            raise InvalidArgument("record_values works for in-process runs only: "
+                                  "pass client=None and chunks=None")
         with recording(record_values):
             return fam.run(plan, x, seed, backend)
     if client is not None and chunks is None and backend == "real" and fam.distributes_gates:
@@ -378,8 +478,14 @@ def run(plan: Plan, x, seed=0, backend: str = "sim", client=None,
         from ppnn.distributed import run_blocks
 
         if backend not in fam.spec.backends:
-            raise ValueError(f"{fam.spec.name} runs on backend(s) {fam.spec.backends}, "
-                             f"got {backend!r}: {fam.spec.simulated}")
+            raise InvalidArgument(f"backend must be one of {fam.spec.backends} for "
+                                  f"{fam.spec.name}, got {backend!r}: {fam.spec.simulated}")
+        x = _check_images(plan, x)
+        runs = len(x) // fam.spec.images_per_run
+        if len(x) % fam.spec.images_per_run or (chunks is not None and chunks > runs):
+            raise InvalidArgument(f"chunks: cannot split {len(x)} images into {chunks} blocks "
+                                  f"of whole runs ({fam.spec.images_per_run} image(s) per "
+                                  f"run): chunks must be at most {runs}")
         return run_blocks(plan, x, seed, backend, chunks, client, progress=progress)
     return family(plan.family).run(plan, x, seed, backend)
 
@@ -387,7 +493,7 @@ def run(plan: Plan, x, seed=0, backend: str = "sim", client=None,
 def count(plan: Plan, batch: int = 1) -> Ledger:
     """The ledger of a run of ``batch`` images, without running the protocol."""
     if not isinstance(plan, Plan):
-        raise TypeError(f"plan must be a Plan from ppnn.compile, got {type(plan).__name__}")
+        raise InvalidType(f"plan must be a Plan from ppnn.compile, got {type(plan).__name__}")
     return family(plan.family).count(plan, batch)
 
 

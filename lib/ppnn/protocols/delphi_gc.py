@@ -26,7 +26,7 @@ probabilistic error).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import pandas as pd
@@ -61,6 +61,10 @@ class DelphiGCConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 16:
                 raise ValueError(f"{name} must be an int in 0..16, got {v!r}")
+        if self.frac_bits > self.k - 3:
+            raise ValueError(f"frac_bits must be <= k - 3 = {self.k - 3} for k = {self.k}: a "
+                             f"pixel in [0, 1] encodes up to 2^frac_bits, which must stay below "
+                             f"the ring's headroom 2^(k-2); got {self.frac_bits}")
 
 
 @dataclass
@@ -269,7 +273,12 @@ class DelphiGC(Family):
         simulated="Delphi's HE preprocessing: booked from its closed form, not run on BFV; "
                   "OT simulated: the client's input labels are handed over and the IKNP OT "
                   "is booked, not run",
-        layers=("Conv2d", "Dense", "BatchNorm", "ReLU", "MaxPool", "Flatten"))
+        layers=("Conv2d", "Dense", "BatchNorm", "ReLU", "MaxPool", "Flatten"),
+        input_encoding="a pixel is x 2^frac_bits in Z_2^k; the ring's headroom is checked on "
+                       "calibration images in this range")
+
+    def option_names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(DelphiGCConfig))
 
     def _compile(self, net, params, calib, **options):
         cfg = DelphiGCConfig(**options)

@@ -44,6 +44,7 @@ from ppnn.he.bfv.security import (
 )
 from ppnn.nn import Conv2d, Dense, Flatten, MaxPool, Network, ReLU
 from ppnn.nn.canonical import canonicalize
+from ppnn.protocols.checks import check_int
 from ppnn.protocols.gala import GalaConv, GalaMatVec, centered, run_linear
 from ppnn.protocols.gala.network import fixed_point_plan, integer_forward, quantize_input
 from ppnn.protocols.gazelle import GazelleConv, GazelleMatVec
@@ -250,10 +251,19 @@ class _HEGC(Family):
     params_name = "secure"
     circuit_privacy = True
 
+    def security_shortfalls(self, options: dict) -> list[str]:
+        kappa = check_int(options.get("kappa", SESSION_KAPPA), "kappa", 1, 256)
+        check_int(options.get("queries", SESSION_QUERIES), "queries", 1, 1 << 40)
+        if self.circuit_privacy and kappa < SESSION_KAPPA:
+            return [f"kappa = {kappa} < {SESSION_KAPPA}: the flooding's statistical distance "
+                    f"per session would be 2^-{kappa}, not the claimed 2^-{SESSION_KAPPA}"]
+        return []
+
     def _compile(self, net, params, calib, n: int | None = None, f_x: int = 6,
                  kappa: int = SESSION_KAPPA, queries: int = SESSION_QUERIES):
         from ppnn.he.bfv.sim import BFVSim, batching_prime
 
+        f_x = check_int(f_x, "f_x", 0, 16)
         if calib is None:
             raise ValueError(f"{self.spec.name} needs calibration images (calib=) for GALA's "
                              "fixed-point plan")
@@ -405,20 +415,22 @@ _VARIANT_NOTE = (
     "flooding, so the key-holding client can read the weights from the returned noise). "
     f"Their default rows run at SEAL's 128-bit N = {_DEFAULT['poly_degree']} with flooding.")
 _NO_PRIVACY = "2PC, semi-honest, no circuit privacy"
+_ENCODING = ("a pixel is round(x 2^f_x) in [0, 2^f_x], the bound the weights' bits and the "
+             "plaintext prime are sized for")
 
 
 class GazelleGC(_HEGC):
     method = "GAZELLE"
     spec = FamilySpec("gazelle_gc", "GAZELLE linear + GC ReLU", "GALA (baseline)", PARTIES,
                       _SECURE, "semi-honest", "two parties", real=_REAL,
-                      simulated=_SIM, layers=_LAYERS)
+                      simulated=_SIM, layers=_LAYERS, input_encoding=_ENCODING)
 
 
 class GalaGC(_HEGC):
     method = "GALA"
     spec = FamilySpec("gala_gc", "GALA linear + GC ReLU", "GALA", PARTIES,
                       _SECURE, "semi-honest", "two parties", real=_REAL,
-                      simulated=_SIM, layers=_LAYERS)
+                      simulated=_SIM, layers=_LAYERS, input_encoding=_ENCODING)
 
 
 class GazelleGCNoFlood(GazelleGC):
@@ -428,7 +440,8 @@ class GazelleGCNoFlood(GazelleGC):
     variant_note = _VARIANT_NOTE
     spec = FamilySpec("gazelle_gc_noflood", "GAZELLE linear + GC ReLU (no circuit privacy)",
                       "GALA (baseline)", PARTIES, _NO_PRIVACY, "semi-honest", "two parties",
-                      real=_REAL, simulated=_SIM, layers=_LAYERS)
+                      real=_REAL, simulated=_SIM, layers=_LAYERS,
+                      input_encoding=_ENCODING)
 
 
 class GalaGCNoFlood(GalaGC):
@@ -438,4 +451,4 @@ class GalaGCNoFlood(GalaGC):
     variant_note = _VARIANT_NOTE
     spec = FamilySpec("gala_gc_noflood", "GALA linear + GC ReLU (no circuit privacy)", "GALA",
                       PARTIES, _NO_PRIVACY, "semi-honest", "two parties", real=_REAL,
-                      simulated=_SIM, layers=_LAYERS)
+                      simulated=_SIM, layers=_LAYERS, input_encoding=_ENCODING)

@@ -130,6 +130,8 @@ def run(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = None,
     loopback without root, said in ``result.extra["link"]``); ``offline_first`` (Falcon):
     the dealer's material all arrives before the parties' online phase (``online
     seconds`` in the summary)."""
+    from ppnn.protocols.api import with_security
+
     from .falcon import run_plan
     from .links import shaped
 
@@ -137,4 +139,5 @@ def run(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = None,
         res = run_plan(plan, x, seed, backend=backend, timeout=timeout, deadline=deadline,
                        offline_first=offline_first)
     res.extra["link"] = shaping.describe()
+    res.provenance = with_security(plan, res.provenance)
     return res

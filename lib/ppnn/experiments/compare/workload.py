@@ -18,6 +18,7 @@ import pandas as pd
 
 from ppnn import data, nn
 from ppnn.core import Ledger
+from ppnn.errors import InvalidArgument
 from ppnn.protocols import api
 
 __all__ = ["Workload", "FamilyResult", "make_workload", "Units", "CLASSES", "NETWORK"]
@@ -57,10 +58,10 @@ class Workload:
 def _check_sizes(n_run: int, n_acc: int, n_calib: int) -> None:
     for name, v, lo in (("n_run", n_run, 1), ("n_acc", n_acc, 1), ("n_calib", n_calib, 16)):
         if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-            raise ValueError(f"{name} must be an int >= {lo}, got {v!r}")
+            raise InvalidArgument(f"{name} must be an int >= {lo}, got {v!r}")
     if n_run > n_acc:
-        raise ValueError(f"n_run ({n_run}) must not exceed n_acc ({n_acc}): the run subset is "
-                         "the start of the accuracy subset")
+        raise InvalidArgument(f"n_run ({n_run}) must not exceed n_acc ({n_acc}): the run subset "
+                              "is the start of the accuracy subset")
 
 
 def make_workload(quick: bool = True, seed: int = 0, n_run: int = 1, n_acc: int = 200,
@@ -73,7 +74,8 @@ def make_workload(quick: bool = True, seed: int = 0, n_run: int = 1, n_acc: int 
     ``n_run`` of those for protocol runs."""
     _check_sizes(n_run, n_acc, n_calib)
     if (net is None) != (params is None):
-        raise ValueError("give both net and params, or neither (the zoo's MiniONN network)")
+        raise InvalidArgument("give both net and params, or neither (the zoo's MiniONN "
+                              "network)")
     if net is None:
         net = nn.zoo.get(NETWORK)
         params = nn.pretrained(NETWORK, quick=quick, seed=seed)
@@ -83,13 +85,14 @@ def make_workload(quick: bool = True, seed: int = 0, n_run: int = 1, n_acc: int 
     elif dataset == "fashion":
         x, _, xt, yt = data.load_fashion_mnist()
     else:
-        raise ValueError(f"dataset must be 'mnist' or 'fashion', got {dataset!r}")
+        raise InvalidArgument(f"dataset must be 'mnist' or 'fashion', got {dataset!r}")
     x, xt = np.asarray(x), np.asarray(xt)
     if x.shape[1:] != tuple(net.input_shape):
-        raise ValueError(f"{net.name} takes inputs of shape {net.input_shape}; {dataset} images "
-                         f"have shape {x.shape[1:]}")
+        raise InvalidArgument(f"{net.name} takes inputs of shape {net.input_shape}; {dataset} "
+                              f"images have shape {x.shape[1:]}")
     if n_acc > len(xt):
-        raise ValueError(f"n_acc must be <= {len(xt)} ({dataset} test images), got {n_acc}")
+        raise InvalidArgument(f"n_acc must be <= {len(xt)} ({dataset} test images), got "
+                              f"{n_acc}")
     x_acc, y_acc = xt[:n_acc], np.asarray(yt[:n_acc])
     return Workload(bool(quick), int(seed), net, params, x[:n_calib], x_acc, y_acc,
                     n_run, nn.predict(net, params, x_acc), dataset)

@@ -28,6 +28,7 @@ from ppnn.core import FixedPoint, Ledger, Ring
 from ppnn.nn.integer import pow2_rescale
 
 from ..api import Costs, Family, FamilySpec, Plan, offline_received
+from ..checks import check_int
 from .network import secure_forward, share_model
 from .runtime import PARTIES, Falcon
 
@@ -59,6 +60,10 @@ class _Falcon(Family):
         if calib is None:
             raise ValueError("Falcon needs calibration images (calib=) for its power-of-two "
                              "rescaling")
+        # a product carries 2 frac_bits fractional bits in Z_2^32 with room to spare (Falcon's
+        # own bound, checked again by the parties): 2 frac_bits <= 32 - 6
+        frac_bits = check_int(frac_bits, "frac_bits", 1, (32 - 6) // 2)
+        n_calib = check_int(n_calib, "n_calib", 1)
         scaled, scale = calibrate(net, params, np.asarray(calib)[:n_calib])
         return {"params": scaled, "scale": scale, "frac_bits": int(frac_bits)}, {
             "output_scale": scale}
@@ -129,6 +134,8 @@ _LAYERS = ("Conv2d", "Dense", "BatchNorm", "ReLU", "MaxPool", "MeanPool", "Flatt
 _REAL = "nothing: replicated secret sharing needs no cryptography beyond PRF keys"
 _SIM = ("the three parties P0, P1, P2 in one process; correlated randomness from a trusted "
         "dealer (booked offline)")
+_ENCODING = ("a pixel is x 2^frac_bits in Z_2^32, after a power-of-two rescaling calibrated on "
+             "images in this range")
 
 
 class FalconSemiHonest(_Falcon):
@@ -136,7 +143,7 @@ class FalconSemiHonest(_Falcon):
     spec = FamilySpec("falcon_sh", "Falcon semi-honest", "Falcon", PARTIES,
                       "3PC honest majority, semi-honest", "semi-honest",
                       "honest majority of 3 servers", real=_REAL, simulated=_SIM,
-                      layers=_LAYERS)
+                      layers=_LAYERS, input_encoding=_ENCODING)
 
 
 class FalconMalicious(_Falcon):
@@ -144,4 +151,4 @@ class FalconMalicious(_Falcon):
     spec = FamilySpec("falcon_mal", "Falcon malicious", "Falcon", PARTIES,
                       "3PC honest majority, malicious (abort)", "malicious",
                       "honest majority of 3 servers", real=_REAL, simulated=_SIM,
-                      layers=_LAYERS)
+                      layers=_LAYERS, input_encoding=_ENCODING)

@@ -108,8 +108,14 @@ def _rescale(y: np.ndarray, q: LayerQ) -> np.ndarray:
 
 
 def quantize_input(x: np.ndarray, f_x: int = 6) -> np.ndarray:
-    return np.clip(np.round(np.asarray(x, dtype=np.float64) * 2.0 ** f_x), 0, 1 << f_x
-                   ).astype(np.int64)
+    """Pixels in [0, 1] -> ``round(x 2^f_x)`` in ``[0, 2^f_x]`` (int64); anything else
+    raises ``ValueError`` (the plan's ``x_bound`` holds for this range only: nothing is
+    clipped)."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.size and not (np.all(np.isfinite(x)) and x.min() >= 0 and x.max() <= 1):
+        raise ValueError(f"x must be finite pixels in [0, 1], got values in [{x.min():g}, "
+                         f"{x.max():g}]")
+    return np.round(x * 2.0 ** f_x).astype(np.int64)
 
 
 def integer_forward(net, plan: list[LayerQ], x_int: np.ndarray) -> np.ndarray:

@@ -47,7 +47,9 @@ class SHE(Family):
         simulated="the bit simulator with backend='sim' (same gates, bootstraps and depth as "
         "tfhe-rs)",
         layers=("Conv2d", "Dense", "BatchNorm", "ReLU", "MaxPool", "Flatten"),
-        backends=("sim", "real"))
+        backends=("sim", "real"),
+        input_encoding="a pixel is an unsigned in_bits-bit integer, round(x 2^in_bits) "
+                       "saturated at the top code")
     count_method = "dry run of one image (costs do not depend on the pixels)"
 
     def _compile(self, net, params, calib, scheme: str = "she", weight_bits: int = 5,

@@ -329,8 +329,9 @@ class QuantNet:
         x = np.asarray(x, np.float64)
         if x.shape[1:] != self.input_shape:
             raise ValueError(f"x must have shape (N, {self.input_shape}), got {x.shape}")
-        if x.size and (x.min() < 0 or x.max() > 1):
-            raise ValueError("images must lie in [0, 1]")
+        if x.size and not (np.all(np.isfinite(x)) and x.min() >= 0 and x.max() <= 1):
+            raise ValueError(f"images must be finite and lie in [0, 1], got values in "
+                             f"[{x.min():g}, {x.max():g}]")
         hi = (1 << self.in_bits) - 1
         return np.minimum(np.floor(x * (1 << self.in_bits) + 0.5), hi).astype(np.int64).reshape(
             len(x), -1)

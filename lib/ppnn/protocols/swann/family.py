@@ -17,9 +17,12 @@ import numpy as np
 import pandas as pd
 
 from ppnn.core import Ledger
+from ppnn.errors import InvalidArgument, InvalidType
+from ppnn.he.paillier import KEY_BITS
 from ppnn.nn.canonical import canonicalize
 
 from ..api import Costs, Family, FamilySpec, Plan, layer_kinds, offline_received, split_one_time
+from ..checks import check_int
 from .inference import PARTIES, SwannKeys, run_inference
 from .model import FixedPointPlan, SwannModel
 
@@ -31,10 +34,51 @@ _REAL = ("Paillier (phe + gmpy2, 2048-bit keys as in the paper: about 112-bit se
          "NIST SP 800-57, not 128) with backend='real'")
 _SIM = ("the ABY-style 2PC (OT and AND-triple costs booked from a cost model); Paillier on "
         "its simulator with backend='sim' (identical operation counts)")
+_ENCODING = ("a pixel is x 2^8; the activations' widths hold for inputs up to the calibration "
+             "maximum x 2^margin_bits (the client's input contract)")
+
+
+#: the smallest Paillier modulus the families accept without insecure=True (the paper's,
+#: about 112-bit security) and the largest they generate (key generation time grows ~ bits^4)
+MIN_KEY_BITS, MAX_KEY_BITS = KEY_BITS, 8192
+#: the statistical security of the two-server key shares' hiding (KeyShare.stat_bits)
+MIN_SHARE_STAT_BITS = 40
 
 
 class _Swann(Family):
     scenario: str
+
+    def input_range(self, plan: Plan) -> tuple[float, float]:
+        """The model's input contract, ``|pixel| <=`` the calibration maximum ``x
+        2^margin_bits`` (the encoding is signed, and the activations' widths are derived for
+        every input within it); calibration images themselves lie in the spec's ``[0, 1]``."""
+        model = plan.impl["model"]
+        bound = model.input_bound / 2.0 ** model.plan.f_in
+        return -bound, bound
+
+    def security_shortfalls(self, options: dict) -> list[str]:
+        keys = options.get("keys")
+        weak = []
+        if keys is not None:
+            if not isinstance(keys, SwannKeys):
+                raise InvalidType(f"keys must be a SwannKeys (or None: generated), got "
+                                  f"{type(keys).__name__}")
+            bits = int(keys.public_key.n).bit_length()
+            what = "the given keys' Paillier modulus"
+            for share in keys.shares or ():
+                if share.stat_bits < MIN_SHARE_STAT_BITS:
+                    weak.append(f"the given key shares hide the secret key with "
+                                f"{share.stat_bits} statistical bits < {MIN_SHARE_STAT_BITS}")
+                    break
+        else:
+            bits = check_int(options.get("key_bits", KEY_BITS), "key_bits", 128, MAX_KEY_BITS)
+            if bits % 2:
+                raise InvalidArgument(f"key_bits must be even, got {bits}")
+            what = "key_bits"
+        if bits < MIN_KEY_BITS:
+            weak.insert(0, f"{what} = {bits} < {MIN_KEY_BITS}: a Paillier modulus that short "
+                        "gives far less than the claimed ~112-bit security (NIST SP 800-57)")
+        return weak
 
     def _compile(self, net, params, calib, setting: str = "hybrid", optimized: bool = True,
                  key_bits: int = 2048, keys: SwannKeys | None = None,
@@ -42,6 +86,8 @@ class _Swann(Family):
         if calib is None:
             raise ValueError("SwaNN needs calibration images (calib=) for its activation "
                              "bit widths")
+        if not isinstance(optimized, bool):
+            raise TypeError(f"optimized must be True or False, got {optimized!r}")
         net, params, rewrites = canonicalize(net, params)
         model = SwannModel(net, params, setting, FixedPointPlan(widths=widths),
                            np.asarray(calib))
@@ -63,7 +109,8 @@ class _Swann(Family):
                       .sum().items()]
         prov = {"communication": "counted: ledger of this run (Paillier ciphertext sizes "
                 "exact; OT / AND-triple traffic from the 2PC cost model)",
-                "compute": "measured: " + ("real 2048-bit Paillier" if backend == "real" else
+                "compute": "measured: " + (f"real {plan.info['key_bits']}-bit Paillier"
+                                           if backend == "real" else
                                            "the Paillier simulator (not a real-crypto time)")
                 + " and the 2PC simulator, all parties"}
         return np.stack(logits), ledger, times, prov
@@ -126,7 +173,8 @@ class SwannClientServer(_Swann):
     spec = FamilySpec(
         "swann_cs", "SwaNN client-server", "SwaNN", PARTIES["client-server"],
         "2PC, semi-honest", "semi-honest", "two parties", real=_REAL, simulated=_SIM,
-        layers=_LAYERS, backends=("sim", "real"))
+        layers=_LAYERS, backends=("sim", "real"),
+        input_encoding=_ENCODING)
 
 
 class SwannTwoServer(_Swann):
@@ -135,4 +183,4 @@ class SwannTwoServer(_Swann):
         "swann_2s", "SwaNN two-server", "SwaNN", PARTIES["two-server"],
         "2 non-colluding servers, semi-honest", "semi-honest", "non-colluding servers",
         real=_REAL, simulated=_SIM, layers=_LAYERS, backends=("sim", "real"),
-        images_per_run=2)
+        images_per_run=2, input_encoding=_ENCODING)

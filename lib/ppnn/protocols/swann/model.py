@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...errors import InvalidArgument
 from ...nn import integer, ops
 from ...nn import layers as L
 from ...nn.network import Network
@@ -338,7 +339,7 @@ class SwannModel:
         x = np.asarray(x_int)
         top = int(np.max(np.abs(x))) if x.size else 0
         if self.input_bound is not None and top > self.input_bound:
-            raise ValueError(
+            raise InvalidArgument(
                 f"input outside the calibrated range: |pixel| up to {top / 2**self.plan.f_in:g} "
                 f"(encoded {top}), allowed <= {self.input_bound / 2**self.plan.f_in:g} (encoded "
                 f"{self.input_bound} = calibration maximum x 2^{self.plan.margin_bits}); the "
@@ -356,7 +357,7 @@ class SwannModel:
             except OverflowError:      # int64 could overflow on the way: exact integers
                 self.forward_int(x, check=True, exact=True)
         except ValueError as e:
-            raise ValueError(f"input refused before encryption: {e}") from None
+            raise InvalidArgument(f"input refused before encryption: {e}") from None
 
     def forward_int(self, x_int, check: bool = True, return_steps: bool = False,
                     exact: bool | str = True):

@@ -9,6 +9,8 @@ on the values; :func:`~.network.count_network` is the closed form of the online 
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import numpy as np
 import pandas as pd
 
@@ -31,7 +33,13 @@ class DelphiTabula(Family):
         simulated="Delphi's HE preprocessing (closed form) and the tables' preprocessing "
         "(ideal dealer, booked offline)",
         layers=("Conv2d", "Dense", "BatchNorm", "ReLU", "Square", "MaxPool", "MeanPool",
-                "Flatten"))
+                "Flatten"),
+        input_encoding="a pixel is x 2^act_frac_bits in Z_2^64; each table's shift is "
+                       "calibrated on images in this range, and a table input beyond it would "
+                       "wrap mod 2^bits")
+
+    def option_names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(tn.TabulaConfig))
 
     def _compile(self, net, params, calib, **options):
         if calib is None:

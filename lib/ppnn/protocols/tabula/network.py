@@ -73,8 +73,11 @@ class TabulaConfig:
             v = getattr(self, name)
             if not isinstance(v, int) or not 0 <= v <= 24:
                 raise ValueError(f"{name} must be an int in 0..24, got {v}")
-        if not self.margin > 0:
-            raise ValueError(f"margin must be > 0, got {self.margin}")
+        if not isinstance(self.ring, Ring):
+            raise TypeError(f"ring must be a ppnn.core.Ring, got {type(self.ring).__name__}")
+        if (isinstance(self.margin, bool) or not isinstance(self.margin, int | float)
+                or not 0 < self.margin < math.inf):
+            raise ValueError(f"margin must be a finite number > 0, got {self.margin!r}")
 
 
 def encode_table(F: Callable, b: int, in_step: float, out_step: float, ring: Ring) -> np.ndarray:
