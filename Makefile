@@ -36,7 +36,7 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade "pip>=24"
 
 $(VENV)/.stamp-install: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e ".[dev,lab]"
+	$(PY) -m pip install --quiet -e ".[dev,lab,course]"
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3" >/dev/null
 	touch $@
 
