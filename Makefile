@@ -26,7 +26,7 @@ help:
 	@echo "make test        install everything, then lint + unit tests + notebooks (quick)"
 	@echo "make lab         open JupyterLab on the notebooks"
 	@echo "make site        the executed notebooks, report and glossary as HTML in build/site/"
-	@echo "make bench       run the benchmarks (ratios measured side by side)"
+	@echo "make bench       run the benchmarks, then their ratio table in benchmarks/README.md"
 	@echo "make course      the lecturer's kit in build/course/: student notebooks, autograders"
 	@echo "make clean       remove build outputs (keeps .venv and data/cache)"
 
@@ -106,8 +106,10 @@ site: setup
 course: setup
 	$(PY) -m ppnn.course build
 
+# every benchmark at its defaults, then the ratio table of benchmarks/README.md from their CSVs
 bench: setup
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+	$(PY) -m ppnn.benchtable
 
 # JupyterLab on the notebooks, 00_overview open first; jupytext keeps each .py / .ipynb pair in
 # sync when a notebook is saved (formats: ipynb,py:percent in every notebook's metadata).
