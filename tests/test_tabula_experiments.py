@@ -173,3 +173,22 @@ def test_lenet_and_resnet34_rows_are_not_judged_the_paper_does_not_specify_them(
         bits=(8,), gc_bits=(8, 16, 32), n=8)))
     arith = t10["kind"] == "arithmetic"
     assert (t10.loc[arith, "status"] == "formula").all() and arith.sum() == 16
+
+
+def test_online_time_terms_add_up_to_the_projection_of_the_counted_ledger(meas):
+    """Table 8's runtime, term by term (linear + calls x per call + rounds x latency +
+    transfer), equals the network model on the counted ledger plus the measured compute."""
+    from ppnn.core import project
+    from ppnn.nn import zoo
+    from ppnn.protocols.tabula.network import count_network, network_counts
+
+    net = zoo.get("tabula_lenet")
+    for scheme, b in (("tabula", 8), ("gc", 16)):
+        t = ex.online_time(net, scheme, b, meas, include_maxpool=False)
+        unit = 1e-7 if scheme == "tabula" else 16 * 5e-7  # evaluation only (Delphi)
+        compute = net.n_macs * meas["mac_s"] + t.calls * unit
+        pr = project(count_network(net, scheme, b, include_maxpool=False), ex.PAPER_NETWORK,
+                     "online", compute)
+        assert t.total_s == pytest.approx(pr.total_s, rel=1e-12)
+        assert t.network_s == pytest.approx(pr.latency_s + pr.transfer_s, rel=1e-12)
+        assert t.calls == network_counts(net)["relus"]
