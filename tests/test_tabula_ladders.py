@@ -1,5 +1,6 @@
-"""Tabula's rows that compare the paper with itself: no row computed only from the paper's own
-printed numbers is "exact"."""
+"""Tabula's rows that compare the paper with itself or with another definition: no row
+computed only from the paper's own printed numbers is "exact"; Table 4's CrypTFlow2 estimate
+is no reproduction."""
 
 from __future__ import annotations
 
@@ -113,3 +114,14 @@ def test_no_row_computed_only_from_the_papers_own_numbers_is_exact(pc, meas, nc,
     assert sum(n == "table2" for n, _, _ in paper_only) == 8
     assert sum(n == "table1" and m == "comm_per_op" for n, _, m in paper_only) == 2
     assert sum(n == "table10" for n, _, _ in paper_only) == 16
+
+
+def test_table4s_cryptflow2_estimate_is_not_judged_against_cryptflow2s_figures(nc):
+    """Issue 46, D5: our CrypTFlow2 column is a formula (our linear layers + the paper's 96 B
+    per ReLU) and the paper's is CrypTFlow2's own figure: shown, not judged."""
+    cmp = report.compare("tabula", "table4", ex.table4(nc)).set_index(["row", "metric"])
+    for m in ("cryptflow2_comm", "comm_reduction"):
+        assert cmp.loc[("MinioNN", m), "status"] == "definition differs"
+        assert "no CrypTFlow2 ran here" in cmp.loc[("MinioNN", m), "reason"]
+        assert cmp.loc[("ResNet-34", m), "status"] == report.NETWORK_UNSPECIFIED
+    assert cmp.loc[("MinioNN", "tabula_comm"), "status"] == "differs"  # ours: the ledger

@@ -92,7 +92,8 @@ def table2(pc: dict) -> None:
 
 
 def table4(nc: pd.DataFrame) -> None:
-    """Table 4: Tabula vs CrypTFlow2, end to end."""
+    """Table 4: Tabula vs CrypTFlow2, end to end (its CrypTFlow2 column is a formula estimate
+    of ours against CrypTFlow2's own figures: "definition differs", not judged)."""
     t4 = ex.table4(nc)
     _show("table4", t4, "Tabula vs CrypTFlow2, end to end",
           {**rows_with(t4, "relu_count", R_NET, NET_ROWS), **rows_with(t4, "comm", R_LIN)})
