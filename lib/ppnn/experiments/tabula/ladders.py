@@ -19,10 +19,12 @@ build            every ladder: the claim rows of Tables 7, 8 and Fig. 6, and the
 from __future__ import annotations
 
 import dataclasses
+import functools
+from pathlib import Path
 
 import pandas as pd
 
-from ppnn import report
+from ppnn import paths, report
 from ppnn.he import gc as gcmod
 from ppnn.nn import zoo
 from ppnn.protocols.tabula import costs
@@ -50,10 +52,19 @@ _T6 = "Single ReLU (Tabula 8-bit activations)"
 _T7 = "Single ReLU"
 
 
+@functools.lru_cache(maxsize=64)
+def _transcribed(paper_dir: Path, table: str) -> pd.DataFrame:
+    return report.load_paper(PAPER, table).set_index(["row", "metric"])
+
+
+def _cell_of(table: str, row: str, metric: str) -> pd.Series:
+    return _transcribed(paths.paper_dir(), table).loc[(row, metric)]
+
+
 def paper_value(table: str, row: str, metric: str) -> float:
     """A cell of ``data/paper/tabula_<table>.csv`` in base units (s, B, counts; the paper's
     binary KB/MB/GB); a bit width (unit ``bits``, metric naming bits) as printed."""
-    cell = report.load_paper(PAPER, table).set_index(["row", "metric"]).loc[(row, metric)]
+    cell = _cell_of(table, row, metric)
     unit = str(cell["unit"])
     if unit == "bits" and "bits" in metric:
         return float(cell["value"])
@@ -62,8 +73,7 @@ def paper_value(table: str, row: str, metric: str) -> float:
 
 def _where(table: str, row: str, metric: str) -> str:
     """Where the paper prints a cell (its transcription's ``source``)."""
-    return str(report.load_paper(PAPER, table).set_index(["row", "metric"]).loc[
-        (row, metric), "source"])
+    return str(_cell_of(table, row, metric)["source"])
 
 
 def _us(s: float) -> str:
@@ -394,8 +404,7 @@ NET_SPEEDUP_AT = ("ResNet-34", 8)
 
 def _target(name: str) -> float:
     """The paper's number of a headline, in the headline's own unit."""
-    ref = report.load_paper(PAPER, "headlines").set_index(["row", "metric"])
-    return float(ref.loc[H[name], "value"])
+    return float(_cell_of("headlines", *H[name])["value"])
 
 
 def headline_values(pc: dict, meas: dict, nc: pd.DataFrame, tr: pd.DataFrame) -> pd.DataFrame:

@@ -224,11 +224,22 @@ def errata() -> None:
     pvo.show(pvo.errata(PAPER))
 
 
-def headlines(pc: dict, meas: dict, nc: pd.DataFrame, tr: pd.DataFrame, lads: list) -> None:
+def headlines(pc: dict, meas: dict, nc: pd.DataFrame, tr: pd.DataFrame, lads: list,
+              waterfalls: bool = True) -> None:
     """The paper's headline claims (``data/paper/tabula_headlines.csv``): ours from the same
     runs (:func:`.ladders.headline_values`), the verdict, and each claim's ladder verdict;
-    saves the ladders and the table, shows the table once."""
+    saves the ladders, the table and (``waterfalls``) every ladder's waterfall for the
+    report; shows the table once."""
+    import matplotlib.pyplot as plt
+
+    from ppnn import paths, plotting
+
     pvo.headlines(PAPER, lad.headline_values(pc, meas, nc, tr), lads)
+    for x in lads if waterfalls else ():
+        fig = plotting.waterfall(x)
+        plotting.savefig(fig, PAPER, report.ladder_slug(x.key), formats=("svg",),
+                         directory=paths.figures_dir(PAPER) / "ladders")
+        plt.close(fig)
 
 
 #: the columns of a ladder's steps shown under its waterfall
