@@ -5,6 +5,8 @@ Each function builds the table with :mod:`.paper`, compares it with
 ``figures/tables/tabula_<table>.{csv,md}`` and shows it once; it returns nothing. Inputs are
 the notebook's runs: ``pc`` (:func:`.paper.per_call_costs`), ``meas`` (:mod:`.measure`),
 ``nc`` (:func:`.paper.network_costs`) and ``tr`` (:func:`.paper.tradeoffs`).
+:func:`headlines` judges the paper's headline claims with the ladders of :mod:`.ladders`
+(``lads``, from :func:`.ladders.build` on the same runs); :func:`waterfall` draws one.
 
 The reasons common to many rows:
 
@@ -24,7 +26,9 @@ import pandas as pd
 from ppnn import report
 from ppnn.he import gc as gcmod
 
+from .. import ladder as ladder_mod
 from .. import paper_vs_ours as pvo
+from . import ladders as lad
 from . import paper as ex
 
 PAPER = "tabula"
@@ -92,7 +96,8 @@ def table2(pc: dict) -> None:
 
 
 def table4(nc: pd.DataFrame) -> None:
-    """Table 4: Tabula vs CrypTFlow2, end to end."""
+    """Table 4: Tabula vs CrypTFlow2, end to end (its CrypTFlow2 column is a formula estimate
+    of ours against CrypTFlow2's own figures: "definition differs", not judged)."""
     t4 = ex.table4(nc)
     _show("table4", t4, "Tabula vs CrypTFlow2, end to end",
           {**rows_with(t4, "relu_count", R_NET, NET_ROWS), **rows_with(t4, "comm", R_LIN)})
@@ -217,3 +222,36 @@ def status_summary() -> None:
 def errata() -> None:
     """Tabula's errata (``data/errata.csv``), saved for the report and shown."""
     pvo.show(pvo.errata(PAPER))
+
+
+def headlines(pc: dict, meas: dict, nc: pd.DataFrame, tr: pd.DataFrame, lads: list,
+              waterfalls: bool = True) -> None:
+    """The paper's headline claims (``data/paper/tabula_headlines.csv``): ours from the same
+    runs (:func:`.ladders.headline_values`), the verdict, and each claim's ladder verdict;
+    saves the ladders, the table and (``waterfalls``) every ladder's waterfall for the
+    report; shows the table once."""
+    import matplotlib.pyplot as plt
+
+    from ppnn import paths, plotting
+
+    pvo.headlines(PAPER, lad.headline_values(pc, meas, nc, tr), lads)
+    for x in lads if waterfalls else ():
+        fig = plotting.waterfall(x)
+        plotting.savefig(fig, PAPER, report.ladder_slug(x.key), formats=("svg",),
+                         directory=paths.figures_dir(PAPER) / "ladders")
+        plt.close(fig)
+
+
+#: the columns of a ladder's steps shown under its waterfall
+LADDER_COLUMNS = ["step", "assumption", "ours_as", "paper_as", "value", "factor"]
+
+
+def waterfall(lads: list, table: str, row: str, metric: str) -> None:
+    """Draw the ladder of ``(table, row, metric)`` among ``lads`` as a waterfall (saved to
+    ``figures/tabula/ladders/``) and show its steps."""
+    key = ladder_mod.key(table, row, metric)
+    found = [x for x in lads if x.key == key]
+    if not found:
+        raise ValueError(f"no ladder {key!r}; there are {[x.key for x in lads][:3]} ...")
+    pvo.show_ladder(found[0])
+    pvo.show(ladder_mod.frame(found)[LADDER_COLUMNS], f"**{key}** — {found[0].verdict}")
