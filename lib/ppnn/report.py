@@ -167,7 +167,8 @@ def _zone(v: float, edges: tuple[float, float], names: tuple[str, str, str]) -> 
     return names[0] if v >= hi else names[2] if v <= lo else names[1]
 
 
-def _claim(metric: str, unit, paper_s: str, ours) -> tuple[str, str, str] | None:
+def _claim(metric: str, unit, paper_s: str, ours, words: tuple[str, str, str] | None = None
+           ) -> tuple[str, str, str] | None:
     """The relative claim behind a timing-derived cell: ``(paper's claim, ours, status)``.
 
     A speed-up is faster at ``CLAIM_PARITY[1]`` or more, slower at ``CLAIM_PARITY[0]`` or
@@ -186,7 +187,8 @@ def _claim(metric: str, unit, paper_s: str, ours) -> tuple[str, str, str] | None
     than half (zones at ``CLAIM_MAJORITY``); its magnitude is judged on the smaller side: the
     remainder ``100 - P`` of a majority share (a 74 % linear share against 98 % leaves 26 %
     against 2 %), the share itself otherwise; different zones are too close to call when
-    both shares lie within ``CLAIM_CLEAR_SHARE``. None for other cells."""
+    both shares lie within ``CLAIM_CLEAR_SHARE``. ``words``: the zones' names for a factor
+    that is not a speed-up (a ratio of bytes or of storage). None for other cells."""
     p, o = _to_float(paper_s), _to_float(ours)
     if math.isnan(p) or math.isnan(o):
         return None
@@ -194,7 +196,7 @@ def _claim(metric: str, unit, paper_s: str, ours) -> tuple[str, str, str] | None
     if base == "x" and "speedup" in m:
         if p <= 0 or o <= 0:
             return None
-        names = ("faster", "about as fast", "slower")
+        names = words or ("faster", "about as fast", "slower")
         said, got = (_zone(v, CLAIM_PARITY, names) for v in (p, o))
         q = p / o if said == "slower" else o / p
         close = all(1 / CLAIM_CLEAR < v < CLAIM_CLEAR for v in (p, o))
@@ -655,7 +657,9 @@ def headlines(paper: str, ours: pd.DataFrame, ladder_verdicts: dict | None = Non
             why = why or "not computed"
         elif _base_unit(r.unit) == "x" or _REDUCTION.search(str(r.metric).lower()):
             p = _as_factor(r.metric, r.unit, _to_float(r.value))
-            c = _claim("speedup", "x", f"{p:.6g}", _as_factor(r.metric, r.unit, v))
+            words = None if re.search(r"speed|faster|latency|time", str(r.metric).lower()) \
+                else ("above 1x", "about 1x", "below 1x")
+            c = _claim("speedup", "x", f"{p:.6g}", _as_factor(r.metric, r.unit, v), words)
             verdict, shown = c[2], f"{_fmt(v)} {r.unit}".strip()
             if _base_unit(r.unit) == "%":
                 shown += f" (x{_as_factor(r.metric, r.unit, v):.3g} against x{p:.3g})"

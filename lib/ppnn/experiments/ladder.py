@@ -35,8 +35,8 @@ ASSUMPTIONS = ("network geometry", "operation counts", "unit costs", "baseline i
 #: a ladder reaches the paper's value when its last step is within this relative distance
 REACHED = 0.10
 #: the columns of a saved ladder file, one row per step (step 0: ours; the last: the paper's)
-COLUMNS = ["key", "paper", "table", "row", "metric", "unit", "step", "assumption", "ours_as",
-           "paper_as", "value", "factor", "source", "erratum", "verdict"]
+COLUMNS = ["key", "paper", "table", "row", "metric", "unit", "bound", "step", "assumption",
+           "ours_as", "paper_as", "value", "factor", "source", "erratum", "verdict"]
 
 
 def key(table: str, row: str, metric: str) -> str:
@@ -72,7 +72,9 @@ class Step:
 @dataclasses.dataclass
 class Ladder:
     """From ``ours`` to the paper's ``target`` for the claim ``(table, row, metric)`` of
-    ``paper`` (``unit``: of ``ours`` and ``target``); :meth:`replace` adds a step."""
+    ``paper`` (``unit``: of ``ours`` and ``target``); :meth:`replace` adds a step.
+    ``bound``: ``"="`` when the paper states its value, ``">"`` when it states a lower bound
+    ("over 10x"): the ladder then reaches it at ``(1 - REACHED)`` of the bound or above."""
 
     paper: str
     table: str
@@ -82,12 +84,15 @@ class Ladder:
     target: float
     unit: str = "x"
     steps: list[Step] = dataclasses.field(default_factory=list)
+    bound: str = "="
 
     def __post_init__(self):
         for name in ("ours", "target"):
             v = getattr(self, name)
             if not (isinstance(v, int | float) and math.isfinite(v) and v > 0):
                 raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+        if self.bound not in ("=", ">"):
+            raise ValueError(f"bound must be '=' or '>', got {self.bound!r}")
 
     @property
     def key(self) -> str:
@@ -121,6 +126,8 @@ class Ladder:
 
     @property
     def reached(self) -> bool:
+        if self.bound == ">":
+            return self.end >= (1 - REACHED) * self.target
         return abs(self.end / self.target - 1) <= REACHED
 
     @property
@@ -137,7 +144,9 @@ class Ladder:
         ``unexplained``."""
         if self.reached:
             c = self.carrier
-            return ("reproduced under the paper's assumptions" +
+            said = "reproduced under the paper's assumptions" + (
+                f" (its bound: over {_fmt(self.target)})" if self.bound == ">" else "")
+            return (said +
                     (f"; carried by {c.assumption} ({_fmt(self.factors[self.steps.index(c)])}x)"
                      if c is not None else " (ours already is the paper's)"))
         return f"residual {_fmt(self.residual)}x unexplained"
@@ -152,7 +161,8 @@ def frame(ladders: list[Ladder]) -> pd.DataFrame:
     rows = []
     for lad in ladders:
         base = {"key": lad.key, "paper": lad.paper, "table": lad.table, "row": lad.row,
-                "metric": lad.metric, "unit": lad.unit, "verdict": lad.verdict}
+                "metric": lad.metric, "unit": lad.unit, "bound": lad.bound,
+                "verdict": lad.verdict}
         rows.append({**base, "step": 0, "assumption": "ours", "ours_as": "", "paper_as": "",
                      "value": lad.ours, "factor": 1.0, "source": "", "erratum": ""})
         for i, (s, f) in enumerate(zip(lad.steps, lad.factors), start=1):
