@@ -245,10 +245,11 @@ def text_claims(fal, relu_ratio: float, table6: pd.DataFrame, counted_inf: pd.Da
     # definition of ours for both, and one status ("definition differs")
     frame_c["definition"] = [R_RELATIVE_ERROR if m == "relative_difference_max" else ""
                              for m in frame_c["metric"]]
-    # values the paper gives as "about" N have a tolerance of their own
+    # values of ours the paper gives as "about" N have a tolerance of their own (a setting
+    # we chose to match, an input, is not judged at all)
     note = dict(zip(zip(ref_claims["row"], ref_claims["metric"]), ref_claims["note"]))
-    about = [bool(_ABOUT.search(note[(r, m)]))
-             for r, m in zip(frame_c["row"], frame_c["metric"])]
+    about = [bool(_ABOUT.search(note[(r, m)])) and k != "input"
+             for r, m, k in zip(frame_c["row"], frame_c["metric"], frame_c["kind"])]
     frame_c["rtol"] = [ABOUT_RTOL if a else np.nan for a in about]
     reasons = {(r, m): R_ABOUT for r, m, a in zip(frame_c["row"], frame_c["metric"], about)
                if a}
