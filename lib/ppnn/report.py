@@ -273,14 +273,15 @@ REPRODUCED_COLUMNS = ["row", "metric", "value", "note", "kind"]
 
 
 #: optional columns of a reproduced-values frame, kept when any record has them
-OPTIONAL_COLUMNS = ("check", "definition", "unspecified")
+OPTIONAL_COLUMNS = ("check", "definition", "unspecified", "rtol")
 
 
 def records_frame(records) -> pd.DataFrame:
     """Records (dicts, or tuples ``row, metric, value, note, kind[, check]``) -> the frame
     :func:`compare` takes. ``check`` (True/False, on rows whose agreement with the paper a
     builder established itself) and ``definition`` (text: how our quantity is defined where
-    the paper defines it otherwise) are kept when any record has them."""
+    the paper defines it otherwise) are kept when any record has them; so is ``rtol``, a
+    row's own relative tolerance (e.g. for a value the paper gives as "about")."""
     cols = REPRODUCED_COLUMNS
     records = [r if isinstance(r, dict) else
                dict(zip(cols + ["check"] if len(r) == 6 else cols, r, strict=True))
@@ -366,7 +367,8 @@ def compare(paper: str, table: str, reproduced: pd.DataFrame, rtol: float = 0.05
     Parameters
     ----------
     reproduced : DataFrame with columns ``row``, ``metric``, ``value`` (and optionally ``kind``,
-        ``note``, ``check``, ``definition``). ``value`` may be NaN/None: the row is then "not
+        ``note``, ``check``, ``definition``, ``rtol``: a row's own tolerance in place of
+        ``rtol``, stated in its reason). ``value`` may be NaN/None: the row is then "not
         reproducible here" and ``note`` should say why. String values are compared as text
         (formulas). ``check`` (True/False) marks a row whose agreement the builder
         established itself (a sympy identity, the paper's formula evaluated against what
@@ -417,7 +419,10 @@ def compare(paper: str, table: str, reproduced: pd.DataFrame, rtol: float = 0.05
 
     def judged(r, o) -> dict:
         value = o.value if o is not None else None
-        status, ratio = _status(r.value, value, rtol, accuracy=_is_accuracy(r.metric, r.unit))
+        own = _to_float(getattr(o, "rtol", None)) if o is not None else math.nan
+        row_rtol = own if math.isfinite(own) else rtol
+        status, ratio = _status(r.value, value, row_rtol,
+                                accuracy=_is_accuracy(r.metric, r.unit))
         definition = unspecified = ""
         if o is not None:
             status = _final_status(status, o.kind, r.unit, getattr(o, "check", None),
@@ -440,6 +445,7 @@ def compare(paper: str, table: str, reproduced: pd.DataFrame, rtol: float = 0.05
             (f"{UNSPECIFIED_PREFIX}: {unspecified}" if unspecified.strip()
              and status == NETWORK_UNSPECIFIED else ""),
             (o.note if o is not None else "not computed by this notebook"),
+            (f"this row's tolerance: {_pct(own)}" if math.isfinite(own) else ""),
             reasons.get((o.row if o is not None else r.row, r.metric), ""),
             (r.note if status not in ("exact", "verified") else ""),
         ) if isinstance(x, str) and x)
@@ -485,6 +491,8 @@ def compare(paper: str, table: str, reproduced: pd.DataFrame, rtol: float = 0.05
                     "reason": o.note if isinstance(o.note, str) else ""})
     df = pd.DataFrame(out, columns=COLUMNS)
     df.attrs["rtol"] = rtol  # stated in the table's heading by save()
+    if "rtol" in ours.columns and ours["rtol"].map(_to_float).map(math.isfinite).any():
+        df.attrs["row_rtol"] = True  # so is the existence of rows with their own
     return df
 
 
@@ -571,6 +579,8 @@ def save(df: pd.DataFrame, paper: str, table: str, title: str = "") -> Path:
         head += f"\n\nTolerance: {_pct(df.attrs['rtol'])} relative difference for 'within " \
                 "tolerance'; accuracies by error rate, both ways (ours within a factor " \
                 f"{ACCURACY_ERROR_RATIO} of the paper's, or within {ACCURACY_SLACK_PP} points)."
+        if df.attrs.get("row_rtol"):
+            head += " Rows with a tolerance of their own state it in their reason."
     paths.atomic_write(out / f"{stem}.md", head + "\n\n" + to_markdown(df))
     return out / f"{stem}.csv"
 
