@@ -137,6 +137,13 @@ def test_network_ladders_reach_table11_with_the_papers_counts_costs_and_shares(n
     assert not x.reached and x.verdict.endswith("unexplained")
 
 
+def test_the_stated_mlp_keeps_its_counts_and_has_no_share_step(nets):
+    _, totals = nets
+    x = ladders.network_ladder("MLP", "wan_speedup", totals["MLP"], UNIT, 1.0)
+    assert x.table == "Table X" and x.ours == pytest.approx(totals["MLP"]["wan_speedup"])
+    assert {s.assumption for s in x.steps} <= {"unit costs", "network model"}
+
+
 def test_fig9_reads_its_layers_on_imagenet_alexnet_and_reaches_nearly_3x():
     x = ladders.fig9_ladder("AlexNet; layer 8", 1.0, UNIT)
     assert [s.assumption for s in x.steps] == ["network geometry", "unit costs"]

@@ -298,9 +298,9 @@ def network_ladder(net: str, metric: str, t: dict, unit: pd.DataFrame, target: f
     m = _Net(t, unit, tag)
     pu = paper_unit_costs()
     row = f"{net}; {baseline}"
-    table, krow, kmetric = key or ("Table XI", row, f"{metric} (claim)")
+    table, krow, kmetric = key or ("Table X" if net == "MLP" else "Table XI", row,
+                                   f"{metric} (claim)")
     ladder = lad.Ladder(PAPER, table, krow, kmetric, float(t[f"{tag}_speedup"]), float(target))
-    pops = _paper_ops(net)
     steps = []
 
     def step(assumption, ours_as, paper_as, source, **change):
@@ -308,31 +308,36 @@ def network_ladder(net: str, metric: str, t: dict, unit: pd.DataFrame, target: f
             setattr(m, k, v)
         steps.append((assumption, ours_as, paper_as, m.speedup(), source))
 
-    step("operation counts", _geometry_text(net, t, imagenet),
-         f"the paper's Table IX totals (printed; Perm {pops['GAZELLE']['Perm']:,} -> "
-         f"{pops['GALA']['Perm']:,}, ScMult {pops['GAZELLE']['ScMult']:,}); no layer table, "
-         "and no zoo geometry gives its ScMult", "Table IX (l. 405-437)", ops=pops)
+    table_of = "table10" if net == "MLP" else "table11"
+    if net != "MLP":  # the MLP is stated (784-128-128-10): its counts are ours (Table IX)
+        pops = _paper_ops(net)
+        step("operation counts", _geometry_text(net, t, imagenet),
+             f"the paper's Table IX totals (printed; Perm {pops['GAZELLE']['Perm']:,} -> "
+             f"{pops['GALA']['Perm']:,}, ScMult {pops['GAZELLE']['ScMult']:,}); no layer "
+             "table, and no zoo geometry gives its ScMult", "Table IX (l. 405-437)",
+             ops=pops)
     step("unit costs", _ours_units(unit), _paper_units(pu), _T1, unit=pu)
     col = {"GAZELLE": "gazelle", "CrypTFlow2": "cryptflow2"}[baseline]
-    share = float(_num("table12", net, f"linear_pct_{col}"))
-    step("baseline implementation",
-         f"our half-gates GC ReLU stand-in: {t['gc_elements']:,} activations of our network, "
-         f"{t['gc_s']:.3g} s", f"{baseline}'s non-linear share as the paper reports it "
-         f"(Table XII: {100 - share:.3g}% of its run time)", "Table XII (l. 508-513)",
-         linear_share=share)
+    if net != "MLP":  # Table XII has no MLP row
+        share = float(_num("table12", net, f"linear_pct_{col}"))
+        step("baseline implementation",
+             f"our half-gates GC ReLU stand-in: {t['gc_elements']:,} activations of our "
+             f"network, {t['gc_s']:.3g} s", f"{baseline}'s non-linear share as the paper "
+             f"reports it (Table XII: {100 - share:.3g}% of its run time)",
+             "Table XII (l. 508-513)", linear_share=share)
     if tag == "lan":
-        mb = _num("table11", row, "comm")
+        mb = _num(table_of, row, "comm")
         step("accounting", f"our ciphertexts (SEAL N=4096, both ways) + GC traffic: "
              f"{m.comm_bits / 8e6:.4g} MB on GALA-LAN", f"{baseline}'s communication as "
-             f"Table XI prints it ({mb:g} MB) on GALA-LAN, the same for GALA (§IV-A, l. 283)",
-             "Table XI (l. 461-494)", comm_bits=mb * 8e6)
+             f"the paper prints it ({mb:g} MB) on GALA-LAN, the same for GALA (§IV-A, l. 283)",
+             "Tables X / XI (l. 446, 461-494)", comm_bits=mb * 8e6)
     else:
-        extra = (_num("table11", row, "wan_time") - _num("table11", row, "lan_time")) / 1e3
+        extra = (_num(table_of, row, "wan_time") - _num(table_of, row, "lan_time")) / 1e3
         ours = m.rounds * m.net.latency_s + m.comm_bits / 8 / m.net.bandwidth_Bps
         step("network model", f"GALA-WAN model: {m.rounds} latencies + {m.comm_bits / 8e6:.4g} "
              f"MB at 200 Mbps = {ours:.3g} s", f"the paper's WAN - LAN time of {baseline} "
-             f"(Table XI: {extra:.4g} s), the same for GALA (§IV-A, l. 283)",
-             "Table XI (l. 461-494)", comm_s=extra)
+             f"(Tables X / XI: {extra:.4g} s), the same for GALA (§IV-A, l. 283)",
+             "Tables X / XI (l. 446, 461-494)", comm_s=extra)
     return _climb(ladder, steps)
 
 
@@ -542,8 +547,10 @@ def build(mv_runs: pd.DataFrame, conv_runs: pd.DataFrame, unit: pd.DataFrame,
             metric = r.metric.replace(" (claim)", "")
             target = float(cmp[(cmp.row == r.row) & (cmp.metric == metric)]["paper"].iloc[0])
             out.append(kernel_ladder(r.row, metric, runs, target))
-    if (PAPER, "table11") in pvo.COMPARED:
-        cmp = _compared("table11")
+    for table in ("table10", "table11"):
+        if (PAPER, table) not in pvo.COMPARED:
+            continue
+        cmp = _compared(table)
         for r in _short(cmp).itertuples():
             net, base = [s.strip() for s in r.row.split(";")]
             metric = r.metric.replace(" (claim)", "")
