@@ -459,12 +459,12 @@ def _mlp_unpadded(n: int = PAPER_N) -> list[tuple]:
              "formula") for k, v in tot.items()]
 
 
-#: the paper's-choice label of Tables X / XI GAZELLE communication (inferred, D8)
+#: the paper's-choice label of Tables X / XI GAZELLE communication (inferred)
 PAPER_NET_COMM = ("ciphertexts only, n = 2048, 60-bit q, both directions (no garbled-circuit "
                   "traffic)")
 
 
-#: what our GAZELLE network communication counts that the paper's does not (D8)
+#: what our GAZELLE network communication counts that the paper's does not
 COMM_DEFINITION = ("what is counted: ours adds our GC ReLU's traffic (garbled tables, labels, "
                    "OT) to the linear layers' ciphertexts; the paper's counts the ciphertexts "
                    "alone (inferred from Table X's MLP: the paper's-choice row)")

@@ -148,7 +148,7 @@ def table10(totals: dict[str, dict]) -> None:
 
 
 def comm_reason(totals: dict[str, dict], net: str) -> str:
-    """Why Table XI's communication of ``net`` differs (issue 46, D8): the accounting first
+    """Why Table XI's communication of ``net`` differs: the accounting first
     -- our garbled-circuit traffic, which the paper's MLP (Table X, a stated network) shows it
     leaves out -- then the network, which the paper does not give."""
     t = totals[net]
