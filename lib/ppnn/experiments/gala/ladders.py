@@ -87,7 +87,8 @@ def _paper_units_table() -> pd.DataFrame:
 
 def _units_text(unit: pd.DataFrame) -> str:
     s = unit["seconds"] * 1e6
-    hst = f", hoisted HstPerm {s['HstPerm']:.3g} us" if "HstPerm" in s else ", no hoisting"
+    hst = (f", hoisted HstPerm {s['HstPerm']:.3g} us (inferred from Table VI's Diagonal rows)"
+           if "HstPerm" in s else ", no hoisting")
     return (f"Perm {s['Perm']:.3g} us, ScMult {s['ScMult']:.3g} us, Add {s['Add']:.3g} us "
             f"(Perm / ScMult {s['Perm'] / s['ScMult']:.0f}x, Perm / Add "
             f"{s['Perm'] / s['Add']:.0f}x){hst}")
