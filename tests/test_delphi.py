@@ -90,3 +90,22 @@ def test_bad_inputs_raise():
         delphi.delphi_online(X, layer, np.zeros((2, 5), np.uint64), None, masks, ledger)
     with pytest.raises(TypeError):
         delphi.linear_ring(object(), np.zeros((2, 2)), np.zeros((1, 2)), Z2_64)
+
+
+@pytest.mark.parametrize("n_in,n_out", [(11, 3), (9000, 20000), (8192, 8193)])
+def test_layer_bits_closed_form_equals_the_bookings(n_in, n_out):
+    """The closed form GALA's Tables VI/VIII/X/XI use for DELPHI's communication is what the
+    protocol books: the HE mask exchange offline, one k-bit element per input online."""
+    rng = np.random.default_rng(3)
+    layer = Dense(n_out)
+    ledger = Ledger(PARTIES)
+    W = np.zeros((n_out, n_in), dtype=np.int64)
+    masks = delphi.delphi_preprocess(layer, Z2_64.from_signed(W), (1, n_in), (1, n_out), Z2_64,
+                                     rng, ledger)
+    X = share_additive(np.zeros((1, n_in), dtype=np.uint64), Z2_64, rng)
+    delphi.delphi_online(X, layer, Z2_64.from_signed(W), None, masks, ledger)
+    want = delphi.layer_bits(n_in, n_out)
+    assert ledger.total_bits("offline") == want["offline"]
+    assert ledger.total_bits("online") == want["online"]
+    assert want["offline"] == (delphi.he_ciphertexts(n_in) + delphi.he_ciphertexts(n_out)) \
+        * delphi.HE_CT_BITS

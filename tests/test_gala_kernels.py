@@ -305,3 +305,17 @@ def test_ledger_labels_split_eval():
     run_linear(GazelleMatVec(8, 32, 64), BFVSim(n=64), W, x, rng, ledger=led, label="fc1")
     assert led.op_count("Perm", label="fc1/eval") == 3
     assert led.op_count("Enc", label="fc1") == 1
+
+
+def test_a_grouped_convolution_counts_as_its_independent_groups():
+    """AlexNet's two-group convolutions (the zoo's ImageNet AlexNet, GALA Fig. 9 / Table
+    IX): g groups of c_i/g -> c_o/g channels, each a kernel of its own."""
+    from ppnn.nn import Conv2d, Network
+
+    net = Network("grouped", (16, 8, 8), (Conv2d(32, 3, 1, 1, groups=2),))
+    got = costs.network_counts(net, run=True).set_index("method")
+    assert got.equals(costs.network_counts(net, run=False).set_index("method"))
+    for meth, K in (("GAZELLE", GazelleConv), ("GALA", GalaConv)):
+        one = costs.count_kernel(K(8, 16, 8, 8, 3, 2048, 1, 1))
+        assert {op: int(got.loc[meth, op]) for op in costs.HE_OPS} == \
+            {op: 2 * v for op, v in one.items()}

@@ -262,3 +262,19 @@ def test_params_roundtrip_and_errors():
         nn.init_params(small, 0)
     with pytest.raises(ValueError, match="batch axis"):
         nn.forward(small, nn.init_params(small, np.random.default_rng(0)), np.zeros((1, 28, 28)))
+
+
+def test_layer_times_time_every_leaf_and_residual_addition_in_order():
+    from ppnn.nn import zoo
+    from ppnn.nn.forward import init_params, layer_times
+
+    net = zoo.get("resnet18_cifar10")
+    params = init_params(net, np.random.default_rng(0))
+    x = np.random.default_rng(1).random((1, *net.input_shape), dtype=np.float32)
+    times = layer_times(net, params, x, repeats=2)
+    kinds = [k for k, _ in times]
+    assert kinds.count("Add") == sum(1 for n in net.nodes() if n.layer is None)
+    assert [k for k in kinds if k != "Add"] == [n.layer.kind for n in net.leaves()]
+    assert all(s >= 0 for _, s in times)
+    with pytest.raises(ValueError, match="repeats"):
+        layer_times(net, params, x, repeats=0)

@@ -644,7 +644,9 @@ def headlines(paper: str, ours: pd.DataFrame, ladder_verdicts: dict | None = Non
     and which of our tables the value comes from). A factor (unit ``x``) or a cut in percent
     (metric naming a reduction: a cut of c % is the factor 1 / (1 - c / 100)) is a claim,
     judged by the claim rule of the tables (:func:`_claim`); any other value by the tables'
-    status rule with tolerance ``rtol``. ``ladder_verdicts``: ``{(row, metric): verdict}``
+    status rule with tolerance ``rtol``, except a share of the run time measured or projected
+    here (a % whose metric names a share), which is judged as the tables' claim rows are, on
+    its smaller side. ``ladder_verdicts``: ``{(row, metric): verdict}``
     of the ladders built for these claims."""
     ref = load_paper(paper, "headlines")
     need = {"row", "metric", "value"}
@@ -675,6 +677,9 @@ def headlines(paper: str, ours: pd.DataFrame, ladder_verdicts: dict | None = Non
                 shown += f" (x{_as_factor(r.metric, r.unit, v):.3g} against x{p:.3g})"
             else:
                 shown = c[1]
+        elif (_timing_derived(kind, r.unit, r.metric) and _base_unit(r.unit) == "%"
+              and (c := _claim(r.metric, r.unit, r.value, v)) is not None):
+            verdict, shown = c[2], c[1]  # a share of the run time: the tables' share rule
         else:
             verdict, _ = _status(r.value, v, rtol, accuracy=_is_accuracy(r.metric, r.unit))
             verdict = _final_status(verdict, kind, r.unit, None, r.metric)

@@ -35,7 +35,7 @@ from .layers import (
 from .network import Network, _auto_names
 
 __all__ = ["init_params", "forward", "forward_fixed", "fold_batchnorm", "check_params",
-           "flatten_params", "unflatten_params", "predict"]
+           "flatten_params", "unflatten_params", "predict", "layer_times"]
 
 
 # -- parameters ------------------------------------------------------------------------------
@@ -205,6 +205,42 @@ def forward(net: Network, params, x, return_layers: bool = False):
     with blas_threads(1):
         y = _fwd_seq(net.layers, params, x, outs)
     return outs if return_layers else y
+
+
+def _timed_seq(layers, params, x, out: list):
+    import time
+
+    for layer, p in zip(layers, params):
+        if isinstance(layer, Residual):
+            a = _timed_seq(layer.body, p["body"], x, out)
+            b = _timed_seq(layer.shortcut, p["shortcut"], x, out)
+            t0 = time.process_time()
+            x = a + b
+            out.append(("Add", time.process_time() - t0))
+        else:
+            t0 = time.process_time()
+            x = _fwd_layer(layer, p, x)
+            out.append((layer.kind, time.process_time() - t0))
+    return x
+
+
+def layer_times(net: Network, params, x, repeats: int = 1) -> list[tuple[str, float]]:
+    """Float inference of ``x`` (as :func:`forward`) timed layer by layer: ``(kind, CPU
+    seconds)`` for every leaf layer in execution order (a residual block's body, then its
+    shortcut, then its addition as kind ``"Add"``), the median of ``repeats`` passes."""
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"repeats must be an int >= 1, got {repeats!r}")
+    x = _batch_input(net, x, "layer_times")
+    if x.dtype not in (np.float32, np.float64):
+        x = x.astype(np.float64)
+    runs = []
+    with blas_threads(1):
+        for _ in range(repeats):
+            out: list = []
+            _timed_seq(net.layers, params, x, out)
+            runs.append(out)
+    return [(kind, float(np.median([r[i][1] for r in runs])))
+            for i, (kind, _) in enumerate(runs[0])]
 
 
 def predict(net: Network, params, x, batch_size: int = 1000) -> np.ndarray:

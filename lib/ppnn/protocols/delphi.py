@@ -35,7 +35,7 @@ from ppnn.nn.integer import int_linear
 
 __all__ = ["HE_SLOTS", "HE_CT_BITS", "conv2d", "linear_ring", "exact_linear", "he_ciphertexts",
            "delphi_preprocess", "delphi_online", "delphi_ideal", "LinearMasks",
-           "online_bits", "mask_bits"]
+           "online_bits", "layer_bits", "mask_bits"]
 
 HE_SLOTS = 8192
 HE_CT_BITS = 2 * 8192 * 218  # BFV, N = 8192, log q = 218 (SEAL's 128-bit default)
@@ -74,6 +74,15 @@ def he_ciphertexts(n_elements: int) -> int:
 def online_bits(in_elements: int, ring_bits: int = 64) -> int:
     """Closed form: online bits of one Delphi linear layer (client -> server, one message)."""
     return int(in_elements) * int(ring_bits)
+
+
+def layer_bits(n_in: int, n_out: int, ring_bits: int = 64) -> dict[str, int]:
+    """Closed form: bits one Delphi linear layer sends for ``n_in`` input and ``n_out`` output
+    elements -- ``offline``, the HE mask exchange (:func:`he_ciphertexts` of each, one way
+    each, ``HE_CT_BITS`` a ciphertext), and ``online``, :func:`online_bits`. Equal to what
+    :func:`delphi_preprocess` and :func:`delphi_online` book (tests)."""
+    return {"offline": (he_ciphertexts(n_in) + he_ciphertexts(n_out)) * HE_CT_BITS,
+            "online": online_bits(n_in, ring_bits)}
 
 
 def _book_preprocessing(ledger: Ledger, n_in: int, n_out: int, macs: int, parties) -> None:

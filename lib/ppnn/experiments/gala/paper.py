@@ -16,14 +16,23 @@ from ppnn.protocols.gala import costs
 
 from ..records import frame as _frame
 from ..records import record
-from .runs import MATVEC_DIMS, conv_kernel, matvec_kernel
+from .runs import (
+    IMAGENET_NETWORKS,
+    MATVEC_DIMS,
+    NETWORKS,
+    conv_kernel,
+    delphi_layer_comm_MB,
+    delphi_network_comm,
+    matvec_kernel,
+)
 
 __all__ = ["input_ciphertexts", "paper_comm_mb", "table1", "formula_table", "table4", "table5",
            "table6", "table7", "table8", "table9", "geometry_check",
            "unspecified_reason", "fig9", "table10_11", "table12", "table13"]
 
 NOT_HERE = {
-    "DELPHI": "DELPHI's HE linear layers are not part of this reproduction (paper's own run)",
+    "DELPHI": "DELPHI's runtimes are not part of this reproduction (paper's own run of "
+              "DELPHI's code); its communication is DELPHI's closed form (comm rows)",
     "CrypTFlow2": "CrypTFlow2 is not part of this reproduction (paper's own run)",
     "OT-based CrypTFlow2": "OT-based CrypTFlow2 is not part of this reproduction",
     "Extended": "the paper gives no algorithm or formula for Extended [17]; its three columns "
@@ -68,6 +77,30 @@ def paper_comm_mb(method: str, dims: str) -> float:
 
 def _na(row, metric, why):
     return (row, metric, None, why, "")
+
+
+def layer_elements(dims: str) -> tuple[int, int]:
+    """Input and output elements of a Table VI (``"n_oxn_i"``) or Table VIII (``"HxW@c_i;
+    kxk@c_o"``, same padding) layer."""
+    if "@" in dims:
+        inp, ker = [t.strip() for t in dims.split(";")]
+        hw, c_i = inp.split("@")
+        H, W = (int(v) for v in hw.split("x"))
+        return H * W * int(c_i), H * W * int(ker.split("@")[1])
+    n_o, n_i = (int(v) for v in dims.split("x"))
+    return n_i, n_o
+
+
+def delphi_layer_record(row: str, dims: str) -> tuple:
+    """Table VI / VIII: DELPHI's communication for the layer, from its closed form."""
+    n_in, n_out = layer_elements(dims)
+    c = delphi_layer_comm_MB(n_in, n_out)
+    return (row, "comm", c["total"],
+            f"DELPHI's closed form (ppnn.protocols.delphi.layer_bits): preprocessing, one BFV "
+            f"ciphertext (N = 8192, 218-bit q: {c['offline'] / 2:.3g} MB, SEAL's 128-bit "
+            f"default) each way per 8192 elements, {c['offline']:.3g} MB; online one 64-bit "
+            f"share per input, {c['online']:.3g} MB; the paper ran DELPHI's code, whose HE "
+            "parameters it does not state", "counted")
 
 
 # -- Table I ------------------------------------------------------------------------------------
@@ -262,6 +295,9 @@ def _runtime_records(ref, runs, label_of, speed_note, flood_ct_bits=None):
     for r in ref.itertuples(index=False):
         dims, meth = r.row.rsplit(";", 1)
         dims, meth = dims.strip(), meth.strip().split("[")[0]
+        if meth == "DELPHI" and r.metric == "comm":
+            recs.append(delphi_layer_record(r.row, dims))
+            continue
         if meth in NOT_HERE:
             recs.append(_na(r.row, r.metric, NOT_HERE[meth]))
             continue
@@ -329,7 +365,7 @@ def _op_value(t: dict, row: str, metric: str) -> int:
 
 
 def geometry_check(net: str, imagenet: dict, rtol: float) -> tuple[bool, str]:
-    """Does the 224x224 ImageNet geometry give Table IX's ScMult totals of ``net`` (both
+    """Does the ImageNet geometry give Table IX's ScMult totals of ``net`` (both
     columns within ``rtol``)? ScMult is what the geometry fixes (Table III: ``c_i c_o k^2 /
     c_n`` per convolution); returns the verdict and the ratios, ours / paper."""
     ref = report.load_paper("gala", "table9").set_index(["row", "metric"])["value"]
@@ -341,21 +377,22 @@ def geometry_check(net: str, imagenet: dict, rtol: float) -> tuple[bool, str]:
 
 def unspecified_reason(net: str, cifar: dict, imagenet: dict) -> str:
     """Why Table IX's ``net`` is not reproducible: neither the CIFAR-10 zoo network l. 452
-    names nor the 224x224 ImageNet one gives its ScMult (ratios ours / paper, counted)."""
+    names nor the ImageNet one gives its ScMult (ratios ours / paper, counted)."""
     ref = report.load_paper("gala", "table9").set_index(["row", "metric"])["value"]
     r_c = _op_value(cifar, net, "gala_scmult") / float(ref[(net, "gala_scmult")])
     r_i = _op_value(imagenet, net, "gala_scmult") / float(ref[(net, "gala_scmult")])
     return (f"network unspecified: GALA gives no layer table for {net}; l. 452 says "
             f"CIFAR-10, but the CIFAR-10 zoo network gives {r_c:.2f}x the paper's ScMult and "
-            f"torchvision's 224x224 ImageNet {net} (channels larger than n = 2048 slots tiled "
-            f"as in GAZELLE) {r_i:.2f}x; the value shown is the ImageNet count")
+            f"the zoo's ImageNet {net} ({IMAGENET_NETWORKS[net]}; channels larger than n = "
+            f"2048 slots tiled as in GAZELLE) {r_i:.2f}x; the value shown is the ImageNet "
+            "count")
 
 
 def table9(totals: dict[str, dict], imagenet: dict[str, dict] | None = None,
            rtol: float = 0.05) -> pd.DataFrame:
     """Table IX from the counted network totals. ``totals``: the CIFAR-10 zoo networks
-    (:data:`~.runs.NETWORKS`); ``imagenet``: the ResNets on the 224x224 ImageNet geometry
-    (:func:`~.runs.network_op_totals` of :data:`~.runs.IMAGENET_NETWORKS`). A ResNet whose
+    (:data:`~.runs.NETWORKS`); ``imagenet``: the networks on the ImageNet geometry
+    (:func:`~.runs.network_op_totals` of :data:`~.runs.IMAGENET_NETWORKS`). A network whose
     ImageNet ScMult matches the paper's (:func:`geometry_check`) is compared on that
     geometry; otherwise its rows show the ImageNet count as 'not reproducible: network
     unspecified' (:func:`unspecified_reason`). Either way the CIFAR-10 counts stay as
@@ -364,8 +401,9 @@ def table9(totals: dict[str, dict], imagenet: dict[str, dict] | None = None,
     recs = []
     ref = report.load_paper("gala", "table9")
     note_c = "counted by running every linear layer's kernel (CIFAR-10 zoo architecture)"
-    note_i = ("counted by running every linear layer's kernel on torchvision's 224x224 "
-              "ImageNet architecture (channels larger than n tiled as in GAZELLE)")
+    note_i = ("counted by running every linear layer's kernel on the ImageNet architecture "
+              "(channels larger than n tiled as in GAZELLE; grouped convolutions as "
+              "independent groups)")
     for r in ref.itertuples(index=False):
         t = totals.get(r.row)
         if t is None:
@@ -421,18 +459,64 @@ def _mlp_unpadded(n: int = PAPER_N) -> list[tuple]:
              "formula") for k, v in tot.items()]
 
 
+#: the paper's-choice label of Tables X / XI GAZELLE communication (inferred)
+PAPER_NET_COMM = ("ciphertexts only, n = 2048, 60-bit q, both directions (no garbled-circuit "
+                  "traffic)")
+
+
+#: what our GAZELLE network communication counts that the paper's does not
+COMM_DEFINITION = ("what is counted: ours adds our GC ReLU's traffic (garbled tables, labels, "
+                   "OT) to the linear layers' ciphertexts; the paper's counts the ciphertexts "
+                   "alone (inferred from Table X's MLP: the paper's-choice row)")
+
+
+def ciphertext_comm_MB(t: dict) -> float:
+    """A network's ciphertexts (every linear layer's inputs and results, at n = 2048 slots)
+    at the paper's parameters (:data:`PAPER_CT_BYTES` each), decimal MB."""
+    return (t["ct_up"] + t["ct_down"]) * PAPER_CT_BYTES / 1e6
+
+
+def comm_accounting(t: dict) -> str:
+    """What our GAZELLE communication of a network counts (Tables X / XI), part by part."""
+    ct, gc = t["ct_comm_bits"] / 8e6, t["gc_comm_bits"] / 8e6
+    return (f"accounting: ours = {t['ct_up']} + {t['ct_down']} ciphertexts of SEAL N=4096 "
+            f"(72-bit q), both directions, {ct:.3g} MB, + our half-gates GC ReLU's traffic "
+            f"(garbled tables, labels, OT: {t['gc_elements']:,} activations) {gc:.3g} MB = "
+            f"{100 * gc / (ct + gc):.0f}% of ours; the paper's-choice row (inferred, next) "
+            "counts the ciphertexts alone at the paper's parameters")
+
+
 def table10_11(table: str, totals: dict[str, dict]) -> pd.DataFrame:
+    """Tables X / XI from the network totals (:func:`~.runs.network_totals`): GAZELLE's
+    projection, its communication (ours, and the paper's-choice accounting: ciphertexts
+    only at n = 2048, 60-bit q), and DELPHI's communication from its closed form
+    (:func:`~.runs.delphi_network_comm`)."""
     recs = []
     ref = report.load_paper("gala", table)
     for r in ref.itertuples(index=False):
         net, meth = [s.strip() for s in r.row.split(";")]
+        if meth == "DELPHI" and r.metric == "comm":
+            d = delphi_network_comm(NETWORKS[net])
+            recs.append((r.row, "comm", d["total"],
+                         f"DELPHI's closed form on the zoo's {NETWORKS[net]}: HE "
+                         f"preprocessing (BFV N = 8192 ciphertexts) {d['he_offline']:.4g} MB "
+                         f"+ online {d['ring_bits']}-bit shares {d['online_shares']:.3g} MB "
+                         f"+ one Delphi garbled activation per ReLU output and max-pool "
+                         f"comparison ({d['gc_elements']:,} x {d['gc_bytes_per_element']:,.0f} "
+                         f"B, all its traffic) {d['gc']:.4g} MB", "counted"))
+            continue
         if meth != "GAZELLE":
             recs.append(_na(r.row, r.metric, NOT_HERE.get(meth, "not part of this reproduction")))
             continue
         t = totals[net]
+        if r.metric == "comm":
+            recs.append((report.paper_choice(r.row, PAPER_NET_COMM, inferred=True), "comm",
+                         ciphertext_comm_MB(t),
+                         f"{t['ct_up']} + {t['ct_down']} ciphertexts of the linear layers "
+                         f"(slot layouts at n = 2048) x {PAPER_CT_BYTES:,} B, as Tables VI / "
+                         "VIII count a ciphertext; no GC traffic", "counted"))
         val, note = {
-            "comm": (t["comm_MB"], "ciphertexts of every linear layer + GC ReLU traffic "
-                     "(project's half-gates circuit), counted"),
+            "comm": (t["comm_MB"], comm_accounting(t)),
             "lan_time": (t["gazelle_lan_s"] * 1e3, "projected: counted HE ops x measured unit "
                          "costs + GC ReLU measured per element + GALA-LAN model"),
             "wan_time": (t["gazelle_wan_s"] * 1e3, "projected as lan_time, GALA-WAN model"),
@@ -440,8 +524,9 @@ def table10_11(table: str, totals: dict[str, dict]) -> pd.DataFrame:
                             "linear layers)"),
             "wan_speedup": (t["wan_speedup"], "projected, WAN"),
         }[r.metric]
-        recs.append((r.row, r.metric, float(val), note,
-                     "counted" if r.metric == "comm" else "projected"))
+        recs.append(record(r.row, r.metric, float(val),
+                           "counted" if r.metric == "comm" else "projected", note,
+                           definition=COMM_DEFINITION if r.metric == "comm" else ""))
         if r.metric == "lan_speedup":
             recs.append((r.row, "linear_layers_speedup", float(t["linear_speedup"]),
                          "projected HE compute of the linear layers only, GAZELLE / GALA",
@@ -449,12 +534,24 @@ def table10_11(table: str, totals: dict[str, dict]) -> pd.DataFrame:
     return _frame(recs)
 
 
-def table12(totals: dict[str, dict]) -> pd.DataFrame:
+def table12(totals: dict[str, dict], plain: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Table XII: GAZELLE's linear share (projected) and, with ``plain``
+    (:func:`~.runs.plaintext_shares`), the plaintext model's (measured)."""
     recs = []
+    plain = plain.set_index("network") if plain is not None else None
     for r in report.load_paper("gala", "table12").itertuples(index=False):
         if r.metric == "linear_pct_gazelle" and r.row in totals:
             recs.append((r.row, r.metric, totals[r.row]["linear_pct_gazelle"],
                          "projected share of GAZELLE's LAN time in linear layers", "projected"))
+        elif r.metric == "linear_pct_plaintext" and plain is not None and r.row in plain.index:
+            p = plain.loc[r.row]
+            recs.append((r.row, r.metric, float(p["linear_pct"]),
+                         f"one image through the zoo's {p['zoo']} in float numpy (one BLAS "
+                         f"thread, random weights, batch-norm folded), CPU time per layer, "
+                         f"median of {int(p['repeats'])}: linear (conv, FC, mean-pool, "
+                         f"residual additions) {1e3 * p['linear_s']:.3g} ms, ReLU and "
+                         f"max-pool {1e3 * p['nonlinear_s']:.3g} ms; the paper's plaintext "
+                         "framework and CIFAR-10 models are not given", "measured"))
         else:
             fw = r.metric.replace("linear_pct_", "")
             recs.append(_na(r.row, r.metric, NOT_HERE.get(

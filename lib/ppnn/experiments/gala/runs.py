@@ -32,6 +32,7 @@ __all__ = ["MATVEC_DIMS", "TABLE1_DIMS", "CONV_DIMS", "NETWORKS", "mv_label", "c
            "matvec_kernel", "conv_kernel", "count_matvec", "count_conv", "IMAGENET_NETWORKS",
            "network_op_totals", "imagenet_op_totals", "measure_matvec",
            "measure_conv", "noise_runs", "relu_unit_cost", "network_layers", "network_totals",
+           "network_ops", "delphi_layer_comm_MB", "delphi_network_comm", "plaintext_shares",
            "tenseal_peer", "save_results"]
 
 #: GALA Tables V/VI (n_o x n_i), Table I, Tables VII/VIII (H, W, c_i, k, c_o), Table IX nets.
@@ -42,9 +43,11 @@ CONV_DIMS = [(16, 16, 128, 1, 128), (16, 16, 2048, 1, 512), (16, 16, 128, 3, 128
 NETWORKS = {"MLP": "mlp_784_128_128_10", "AlexNet": "alexnet_cifar10", "VGG": "vgg16_cifar10",
             "ResNet-18": "resnet18_cifar10", "ResNet-50": "resnet50_cifar10",
             "ResNet-101": "resnet101_cifar10", "ResNet-152": "resnet152_cifar10"}
-#: Table IX's ResNets on the 224x224 ImageNet geometry (torchvision's definitions), counted
-#: beside the CIFAR-10 zoo: the paper's totals look ImageNet-sized though l. 452 says CIFAR-10
-IMAGENET_NETWORKS = {"ResNet-18": "resnet18_imagenet", "ResNet-50": "resnet50_imagenet",
+#: Table IX's networks on the ImageNet geometry (the zoo's AlexNet and VGG-16, torchvision's
+#: ResNets), counted beside the CIFAR-10 zoo: the paper's totals look larger than CIFAR-10
+#: networks, though l. 452 says CIFAR-10
+IMAGENET_NETWORKS = {"AlexNet": "alexnet_imagenet", "VGG": "vgg16_imagenet",
+                     "ResNet-18": "resnet18_imagenet", "ResNet-50": "resnet50_imagenet",
                      "ResNet-101": "resnet101_imagenet", "ResNet-152": "resnet152_imagenet"}
 
 
@@ -265,9 +268,11 @@ def network_layers(name: str, unit: pd.DataFrame, relu: dict, ct_bits: int,
         if isinstance(layer, Conv2d | Dense):
             sub = counts[counts.layer == node.name].set_index("method")
             if isinstance(layer, Conv2d):
-                L = conv_kernel("GALA", node.in_shape[1], node.in_shape[2], node.in_shape[0],
-                                layer.kernel, layer.out_channels, n).layout
-                up, down = L.ct_in, L.ct_out
+                g = layer.groups  # g independent convolutions (costs.network_counts)
+                L = conv_kernel("GALA", node.in_shape[1], node.in_shape[2],
+                                node.in_shape[0] // g, layer.kernel, layer.out_channels // g,
+                                n).layout
+                up, down = g * L.ct_in, g * L.ct_out
             else:
                 from ppnn.protocols.gala.layout import MatVecLayout
 
@@ -300,8 +305,20 @@ def network_layers(name: str, unit: pd.DataFrame, relu: dict, ct_bits: int,
 
 
 def network_totals(layers: pd.DataFrame) -> dict:
+    """A network's totals from :func:`network_layers`: communication, LAN/WAN times and
+    speed-ups, the linear layers' share, the HE operation totals per method, and what the
+    projection is made of (:func:`network_ops` and ``ct_up``, ``ct_down``, ``ct_comm_bits``,
+    ``gc_elements``, ``gc_s``, ``gc_comm_bits``, ``rounds``, ``gc_rounds``: the inputs of
+    :func:`ppnn.protocols.gala.runtime.network_seconds`, whose value equals the per-layer
+    sums)."""
     lin = layers[layers.type == "linear"]
-    out = {"comm_MB": layers["comm_bits"].sum() / 8 / 1e6}
+    nl = layers[layers.type == "nonlinear"]
+    out = {"comm_MB": layers["comm_bits"].sum() / 8 / 1e6,
+           "ct_up": int(lin["ct_up"].sum()), "ct_down": int(lin["ct_down"].sum()),
+           "ct_comm_bits": int(lin["comm_bits"].sum()),
+           "gc_elements": int(nl["gc_elements"].sum()), "gc_s": float(nl["GAZELLE_s"].sum()),
+           "gc_comm_bits": int(nl["comm_bits"].sum()), "rounds": int(layers["rounds"].sum()),
+           "gc_rounds": int(nl["rounds"].sum())}
     for tag in ("lan", "wan"):
         gz, ga = layers[f"GAZELLE_{tag}_s"].sum(), layers[f"GALA_{tag}_s"].sum()
         out |= {f"gazelle_{tag}_s": gz, f"gala_{tag}_s": ga, f"{tag}_speedup": gz / ga}
@@ -312,6 +329,83 @@ def network_totals(layers: pd.DataFrame) -> dict:
         for op in costs.HE_OPS:
             out[f"{m}_{op}"] = int(lin[f"{m}_{op}"].sum())
     return out
+
+
+def network_ops(totals: dict, method: str) -> dict[str, int]:
+    """The HE operation totals of ``method`` in a :func:`network_totals` (or
+    :func:`network_op_totals`) dict, as :func:`~ppnn.protocols.gala.runtime.project_seconds`
+    takes them."""
+    return {op: int(totals[f"{method}_{op}"]) for op in costs.HE_OPS}
+
+
+def delphi_layer_comm_MB(n_in: int, n_out: int, ring_bits: int = 64) -> dict[str, float]:
+    """DELPHI's communication for one linear layer of ``n_in`` inputs and ``n_out`` outputs
+    (:func:`ppnn.protocols.delphi.layer_bits`: the offline HE mask exchange at BFV N = 8192,
+    the online ``ring_bits``-bit shares), decimal MB: ``offline``, ``online``, ``total``."""
+    from ppnn.protocols import delphi
+
+    b = delphi.layer_bits(n_in, n_out, ring_bits)
+    return {"offline": b["offline"] / 8e6, "online": b["online"] / 8e6,
+            "total": (b["offline"] + b["online"]) / 8e6}
+
+
+def delphi_network_comm(name: str) -> dict:
+    """DELPHI's communication for one inference of zoo network ``name``, from its closed
+    forms: every Conv2d/Dense layer's :func:`delphi_layer_comm_MB` (ring and fixed point of
+    the ``delphi_gc`` family's defaults) and one Delphi garbled activation (all of its
+    traffic: tables, labels, OT, decoding bits) per ReLU output and per max-pool comparison,
+    as :func:`network_layers` counts them. Decimal MB: ``he_offline``, ``online_shares``,
+    ``gc``, ``total``."""
+    from ppnn.he import gc as gcmod
+    from ppnn.nn import zoo
+    from ppnn.nn.layers import Conv2d, Dense, MaxPool, ReLU
+    from ppnn.protocols import gc_act
+    from ppnn.protocols.delphi_gc import DelphiGCConfig
+
+    cfg = DelphiGCConfig()
+    act = gcmod.gc_cost(gc_act.act_circuit(gc_act.ActSpec(cfg.k, cfg.weight_frac_bits, 1)))
+    he = shares = gc_bits = 0.0
+    elements = 0
+    for node in zoo.get(name).leaves():
+        if isinstance(node.layer, Conv2d | Dense):
+            c = delphi_layer_comm_MB(int(np.prod(node.in_shape)), int(np.prod(node.out_shape)),
+                                     cfg.k)
+            he, shares = he + c["offline"], shares + c["online"]
+        elif isinstance(node.layer, ReLU | MaxPool):
+            elements += node.counts["relus"] + node.counts["comparisons"]
+    gc_bits = elements * act.total
+    return {"he_offline": he, "online_shares": shares, "gc": gc_bits / 8e6,
+            "total": he + shares + gc_bits / 8e6, "gc_elements": elements,
+            "gc_bytes_per_element": act.total / 8, "ring_bits": cfg.k}
+
+
+#: layer kinds that are non-linear in GALA's split (GC work); every other layer is linear
+NONLINEAR_KINDS = ("ReLU", "MaxPool")
+
+
+def plaintext_shares(names: dict[str, str], repeats: int = 3, seed: int = 0) -> pd.DataFrame:
+    """The plaintext model's split (GALA Table XII, column 'Plaintext'): one image through each
+    zoo network ``names`` (label -> zoo name) in float (numpy, one BLAS thread; random
+    weights, batch-norm folded into the convolutions), timed layer by layer
+    (:func:`ppnn.nn.forward.layer_times`, median of ``repeats``). Linear = convolutions, FC,
+    mean-pooling and residual additions; non-linear = ReLU and max-pooling. Measured CPU
+    seconds; one row per network."""
+    from ppnn.nn import zoo
+    from ppnn.nn.forward import fold_batchnorm, init_params, layer_times
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for label, name in names.items():
+        net = zoo.get(name)
+        net, params = fold_batchnorm(net, init_params(net, rng))
+        x = rng.random((1, *net.input_shape), dtype=np.float32)
+        times = pd.DataFrame(layer_times(net, params, x, repeats), columns=["kind", "s"])
+        nl = float(times.loc[times["kind"].isin(NONLINEAR_KINDS), "s"].sum())
+        total = float(times["s"].sum())
+        rows.append({"network": label, "zoo": name, "linear_s": total - nl,
+                     "nonlinear_s": nl, "linear_pct": 100 * (total - nl) / total,
+                     "repeats": repeats})
+    return pd.DataFrame(rows)
 
 
 def network_op_totals(name: str, n: int = 2048) -> dict:
@@ -384,7 +478,7 @@ def tenseal_peer(dims=MATVEC_DIMS, repeats: int = 3, seed: int = 0, he=None) -> 
 
 
 def imagenet_op_totals(n: int) -> dict[str, dict]:
-    """:func:`network_op_totals` of the ResNets on the 224x224 ImageNet geometry
+    """:func:`network_op_totals` of Table IX's networks on the ImageNet geometry
     (:data:`IMAGENET_NETWORKS`), by the paper's row label: Table IX's check of the dataset."""
     return {label: network_op_totals(name, n=n) for label, name in IMAGENET_NETWORKS.items()}
 

@@ -174,8 +174,10 @@ def network_counts(net, n_slots: int = 2048, methods=("GAZELLE", "GALA"),
     ``run=True`` counts by running the kernels on the counting backend; ``False`` evaluates
     the closed forms (the tests check both agree); each distinct layer shape is counted once
     (a network repeats a few shapes many times). A channel larger than ``n`` slots is tiled
-    (:class:`ConvLayout`; ``tiles`` column). Batch-norm is folded into the preceding
-    linear layer, pooling/ReLU/residual additions are local or GC work (no HE operations).
+    (:class:`ConvLayout`; ``tiles`` column). A grouped convolution (``groups = g``) is ``g``
+    independent convolutions of ``c_i / g`` to ``c_o / g`` channels, counted as such.
+    Batch-norm is folded into the preceding linear layer, pooling/ReLU/residual additions are
+    local or GC work (no HE operations).
     """
     from ppnn.nn.layers import Conv2d, Dense
     from ppnn.protocols.gala.conv import GalaConv
@@ -195,14 +197,14 @@ def network_counts(net, n_slots: int = 2048, methods=("GAZELLE", "GALA"),
     for node in net.leaves():
         layer = node.layer
         if isinstance(layer, Conv2d):
-            if layer.groups != 1:
-                raise ValueError(f"{node.name}: grouped convolutions are not supported")
             c, h, w = node.in_shape
+            g = layer.groups
             for meth in methods:
-                L, cnt = count(meth, 1, c, layer.out_channels, h, w, layer.kernel, n_slots,
-                               layer.padding, layer.stride)
+                L, cnt = count(meth, 1, c // g, layer.out_channels // g, h, w, layer.kernel,
+                               n_slots, layer.padding, layer.stride)
                 rows.append({"layer": node.name, "kind": "conv", "method": meth,
-                             "c_n": L.c_n, "tiles": L.tiles, **cnt})
+                             "c_n": L.c_n, "tiles": L.tiles,
+                             **{op: g * v for op, v in cnt.items()}})
         elif isinstance(layer, Dense):
             for meth in methods:
                 _, cnt = count(meth, 0, layer.out_features, node.in_shape[0], n_slots)

@@ -32,7 +32,7 @@ from ppnn.he.bfv.base import PackedBackend
 from .layout import plain_ras
 
 __all__ = ["GALA_LAN", "GALA_WAN", "unit_costs", "time_kernel", "project_seconds",
-           "network_time", "wrapper_overhead", "UNIT_OPS"]
+           "network_time", "network_seconds", "wrapper_overhead", "UNIT_OPS"]
 
 #: GALA §IV: "Gigabit Ethernet" LAN (latency not stated: 0.15 ms one way assumed) and a WAN of
 #: "average bandwidth 200Mbps and round-trip time around 13ms".
@@ -96,13 +96,25 @@ def project_seconds(counts: dict, unit: pd.DataFrame, hoisting: bool = False) ->
 
     ``hoisting=False`` (SEAL): HstPerm = Perm, DecPerm = 0. ``True`` models GAZELLE's hoisting
     with a HstPerm at the cost of an NTT-domain key-switch product, taken as one ScMult, and a
-    DecPerm at one Perm."""
+    DecPerm at one Perm. A ``unit`` table with its own ``HstPerm`` / ``DecPerm`` rows (a
+    paper's per-operation times) uses those instead."""
     s = unit["seconds"]
     perm, sc, add = s["Perm"], s["ScMult"], s["Add"]
     hst, dec = (sc, perm) if hoisting else (perm, 0.0)
+    hst, dec = float(s.get("HstPerm", hst)), float(s.get("DecPerm", dec))
     return float(counts.get("Perm", 0) * perm + counts.get("HstPerm", 0) * hst
                  + counts.get("DecPerm", 0) * dec + counts.get("ScMult", 0) * sc
                  + counts.get("Add", 0) * add)
+
+
+def network_seconds(ops: dict, unit: pd.DataFrame, nonlinear_s: float, comm_bits: float,
+                    rounds: int, network: Network) -> float:
+    """A whole network's projected seconds: its linear layers' counted HE operations ``ops``
+    x ``unit`` costs (:func:`project_seconds`), the non-linear layers' ``nonlinear_s``, and
+    ``rounds`` latencies plus ``comm_bits`` at the ``network``'s bandwidth -- the per-layer
+    sum of :func:`ppnn.experiments.gala.runs.network_layers`, in one expression."""
+    return (project_seconds(ops, unit) + nonlinear_s + rounds * network.latency_s
+            + comm_bits / 8 / network.bandwidth_Bps)
 
 
 def time_kernel(kernel, he: PackedBackend, weights, x, rng: np.random.Generator,
