@@ -186,6 +186,75 @@ def test_a_receive_waits_only_for_its_own_peers_deferred_messages():
             w.close()
 
 
+# -- a stated length is checked before anything is allocated -------------------------------
+def _peak_bytes(fn) -> int:
+    """The peak of Python's allocations while ``fn()`` runs."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_an_oversized_header_is_a_clear_wire_error_and_allocates_nothing_large():
+    """A frame that states more than the receiver's limit is refused before its payload is
+    read; one that states less than the limit but more than its sender sends is read in
+    chunks and grows only with what arrived (then the closed connection is named)."""
+    from ppnn.wire.framing import HEADER, MAX_PAYLOAD
+    from ppnn.wire.transport import Wire
+
+    g = np.random.default_rng(0)
+    for stated, limit, pattern in [
+            ((1 << 32) - 1, 1 << 20, r"at most 1048576 bytes.*stating 4294967295 bytes"),
+            (MAX_PAYLOAD, MAX_PAYLOAD, r"P0 closed the connection before message #0 'key'")]:
+        a, b = socket.socketpair()
+        w = Wire("P1", {"P0": a}, 5.0, g)
+        try:
+            b.sendall(HEADER.pack(0, 0, stated) + os.urandom(17))
+            b.close()
+
+            def receive(w=w, limit=limit, pattern=pattern):
+                with pytest.raises(WireError, match=pattern):
+                    w.recv_bytes("P0", "key", "unbooked keys", limit)
+
+            assert _peak_bytes(receive) < 4 << 20
+        finally:
+            a.close()
+    a, b = socket.socketpair()
+    w = Wire("P1", {"P0": a}, 5.0, g)
+    try:
+        with pytest.raises(ValueError, match="limit must be an int in"):
+            w.recv_bytes("P0", "key", "unbooked keys", MAX_PAYLOAD + 1)
+        b.sendall(HEADER.pack(0, 0, (1 << 32) - 1))
+
+        def receive_layout():
+            with pytest.raises(WireError, match="got frame #0 of 4294967295 bytes"):
+                w.recv("P0", [((4,), np.dtype(np.uint64), 32)], "share")
+
+        assert _peak_bytes(receive_layout) < 1 << 20
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_sender_refuses_a_frame_larger_than_a_frame_may_carry(monkeypatch):
+    from ppnn.wire import framing, transport
+
+    a, b = socket.socketpair()
+    w = transport.Wire("P0", {"P1": a}, 5.0, np.random.default_rng(0))
+    monkeypatch.setattr(transport, "MAX_PAYLOAD", 16)
+    try:
+        with pytest.raises(WireError, match="would carry 24 bytes, more than a frame may"):
+            w.send("P1", [(np.zeros(3, np.uint64), 64)], "big")
+        assert framing.MAX_PAYLOAD == 1 << 30
+    finally:
+        a.close()
+        b.close()
+
+
 # -- the garbage test on Falcon's ReLU -----------------------------------------------------
 @pytest.fixture(scope="module", params=[False, True], ids=["semi-honest", "malicious"])
 def relu_run(request):

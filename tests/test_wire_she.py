@@ -132,10 +132,10 @@ def test_recv_bytes_takes_the_length_the_frame_states():
         blob = bytes(range(256)) * 3
         sender.send("P1", [(np.frombuffer(blob, np.uint8), 8)], "key", "unbooked keys")
         sender.send("P1", [(np.frombuffer(blob, np.uint8), 8)], "key", "unbooked keys")
-        assert receiver.recv_bytes("P0", "key") == blob
+        assert receiver.recv_bytes("P0", "key", "unbooked keys", 1 << 20) == blob
         assert receiver.received["unbooked keys"].payload == len(blob)
         with pytest.raises(WireError, match="at most 10 bytes"):
-            receiver.recv_bytes("P0", "key", limit=10)
+            receiver.recv_bytes("P0", "key", "unbooked keys", 10)
     finally:
         a.close()
         b.close()

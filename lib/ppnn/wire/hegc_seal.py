@@ -75,8 +75,9 @@ from .transport import Wire, WireError
 __all__ = ["run_plan", "hegc_seal_job", "KEY_LIMIT", "residue_layout", "residue_parts",
            "from_residues"]
 
-#: the largest serialized key message a process accepts
-KEY_LIMIT = 1 << 31
+#: the largest serialized parameters or public key the server's process accepts (they are
+#: about 0.54 MB together at N = 8192); a Galois key message is accepted up to its booked size
+KEY_LIMIT = 1 << 24
 
 
 class _SealParty(hegc._Party):
@@ -104,7 +105,7 @@ class _SealParty(hegc._Party):
                            "offline setup")
         else:
             blob = self.wire.recv_bytes(hegc.ROLE_OF[client], step, "offline setup",
-                                        KEY_LIMIT)
+                                        msg.bits // 8)  # seeded: below the booked size
             he.install_galois_keys(new, blob)
         self.keys.append({"rotations": len(new), "booked bytes": msg.bits // 8,
                           "serialized bytes": len(blob)})

@@ -113,8 +113,9 @@ _PARTY_OF = {r: p for p, r in ROLE_OF.items()}
 #: ``"client reads logits"`` -- the client decrypts its own stand-in for the encrypted
 #: logits instead of the ones it received
 BROKEN = ("server reads x", "client reads logits")
-#: the largest serialized server key the server's process accepts (the binding's own limit)
-KEY_LIMIT = 1 << 31
+#: the largest serialized server key the server's process accepts (512 MiB; the default
+#: parameters' key is about 130 MB)
+KEY_LIMIT = 1 << 29
 #: what ``BitArray.to_bytes`` puts before the ciphertexts of a 1-D array (bincode): the tag's
 #: length and the tag, the key id, the shape (length 1, the size) and the ciphertext count
 _CONTAINER = struct.Struct("<Q8sQQQQ")

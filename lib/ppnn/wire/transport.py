@@ -66,7 +66,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from . import split
-from .framing import HEADER, frame_bytes, pack, payload_bytes, unpack
+from .framing import HEADER, MAX_PAYLOAD, frame_bytes, pack, payload_bytes, unpack
 
 __all__ = ["Wire", "WireError", "WireTimeout", "ROLES", "CLASSES", "Traffic", "connect_mesh"]
 
@@ -74,6 +74,7 @@ ROLES = ("P0", "P1", "P2", "dealer")
 CLASSES = ("online", "offline dealer", "offline setup", "inputs", "offline ideal",
            "unbooked keys", "unbooked base OT", "unbooked sync")
 _HELLO = 17  # 16 bytes of the run's token and the connecting role's index
+_CHUNK = 1 << 20  # a payload whose length the sender states is read this much at a time
 
 
 def _faults() -> int:
@@ -151,16 +152,17 @@ def connect_mesh(role: str, listener: socket.socket, ports: dict[str, int], toke
     return socks
 
 
-def _recv_exact(sock: socket.socket, n: int, role: str, peer: str, what: str
-                ) -> bytearray:
-    buf = bytearray(n)
-    view, got = memoryview(buf), 0
+def _fill(sock, view: memoryview, role: str, peer: str, what: str) -> None:
+    """Receive exactly ``len(view)`` bytes into ``view``."""
+    got, n = 0, len(view)
     while got < n:
         try:
             k = sock.recv_into(view[got:])
         except TimeoutError:
             raise WireTimeout(f"{role} waited more than {sock.gettimeout():g} s for {what} "
                               f"from {peer} (is {peer} alive?)") from None
+        except WireError as e:  # a held link's reader thread failed (.links.HeldSocket)
+            raise WireError(f"{role}: receiving {what} from {peer} failed: {e}") from None
         except OSError as e:
             raise WireError(f"{role}: the connection from {peer} failed while receiving "
                             f"{what}: {e}") from None
@@ -168,6 +170,26 @@ def _recv_exact(sock: socket.socket, n: int, role: str, peer: str, what: str
             raise WireError(f"{role}: {peer} closed the connection before {what} "
                             f"(did {peer} die?)")
         got += k
+
+
+def _recv_exact(sock: socket.socket, n: int, role: str, peer: str, what: str
+                ) -> bytearray:
+    """``n`` bytes, in one buffer allocated at once (``n`` is what this process expects)."""
+    buf = bytearray(n)
+    _fill(sock, memoryview(buf), role, peer, what)
+    return buf
+
+
+def _recv_chunked(sock, n: int, role: str, peer: str, what: str) -> bytearray:
+    """``n`` bytes whose count the sender stated: the buffer grows by at most
+    :data:`_CHUNK` bytes ahead of what has arrived, so a header that states more than the
+    sender sends costs no memory."""
+    buf = bytearray()
+    while len(buf) < n:
+        got = len(buf)
+        buf.extend(bytes(min(_CHUNK, n - got)))
+        with memoryview(buf) as view:
+            _fill(sock, view[got:], role, peer, what)
     return buf
 
 
@@ -301,6 +323,9 @@ class Wire:
         depth at that round's first message here; None: the current depth)."""
         self._check_peer(peer)
         payload = pack(parts)
+        if len(payload) > MAX_PAYLOAD:
+            raise WireError(f"{self.role}: frame '{what}' to {peer} would carry {len(payload)} "
+                            f"bytes, more than a frame may ({MAX_PAYLOAD}, framing.MAX_PAYLOAD)")
         bits = sum(int(np.size(a)) * int(b) for a, b in parts)
         if len(payload) != payload_bytes(bits):  # pragma: no cover - pack guarantees it
             raise WireError(f"{self.role}: frame '{what}' packs {bits} bits into "
@@ -360,14 +385,15 @@ class Wire:
             self.settle(peer)
         return self._recv(peer, layout, what, cls, into=into)
 
-    def recv_bytes(self, peer: str, what: str, cls: str = "unbooked keys",
-                   limit: int = 1 << 31) -> bytes:
+    def recv_bytes(self, peer: str, what: str, cls: str, limit: int) -> bytes:
         """Receive the next message from ``peer`` as the bytes of its payload, of whatever
-        length its frame states (at most ``limit`` bytes, else a :class:`WireError`): a
-        message whose size the receiver cannot know in advance -- a serialized key, whose
-        size is measured, not booked. Counted as ``8 x length`` bits."""
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-            raise ValueError(f"limit must be an int >= 0, got {limit!r}")
+        length its frame states (at most ``limit`` bytes, stated by the call site, else a
+        :class:`WireError` before any of the payload is read): a message whose size the
+        receiver cannot know in advance -- a serialized key, whose size is measured, not
+        booked. The payload is read in chunks (:func:`_recv_chunked`). Counted as
+        ``8 x length`` bits."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= MAX_PAYLOAD:
+            raise ValueError(f"limit must be an int in [0, {MAX_PAYLOAD}], got {limit!r}")
         self._check_peer(peer)
         if self._later:
             self.settle(peer)
@@ -390,8 +416,8 @@ class Wire:
         if layout is None:  # recv_bytes: the frame states the length
             if got_seq != seq or length > limit:
                 raise WireError(f"{self.role} expected {label} from {peer} (at most {limit} "
-                                f"bytes), got frame #{got_seq} of {length} bytes")
-            payload = _recv_exact(sock, length, self.role, peer, label) if length else b""
+                                f"bytes), got frame #{got_seq} stating {length} bytes")
+            payload = _recv_chunked(sock, length, self.role, peer, label) if length else b""
             self._seq_in[peer] = seq + 1
             self.received[cls].add(8 * length, length)
             return bytes(payload)
