@@ -568,6 +568,61 @@ def test_launch_starts_only_the_roles_a_family_declares():
     assert _children() <= before
 
 
+def _strangers(port: int) -> list[socket.socket]:
+    """What any local process can do to a port: 17 random bytes, a hello of the right form
+    with a wrong token, a few bytes and then silence, three silent connections."""
+    out = []
+    for payload in (os.urandom(17), os.urandom(16) + bytes([1]), b"\x00" * 5, b"", b"", b""):
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(payload)
+        out.append(s)
+    return out
+
+
+def test_a_strangers_connections_neither_abort_nor_stall_a_run(monkeypatch):
+    """Strangers connect to the launcher's control port before the processes do, and to
+    every party's listening port before its peers do (between the processes' start-up and
+    their mesh). The run still forms its mesh, in about the time of a run without them
+    (three silent connections read one after another would cost 3 x HELLO_S = 6 s at each
+    port, twice over), and every stranger's connection is dropped."""
+    from ppnn.wire import launch as launcher
+    from ppnn.wire.transport import HELLO_S
+
+    tasks = dict.fromkeys(("P0", "P1", "P2", "dealer"))
+    t0 = time.perf_counter()
+    launch(peers, tasks, timeout=10)
+    clean = time.perf_counter() - t0
+    strangers: list[socket.socket] = []
+    accept, gather = launcher._accept, launcher._gather
+
+    def accept_after_strangers(server, *args):
+        strangers.extend(_strangers(server.getsockname()[1]))
+        return accept(server, *args)
+
+    def gather_then_strangers(kind, *args):
+        got = gather(kind, *args)
+        if kind == "port":  # the processes' listening ports, before they connect
+            for port in got.values():
+                strangers.extend(_strangers(port))
+        return got
+
+    monkeypatch.setattr(launcher, "_accept", accept_after_strangers)
+    monkeypatch.setattr(launcher, "_gather", gather_then_strangers)
+    t0 = time.perf_counter()
+    got = launch(peers, tasks, timeout=10)
+    seconds = time.perf_counter() - t0
+    assert got["P0"][0] == ["P1", "P2", "dealer"] and got["dealer"][0] == ["P0", "P1", "P2"]
+    assert len(strangers) == 6 * 5
+    assert seconds < clean + 2 * HELLO_S, (seconds, clean)
+    for s in strangers:  # dropped: the run closed its end
+        s.settimeout(5.0)
+        try:
+            assert s.recv(1) == b""
+        except ConnectionResetError:
+            pass
+        s.close()
+
+
 def test_launch_checks_its_arguments():
     with pytest.raises(ValueError, match="timeout must be"):
         launch(print, {}, timeout=0)

@@ -11,8 +11,10 @@ import what they need and inherit nothing of the caller's memory, and the caller
 needs no ``if __name__ == "__main__"`` guard). Each gets the caller's ``sys.path``, the
 launcher's control port and a random 16-byte token of the run on its stdin, then
 
-1. connects to the launcher's control socket (127.0.0.1, token checked) and opens a
-   listening socket of its own on 127.0.0.1 (port chosen by the OS);
+1. connects to the launcher's control socket (127.0.0.1, token checked: a connection
+   without it is dropped, and one that stays silent delays no other,
+   :func:`~ppnn.wire.transport.accept_hellos`) and opens a listening socket of its own on
+   127.0.0.1 (port chosen by the OS);
 2. receives its task (only its own: a party's task holds no input, key or dealer stream it
    does not hold) and the port table; the processes connect to each other
    (:func:`~ppnn.wire.transport.connect_mesh`) and close their listening sockets;
@@ -66,7 +68,7 @@ from multiprocessing.connection import Connection, wait
 import numpy as np
 
 from . import split
-from .transport import ROLES, Wire, WireError, WireTimeout, connect_mesh
+from .transport import ROLES, Wire, WireError, WireTimeout, accept_hellos, connect_mesh
 
 __all__ = ["launch", "Launched", "GRACE", "CHILD_ENV"]
 
@@ -211,28 +213,14 @@ def _gather(kind: str, conns: dict[str, Connection], procs: dict[str, subprocess
 
 def _accept(server: socket.socket, token: bytes, until: float, roles: tuple[str, ...] = ROLES
             ) -> dict[str, Connection]:
-    """The control connections of ``roles`` (each checked against the run's token)."""
-    conns: dict[str, Connection] = {}
-    while len(conns) < len(roles):
-        server.settimeout(max(0.01, until - time.monotonic()))
-        try:
-            s, _ = server.accept()
-        except TimeoutError:
-            missing = [r for r in roles if r not in conns]
-            raise WireTimeout(f"wire-mode run failed: {', '.join(missing)} did not start "
-                              "within the start-up timeout") from None
-        s.settimeout(5.0)
-        try:
-            hello = s.recv(17, socket.MSG_WAITALL)
-        except OSError:
-            hello = b""
-        if (len(hello) != 17 or hello[:16] != token or hello[16] >= len(ROLES)
-                or ROLES[hello[16]] not in roles or ROLES[hello[16]] in conns):
-            s.close()
-            continue
-        s.settimeout(None)
-        conns[ROLES[hello[16]]] = Connection(s.detach())
-    return conns
+    """The control connections of ``roles``, each identified by the run's token
+    (:func:`~ppnn.wire.transport.accept_hellos`: any other connection is dropped)."""
+    try:
+        socks = accept_hellos(server, token, roles, until)
+    except WireTimeout as e:
+        raise WireTimeout(f"wire-mode run failed: {e} within the start-up timeout (did a "
+                          "process not start?)") from None
+    return {r: Connection(s.detach()) for r, s in socks.items()}
 
 
 def launch(job: Callable, tasks: dict[str, object], *, timeout: float = 30.0,

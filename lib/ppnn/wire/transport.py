@@ -107,12 +107,101 @@ class Traffic:
         self.wire += payload + HEADER.size
 
 
+#: seconds a connection may take to send its hello before it is dropped
+HELLO_S = 2.0
+#: connections waiting for their hello at most (beyond, the one waiting longest is dropped)
+_PENDING = 64
+
+
+def accept_hellos(listener: socket.socket, token: bytes, roles: Sequence[str], until: float
+                  ) -> dict[str, socket.socket]:
+    """The connections of ``roles`` on ``listener``, each identified by its hello (the run's
+    ``token`` and the role's index in :data:`ROLES`), accepted until every role is there or
+    ``until`` (``time.monotonic()``) has passed (then a :class:`WireTimeout` names the
+    missing roles).
+
+    Any other connection is dropped, and accepting goes on: one whose hello is wrong (not
+    the token, not a missing role), one that closes, one that sends no hello within
+    :data:`HELLO_S` seconds. Hellos are read as they arrive, from every connection at once,
+    so a connection that stays silent delays no other."""
+    import hmac
+    import selectors
+
+    want = set(roles)
+    got: dict[str, socket.socket] = {}
+    pending: dict[socket.socket, tuple[float, bytearray]] = {}  # -> (drop at, hello so far)
+    sel = selectors.DefaultSelector()
+    listener.setblocking(False)
+    sel.register(listener, selectors.EVENT_READ)
+
+    def drop(s: socket.socket) -> None:
+        pending.pop(s, None)
+        sel.unregister(s)
+        s.close()
+
+    try:
+        while want - set(got):
+            now = time.monotonic()
+            for s in [s for s, (t, _) in pending.items() if t <= now]:
+                drop(s)
+            if now >= until:
+                missing = [r for r in roles if r not in got]
+                raise WireTimeout(f"no connection from {', '.join(missing)}")
+            wake = min([until, *(t for t, _ in pending.values())])
+            for key, _ in sel.select(max(0.0, wake - now)):
+                s = key.fileobj
+                if s is listener:
+                    while True:
+                        try:
+                            c, _addr = listener.accept()
+                        except (BlockingIOError, InterruptedError):
+                            break
+                        if len(pending) >= _PENDING:
+                            drop(min(pending, key=lambda q: pending[q][0]))
+                        c.setblocking(False)
+                        pending[c] = (time.monotonic() + HELLO_S, bytearray())
+                        sel.register(c, selectors.EVENT_READ)
+                    continue
+                buf = pending[s][1]
+                try:
+                    chunk = s.recv(_HELLO - len(buf))
+                except (BlockingIOError, InterruptedError):
+                    continue
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    drop(s)
+                    continue
+                buf += chunk
+                if len(buf) < _HELLO:
+                    continue
+                peer = ROLES[buf[16]] if buf[16] < len(ROLES) else None
+                if (not hmac.compare_digest(bytes(buf[:16]), token) or peer not in want
+                        or peer in got):
+                    drop(s)
+                    continue
+                pending.pop(s)
+                sel.unregister(s)
+                s.setblocking(True)
+                got[peer] = s
+    except BaseException:
+        for s in got.values():
+            s.close()
+        raise
+    finally:
+        for s in list(pending):
+            drop(s)
+        sel.close()
+    return got
+
+
 def connect_mesh(role: str, listener: socket.socket, ports: dict[str, int], token: bytes,
                  timeout: float, hosts: dict[str, str] | None = None,
                  roles: tuple[str, ...] = ROLES) -> dict[str, socket.socket]:
     """Open the connections of ``role`` to every other role: connect to the roles before it
     in :data:`ROLES` (sending the run's ``token`` and its index), accept the roles after it
-    on ``listener`` (checking the token), then close ``listener``. ``hosts``: each role's
+    on ``listener`` (:func:`accept_hellos`: a connection that is not one of them is dropped),
+    then close ``listener``. ``hosts``: each role's
     address (default 127.0.0.1; shaped links give each process its own, :mod:`.links`).
     ``roles``: the roles of the run, in :data:`ROLES` order (a two-party family starts no
     ``P2``, :mod:`.launch`)."""
@@ -126,20 +215,10 @@ def connect_mesh(role: str, listener: socket.socket, ports: dict[str, int], toke
             s = socket.create_connection((host, ports[peer]), timeout=timeout)
             s.sendall(token + bytes([me]))
             socks[peer] = s
-        listener.settimeout(timeout)
-        for _ in after:
-            try:
-                s, _addr = listener.accept()
-            except TimeoutError:
-                missing = [r for r in after if r not in socks]
-                raise WireTimeout(f"{role}: no connection from {missing} within "
-                                  f"{timeout:g} s") from None
-            s.settimeout(timeout)
-            hello = _recv_exact(s, _HELLO, role, "a peer", "connection hello")
-            if hello[:16] != token or hello[16] >= len(ROLES) or ROLES[hello[16]] not in after:
-                s.close()
-                raise WireError(f"{role}: a connection on its port did not belong to this run")
-            socks[ROLES[hello[16]]] = s
+        try:
+            socks.update(accept_hellos(listener, token, after, time.monotonic() + timeout))
+        except WireTimeout as e:
+            raise WireTimeout(f"{role}: {e} within {timeout:g} s") from None
     except BaseException:
         for s in socks.values():
             s.close()
