@@ -623,6 +623,78 @@ def test_a_strangers_connections_neither_abort_nor_stall_a_run(monkeypatch):
         s.close()
 
 
+@pytest.mark.parametrize("raw", [False, True], ids=["through the encoder", "raw pickle"])
+def test_nothing_a_party_returns_is_unpickled_in_the_launcher(tmp_path, monkeypatch, raw):
+    """A party returns an object whose pickle would run code where it is loaded. Through its
+    process's encoder the object is refused there (a TypeError naming it); sent as a raw
+    pickle, past the encoder, the launcher refuses the message. Either way the run fails
+    with a WireError naming P1 and the code never runs: the launcher reads JSON and array
+    buffers only (it never calls a Connection's unpickling ``recv``)."""
+    from multiprocessing.connection import Connection
+
+    from wirecheck import returns_payload_job
+
+    def no_unpickling(self):
+        raise AssertionError("the launcher unpickled a message of a process")
+
+    monkeypatch.setattr(Connection, "recv", no_unpickling)
+    marker = tmp_path / "ran"
+    tasks = {"P0": None, "P1": {"path": str(marker), "raw": raw}}
+    pattern = (r"P1: TypeError: message\[1\]\[0\]\['output'\]: a value of type "
+               r"wirecheck.Payload cannot be sent" if not raw else
+               r"P1: sent a message that is not arrays and plain data during the protocol: "
+               r"not a message of ppnn.wire.codec")
+    with pytest.raises(WireError, match=pattern):
+        launch(returns_payload_job, tasks, timeout=10)
+    assert not marker.exists()
+
+
+def test_the_codec_round_trips_results_and_refuses_what_it_did_not_make():
+    import pickle
+
+    import gmpy2
+
+    from ppnn.core import Ledger
+    from ppnn.wire import codec
+
+    led = Ledger(["client", "server"])
+    with led.label("conv1"), led.round():
+        led.send("client", "server", 64, "x - r")
+        led.count("Perm", 3, "server")
+        led.depth("depth", 2)
+    with led.offline():
+        led.send(Ledger.DEALER, "client", 8, "triple")
+    value = {"output": np.arange(6, dtype=np.uint64).reshape(2, 3), "ledger": led,
+             "logits": np.array([gmpy2.mpz(2) ** 100, -3], dtype=object), "s": np.float32(0.5),
+             "times": [("online", "all", 1.5)], "keys": {("a", 1): None}, "raw": b"\x00\x01"}
+    back = codec.decode(codec.encode(("done", (value, {"split cpu s": None}))))
+    got = back[1][0]
+    assert back[0] == "done" and back[1][1] == {"split cpu s": None}
+    assert got["output"].dtype == np.uint64 and np.array_equal(got["output"], value["output"])
+    assert got["logits"].tolist() == [2 ** 100, -3] and type(got["s"]) is np.float32
+    assert got["times"] == value["times"] and got["keys"] == value["keys"]
+    assert got["raw"] == value["raw"]
+    rebuilt = got["ledger"]
+    assert type(rebuilt) is Ledger and rebuilt.messages == led.messages
+    assert (rebuilt.ops, rebuilt.op_at, rebuilt.depths) == (led.ops, led.op_at, led.depths)
+    assert rebuilt.rounds("online") == 1 and rebuilt.rounds("offline") == 1
+    with pytest.raises(TypeError, match=r"message\['x'\]: a value of type builtins.object"):
+        codec.encode({"x": object()})
+    with pytest.raises(TypeError, match="object array's elements"):
+        codec.encode(np.array([None, [1]], dtype=object))
+    with pytest.raises(ValueError, match="not a message of ppnn.wire.codec"):
+        codec.decode(pickle.dumps(("done", None)))
+    good = codec.encode(np.zeros(4, np.uint32))
+    forged = good.replace(b'"<u4"', b'"|O8"')
+    with pytest.raises(ValueError, match="dtype '|O8' is not accepted"):
+        codec.decode(forged)
+    with pytest.raises(ValueError, match="buffers take"):
+        codec.decode(good[:-1])
+    shape = good.replace(b"[4]", b"[5]")
+    with pytest.raises(ValueError, match="needs 20 bytes, its buffer has 16"):
+        codec.decode(shape)
+
+
 def test_launch_checks_its_arguments():
     with pytest.raises(ValueError, match="timeout must be"):
         launch(print, {}, timeout=0)

@@ -107,3 +107,36 @@ def _with_views(wire, task, party_cls, job):
     finally:
         party_cls.decrypt = decrypt
     return {**res, "views": views if wire.role == "P0" else None}
+
+
+# -- a malicious party's result (tests of ppnn.wire.codec) --------------------------------
+def touch_marker(path: str) -> None:
+    """Writes this process's id to ``path``: what a malicious pickle would run on loading."""
+    import os
+
+    with open(path, "w") as f:
+        f.write(str(os.getpid()))
+
+
+class Payload:
+    """An object whose pickle runs :func:`touch_marker` wherever it is unpickled."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def __reduce__(self):
+        return touch_marker, (self.path,)
+
+
+def returns_payload_job(wire, task: dict):
+    """A party's job that returns a :class:`Payload` (``task["raw"]``: bypassing its
+    process's encoder, it sends the launcher the payload's pickle itself)."""
+    if task is None:
+        return None
+    if task["raw"]:
+        import pickle
+
+        from ppnn.wire import codec
+
+        codec.encode = pickle.dumps  # this process now sends raw pickles
+    return {"output": Payload(task["path"])}

@@ -104,9 +104,6 @@ class WireLedger(Ledger):
         self._staged: dict[str, np.ndarray] = {}
         self._reads_later = False  # a receive that is read was deferred to the round's end
 
-    def __getstate__(self):  # pickled back to the launcher without the process's sockets
-        return {**self.__dict__, "wire": None}
-
     def send(self, sender, receiver, bits, what="", value=None):
         msg = super().send(sender, receiver, bits, what, value)
         if sender != self.DEALER:  # dealer material arrives through _receive_material

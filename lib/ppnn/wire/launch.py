@@ -21,6 +21,11 @@ launcher's control port and a random 16-byte token of the run on its stdin, then
 3. when all are connected the launcher says go, and each runs ``job(wire, task)``,
    closes its connections and sends back its result and its traffic counters.
 
+What the launcher sends a process (its job, task and the port table) is pickled: the
+launcher is the trusted side. What a process sends the launcher is arrays and plain data
+only (:mod:`.codec`: JSON and raw array buffers, ledgers as plain data), never a pickle --
+the launcher holds every input and key, and a party may be malicious (``falcon_mal``).
+
 Memory: each process gets glibc's allocator tuned to keep what it frees (:data:`CHILD_ENV`:
 no ``mmap`` per large block, no trimming). A party allocates and frees arrays of tens of MB
 per protocol step; with glibc's defaults each is a fresh mapping whose pages the kernel must
@@ -67,7 +72,8 @@ from multiprocessing.connection import Connection, wait
 
 import numpy as np
 
-from . import split
+from . import codec, split
+from .framing import MAX_PAYLOAD
 from .transport import ROLES, Wire, WireError, WireTimeout, accept_hellos, connect_mesh
 
 __all__ = ["launch", "Launched", "GRACE", "CHILD_ENV"]
@@ -110,9 +116,13 @@ def _child(cfg: dict) -> None:
     ctl.settimeout(None)
     conn = Connection(ctl.detach())
     wire = None
+
+    def report(*message) -> None:  # to the launcher: arrays and plain data (.codec)
+        conn.send_bytes(codec.encode(message))
+
     try:
         listener = socket.create_server((cfg.get("host", "127.0.0.1"), 0))
-        conn.send(("port", listener.getsockname()[1]))
+        report("port", listener.getsockname()[1])
         if not conn.poll(timeout):
             raise WireTimeout(f"{role}: no task from the launcher within {timeout:g} s")
         job, task, ports = pickle.loads(conn.recv_bytes())
@@ -124,7 +134,7 @@ def _child(cfg: dict) -> None:
             from .links import HeldSocket
 
             socks = {p: HeldSocket(s, cfg["hold"]) for p, s in socks.items()}
-        conn.send(("ready", None))
+        report("ready", None)
         if not conn.poll(timeout):
             raise WireTimeout(f"{role}: no go from the launcher within {timeout:g} s")
         conn.recv()
@@ -140,14 +150,13 @@ def _child(cfg: dict) -> None:
         else:
             result = job(wire, task)
         wire.close()
-        conn.send(("done", (result, wire.stats())))
+        report("done", (result, wire.stats()))
     except BaseException as e:  # report, then exit: the launcher stops the others
         if wire is not None:
             for s in wire.socks.values():
                 s.close()
         try:
-            conn.send(("error", f"{type(e).__name__}: {e}",
-                       "".join(traceback.format_exception(e))))
+            report("error", f"{type(e).__name__}: {e}", "".join(traceback.format_exception(e)))
         except OSError:
             pass
         sys.exit(1)
@@ -185,14 +194,7 @@ def _gather(kind: str, conns: dict[str, Connection], procs: dict[str, subprocess
         for r in pending:
             if conns[r] not in ready:
                 continue
-            try:
-                msg = conns[r].recv()
-            except (EOFError, OSError):
-                try:
-                    code = procs[r].wait(1.0)
-                except subprocess.TimeoutExpired:
-                    code = None
-                msg = ("died", f"died (exit code {code}) during {phase}")
+            msg = _receive(conns[r], procs[r], phase)
             if msg[0] == kind:
                 got[r] = msg[1]
                 continue
@@ -209,6 +211,29 @@ def _gather(kind: str, conns: dict[str, Connection], procs: dict[str, subprocess
         cls = WireError if errors else WireTimeout
         raise cls("wire-mode run failed:\n  " + "\n  ".join(lines))
     return got
+
+
+def _receive(conn: Connection, proc: subprocess.Popen, phase: str) -> tuple:
+    """The next message of a process, decoded from arrays and plain data (:mod:`.codec`:
+    nothing it sends is unpickled), or ``("died" | "refused", why)``."""
+    try:
+        data = conn.recv_bytes(MAX_PAYLOAD)
+    except (EOFError, OSError) as e:
+        try:
+            code = proc.wait(1.0)
+        except subprocess.TimeoutExpired:
+            return ("refused", f"sent a message the launcher cannot read during {phase} "
+                    f"({e}; at most {MAX_PAYLOAD} bytes)")
+        return ("died", f"died (exit code {code}) during {phase}")
+    try:
+        msg = codec.decode(data)
+    except ValueError as e:
+        return ("refused", f"sent a message that is not arrays and plain data during {phase}: "
+                f"{e}")
+    if not (isinstance(msg, tuple) and msg and msg[0] in ("port", "ready", "done", "error")
+            and len(msg) == (3 if msg[0] == "error" else 2)):
+        return ("refused", f"sent an unexpected message during {phase}")
+    return msg
 
 
 def _accept(server: socket.socket, token: bytes, until: float, roles: tuple[str, ...] = ROLES
@@ -230,7 +255,8 @@ def launch(job: Callable, tasks: dict[str, object], *, timeout: float = 30.0,
     loopback TCP.
 
     ``job`` must be importable by name (a module-level function); each task is pickled to
-    its own process only. ``timeout``: seconds a receive (and each start-up step) waits;
+    its own process only; what ``job`` returns must be arrays, plain data and ledgers
+    (:mod:`.codec`). ``timeout``: seconds a receive (and each start-up step) waits;
     ``deadline``: seconds the whole run may take (None: no limit beyond the receive
     timeouts). Returns a :class:`Launched`; raises :class:`WireError` (or
     :class:`WireTimeout`) naming every process that failed."""
@@ -286,6 +312,10 @@ def launch(job: Callable, tasks: dict[str, object], *, timeout: float = 30.0,
         server.close()
         ports = _gather("port", conns, procs, step(max(timeout, 60.0) if ns else timeout),
                         "start-up")
+        bad = {r: p for r, p in ports.items() if type(p) is not int or not 0 < p < 1 << 16}
+        if bad:
+            raise WireError(f"wire-mode run failed: {', '.join(bad)} reported no port number "
+                            f"({bad})")
         for role, c in conns.items():
             c.send_bytes(pickle.dumps((job, tasks[role], ports)))
         _gather("ready", conns, procs, step(timeout), "connection set-up")

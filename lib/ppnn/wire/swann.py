@@ -203,9 +203,6 @@ class SwannWireLedger(Ledger):
         #: the bytes of their frames' payloads (``ciphertext_stats``)
         self.ciphertexts = ciphertext_stats() if ciphertexts is None else ciphertexts
 
-    def __getstate__(self):  # pickled back to the launcher without the process's sockets
-        return {**self.__dict__, "wire": None}
-
     def send(self, sender, receiver, bits, what="", value=None):
         """A message booked by size only (the OT extension's columns, B2A's random OTs): the
         sender's process sends that many bits of zero filler."""
