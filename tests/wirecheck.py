@@ -140,3 +140,45 @@ def returns_payload_job(wire, task: dict):
 
         codec.encode = pickle.dumps  # this process now sends raw pickles
     return {"output": Payload(task["path"])}
+
+
+# -- what each process received off-line (tests of where randomness comes from) -----------
+def recording_job(wire, task: dict):
+    """Runs ``task["job"](wire, task["task"])`` and adds, under ``"received"``, every
+    message this process received with :meth:`~ppnn.wire.transport.Wire.recv` (not the
+    deferred ones): ``(sender, step, class, arrays)`` -- PRF keys, input shares, key shares,
+    the dealer's material."""
+    got = []
+    recv = wire.recv
+
+    def spy(peer, layout, what, cls="online", into=None):
+        out = recv(peer, layout, what, cls, into)
+        got.append((peer, what, cls, [np.array(a) for a in out]))
+        return out
+
+    wire.recv = spy
+    res = task["job"](wire, task["task"])
+    return {**res, "received": got}
+
+
+def received_in(monkeypatch, module, run) -> dict:
+    """``run()`` with ``module.launch`` wrapped in :func:`recording_job`: role -> what that
+    process received (:func:`recording_job`)."""
+    launch, seen = module.launch, []
+
+    def spy(job, tasks, **kw):
+        out = launch(recording_job, {r: {"job": job, "task": t} for r, t in tasks.items()},
+                     **kw)
+        seen.append(out)
+        return out
+
+    monkeypatch.setattr(module, "launch", spy)
+    run()
+    monkeypatch.setattr(module, "launch", launch)
+    (launched,) = seen
+    return {r: res["received"] for r, (res, _) in launched.items()}
+
+
+def same(a: list, b: list) -> bool:
+    """Two received messages' arrays are equal."""
+    return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
