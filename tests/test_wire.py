@@ -443,6 +443,53 @@ def test_prefetch_keeps_frames_in_order_and_names_a_stream_that_ended():
     p0.close()
 
 
+def relu_then_truncation(fal: Falcon, inputs: dict) -> np.ndarray:
+    """Falcon's ReLU, then a truncation by 4 bits (whose one-ulp rounding depends on the
+    dealer's mask r), opened."""
+    from ppnn.protocols.falcon.comparison import relu
+
+    r, _ = relu(fal, fal.share(inputs["a"]))
+    t = fal.truncate(r, 4)
+    with fal.protocol("output"):
+        return fal.open(t, "output", "plain")
+
+
+def test_no_seed_reaches_a_party_and_only_the_dealers_truncation_stream_follows_it(
+        monkeypatch):
+    """Two wire runs with the same seed: every PRF key, input share and piece of dealer
+    material a party's process received differs between them, but for the truncation pairs
+    (the dealer's truncation stream follows the seed in its process, as the provenance
+    says), so both runs open the in-process run's output. No received PRF key is one the
+    in-process run with the seed draws."""
+    from ppnn.protocols.falcon.runtime import PARTIES, key_bytes
+    from ppnn.wire import falcon as wf
+    from wirecheck import received_in, same
+
+    inputs = _relu_input(64)
+    ref_fal = Falcon(np.random.default_rng(SEED))
+    ref = relu_then_truncation(ref_fal, inputs)
+    seeded_keys = [key_bytes(int(k.bit_generator.seed_seq.entropy)) for k in ref_fal._keys]
+    outs = []
+    got = [received_in(monkeypatch, wf, lambda: outs.append(
+        run_program(relu_then_truncation, inputs, SEED))) for _ in range(2)]
+    for out in outs:
+        assert all(np.array_equal(out["outputs"][p], ref) for p in PARTIES)
+    assert got[0]["dealer"] == got[1]["dealer"] == []
+    for p in PARTIES:
+        first, second = ([r[:2] + r[3:] for r in g[p] if r[2] != "online"] for g in got)
+        assert [w for _, w, _ in first] == [w for _, w, _ in second]
+        kinds = {w.split("::")[-1] for _, w, _ in first}
+        assert {"input share", "truncation pair (r, msb(r), (r mod 2^(k-1)) >> d)"} <= kinds
+        assert any(w.startswith("setup::PRF key") for _, w, _ in first)
+        for (_, what, a), (_, _, b) in zip(first, second):
+            if "truncation pair" in what:
+                assert same(a, b), what  # the seeded stream
+            else:
+                assert not same(a, b), what  # OS entropy in the process that drew it
+            if "PRF key" in what:
+                assert not any(np.array_equal(a[0], k) for k in seeded_keys)
+
+
 def test_a_step_reading_a_component_it_does_not_hold_fails_the_garbage_test():
     inputs = _relu_input(64)
     ref = relu_program(Falcon(np.random.default_rng(SEED)), inputs)
@@ -480,6 +527,8 @@ def test_run_over_tcp_equals_the_in_process_run(tiny, key):
     table = summary_frame(w)
     assert list(table["quantity"])[-1] == "online rounds"
     assert w["classes"]["unbooked sync"]["frames"] == 0  # a barrier only with offline_first
+    assert "truncation stream" in res.provenance["randomness"]
+    assert "follows the run seed" in res.provenance["randomness"]
 
 
 def test_an_inference_offline_first_starts_its_online_phase_once_the_model_is_shared(
