@@ -43,6 +43,7 @@ def test_garbage_test_the_client_gets_the_in_process_logits(tiny, runs):
     assert np.array_equal(res.logits, plan.oracle(x))
     assert np.array_equal(res.predictions, ref.predictions)
     assert res.extra["transport"] == "tcp" and res.backend == "sim"
+    assert "the run seed is unused" in res.provenance["randomness"]
 
 
 def test_wire_ledger_equals_in_process_ledger(runs):

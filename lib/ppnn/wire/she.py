@@ -448,7 +448,10 @@ def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = N
                  "filler after; no key crosses (the simulator has none)")
         compute = ("counted gates and bootstraps on the bit simulator in the server's process "
                    "(its time is not a TFHE time)")
+    rand = ("keys and encryptions: tfhe-rs's own CSPRNG in the client's process"
+            if backend == "real" else "none: the bit simulator draws no randomness")
     return Result(plan.family, backend, np.asarray(client["output"]), led, timings,
-                  {"communication": comm, "compute": compute},
+                  {"communication": comm, "compute": compute,
+                   "randomness": rand + "; the run seed is unused and reaches no process"},
                   {"wall_s": launched.seconds, "wire": summary, "transport": "tcp",
                    "she": info})
