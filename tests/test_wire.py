@@ -718,6 +718,29 @@ def test_nothing_a_party_returns_is_unpickled_in_the_launcher(tmp_path, monkeypa
     assert not marker.exists()
 
 
+@pytest.mark.parametrize("stated, pattern", [
+    ((1 << 31) - 1, r"P1: sent a message the launcher cannot read during the protocol \(a "
+                    r"message stated as 2147483647 bytes \(at most 1073741824\)"),
+    (1 << 29, r"P1: died \(exit code 0\) during the protocol")])
+def test_a_party_stating_an_oversized_result_costs_the_launcher_no_memory(stated, pattern):
+    """A party writes on its control connection a header stating more than a message may
+    carry (refused at once, naming the party), or 512 MiB of which it sends 17 bytes before
+    it exits (read as it arrives): either way the launcher allocates nothing large."""
+    import tracemalloc
+
+    from wirecheck import oversized_report_job
+
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    try:
+        with pytest.raises(WireError, match=pattern):
+            launch(oversized_report_job, {"P0": None, "P1": stated}, timeout=10)
+        assert tracemalloc.get_traced_memory()[1] < 16 << 20
+    finally:
+        tracemalloc.stop()
+    assert time.perf_counter() - t0 < 25
+
+
 def test_the_codec_round_trips_results_and_refuses_what_it_did_not_make():
     import pickle
 

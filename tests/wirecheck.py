@@ -182,3 +182,21 @@ def received_in(monkeypatch, module, run) -> dict:
 def same(a: list, b: list) -> bool:
     """Two received messages' arrays are equal."""
     return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def oversized_report_job(wire, task):
+    """A party's job that writes, on its own control connection, the header of a message
+    stating ``task`` bytes and then 17 bytes, and waits (or, for ``task < 2^30``, exits)."""
+    import gc
+    import os
+    import struct
+    import time
+    from multiprocessing.connection import Connection
+
+    if task is None:
+        return None
+    (conn,) = [o for o in gc.get_objects() if isinstance(o, Connection) and not o.closed]
+    os.write(conn.fileno(), struct.pack("!i", task) + b"x" * 17)
+    if task < 1 << 30:
+        os._exit(0)
+    time.sleep(30)

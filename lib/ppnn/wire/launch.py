@@ -24,7 +24,8 @@ launcher's control port and a random 16-byte token of the run on its stdin, then
 What the launcher sends a process (its job, task and the port table) is pickled: the
 launcher is the trusted side. What a process sends the launcher is arrays and plain data
 only (:mod:`.codec`: JSON and raw array buffers, ledgers as plain data), never a pickle --
-the launcher holds every input and key, and a party may be malicious (``falcon_mal``).
+the launcher holds every input and key, and a party may be malicious (``falcon_mal``) --
+read as it arrives and refused beyond :data:`~ppnn.wire.framing.MAX_PAYLOAD` bytes.
 
 Memory: each process gets glibc's allocator tuned to keep what it frees (:data:`CHILD_ENV`:
 no ``mmap`` per large block, no trimming). A party allocates and frees arrays of tens of MB
@@ -61,7 +62,9 @@ import json
 import os
 import pickle
 import secrets
+import select
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -83,6 +86,8 @@ CHILD_ENV = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": str(1 << 40),
              "MALLOC_ARENA_MAX": "1"}
 #: seconds the other processes may take to report their errors after the first one
 GRACE = 1.0
+#: seconds a process may pause in the middle of one message to the launcher
+_PAUSE = 30.0
 _BOOT = ("import json, sys; c = json.loads(sys.stdin.readline()); sys.path[:0] = c['path']; "
          "from ppnn.wire.launch import _child; _child(c)")
 
@@ -213,11 +218,38 @@ def _gather(kind: str, conns: dict[str, Connection], procs: dict[str, subprocess
     return got
 
 
+def _read(fd: int, n: int) -> bytes:
+    """``n`` bytes from ``fd``, read as they arrive, in chunks of at most 1 MiB (a length
+    the sender states costs no memory before its bytes arrive)."""
+    buf = bytearray()
+    while len(buf) < n:
+        if not select.select([fd], [], [], _PAUSE)[0]:
+            raise OSError(f"no byte for {_PAUSE:g} s inside a message")
+        chunk = os.read(fd, min(n - len(buf), 1 << 20))
+        if not chunk:
+            raise EOFError("the connection closed")
+        buf += chunk
+    return bytes(buf)
+
+
+def _recv_message(conn: Connection) -> bytes:
+    """One message a process sent with ``Connection.send_bytes`` (a big-endian length, then
+    the bytes), read off the socket by :func:`_read` and refused beyond
+    :data:`~ppnn.wire.framing.MAX_PAYLOAD` bytes before any of it is read."""
+    fd = conn.fileno()
+    (n,) = struct.unpack("!i", _read(fd, 4))
+    if n == -1:
+        (n,) = struct.unpack("!Q", _read(fd, 8))
+    if not 0 <= n <= MAX_PAYLOAD:
+        raise OSError(f"a message stated as {n} bytes (at most {MAX_PAYLOAD})")
+    return _read(fd, n)
+
+
 def _receive(conn: Connection, proc: subprocess.Popen, phase: str) -> tuple:
     """The next message of a process, decoded from arrays and plain data (:mod:`.codec`:
     nothing it sends is unpickled), or ``("died" | "refused", why)``."""
     try:
-        data = conn.recv_bytes(MAX_PAYLOAD)
+        data = _recv_message(conn)
     except (EOFError, OSError) as e:
         try:
             code = proc.wait(1.0)
