@@ -68,7 +68,8 @@ import numpy as np
 from . import split
 from .framing import HEADER, MAX_PAYLOAD, frame_bytes, pack, payload_bytes, unpack
 
-__all__ = ["Wire", "WireError", "WireTimeout", "ROLES", "CLASSES", "Traffic", "connect_mesh"]
+__all__ = ["Wire", "WireError", "WireTimeout", "ROLES", "CLASSES", "Traffic", "connect_mesh",
+           "accept_hellos", "HELLO_S"]
 
 ROLES = ("P0", "P1", "P2", "dealer")
 CLASSES = ("online", "offline dealer", "offline setup", "inputs", "offline ideal",
