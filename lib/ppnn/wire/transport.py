@@ -108,8 +108,9 @@ class Traffic:
         self.wire += payload + HEADER.size
 
 
-#: seconds a connection may take to send its hello before it is dropped
-HELLO_S = 2.0
+#: seconds a connection may take to send its hello before it is dropped (a silent one delays
+#: no other: this only bounds how long it holds a socket)
+HELLO_S = 10.0
 #: connections waiting for their hello at most (beyond, the one waiting longest is dropped)
 _PENDING = 64
 
@@ -122,9 +123,10 @@ def accept_hellos(listener: socket.socket, token: bytes, roles: Sequence[str], u
     missing roles).
 
     Any other connection is dropped, and accepting goes on: one whose hello is wrong (not
-    the token, not a missing role), one that closes, one that sends no hello within
-    :data:`HELLO_S` seconds. Hellos are read as they arrive, from every connection at once,
-    so a connection that stays silent delays no other."""
+    the token, not a missing role), one that closes, one that has sent no hello
+    :data:`HELLO_S` seconds after it was accepted (what has arrived is read first). Hellos
+    are read as they arrive, from every connection at once, so a connection that stays
+    silent delays no other."""
     import hmac
     import selectors
 
@@ -140,51 +142,56 @@ def accept_hellos(listener: socket.socket, token: bytes, roles: Sequence[str], u
         sel.unregister(s)
         s.close()
 
+    def accept() -> None:
+        while True:
+            try:
+                c, _addr = listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            if len(pending) >= _PENDING:  # the one waiting longest goes
+                drop(min(pending, key=lambda q: pending[q][0]))
+            c.setblocking(False)
+            pending[c] = (time.monotonic() + HELLO_S, bytearray())
+            sel.register(c, selectors.EVENT_READ)
+
+    def read(s: socket.socket) -> None:
+        """What has arrived of ``s``'s hello; the whole hello decides: keep or drop."""
+        buf = pending[s][1]
+        try:
+            chunk = s.recv(_HELLO - len(buf))
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            return drop(s)
+        buf += chunk
+        if len(buf) < _HELLO:
+            return None
+        peer = ROLES[buf[16]] if buf[16] < len(ROLES) else None
+        if not hmac.compare_digest(bytes(buf[:16]), token) or peer not in want or peer in got:
+            return drop(s)
+        pending.pop(s)
+        sel.unregister(s)
+        s.setblocking(True)
+        got[peer] = s
+
     try:
         while want - set(got):
+            wake = min([until, *(t for t, _ in pending.values())])
+            for key, _ in sel.select(max(0.0, wake - time.monotonic())):
+                if key.fileobj is listener:
+                    accept()
+                elif key.fileobj in pending:
+                    read(key.fileobj)
             now = time.monotonic()
             for s in [s for s, (t, _) in pending.items() if t <= now]:
-                drop(s)
-            if now >= until:
+                read(s)  # what arrived while this process did not run still counts
+                if s in pending:
+                    drop(s)
+            if want - set(got) and now >= until:
                 missing = [r for r in roles if r not in got]
                 raise WireTimeout(f"no connection from {', '.join(missing)}")
-            wake = min([until, *(t for t, _ in pending.values())])
-            for key, _ in sel.select(max(0.0, wake - now)):
-                s = key.fileobj
-                if s is listener:
-                    while True:
-                        try:
-                            c, _addr = listener.accept()
-                        except (BlockingIOError, InterruptedError):
-                            break
-                        if len(pending) >= _PENDING:
-                            drop(min(pending, key=lambda q: pending[q][0]))
-                        c.setblocking(False)
-                        pending[c] = (time.monotonic() + HELLO_S, bytearray())
-                        sel.register(c, selectors.EVENT_READ)
-                    continue
-                buf = pending[s][1]
-                try:
-                    chunk = s.recv(_HELLO - len(buf))
-                except (BlockingIOError, InterruptedError):
-                    continue
-                except OSError:
-                    chunk = b""
-                if not chunk:
-                    drop(s)
-                    continue
-                buf += chunk
-                if len(buf) < _HELLO:
-                    continue
-                peer = ROLES[buf[16]] if buf[16] < len(ROLES) else None
-                if (not hmac.compare_digest(bytes(buf[:16]), token) or peer not in want
-                        or peer in got):
-                    drop(s)
-                    continue
-                pending.pop(s)
-                sel.unregister(s)
-                s.setblocking(True)
-                got[peer] = s
     except BaseException:
         for s in got.values():
             s.close()
