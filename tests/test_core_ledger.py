@@ -110,3 +110,30 @@ def test_exchange_is_one_round_all_to_all():
     L = Ledger(["P0", "P1", "P2"])
     L.exchange(["P0", "P1", "P2"], 64, "open")
     assert L.rounds() == 1 and L.n_messages() == 6 and L.total_bits() == 6 * 64
+
+
+def test_plain_form_rebuilds_the_ledger_and_refuses_what_is_not_one():
+    led = Ledger(["client", "server"])
+    with led.label("conv1"), led.round():
+        led.send("client", "server", 64, "x - r")
+        led.count("Perm", 3, "server")
+        led.depth("depth", 2)
+    with led.offline():
+        led.send(Ledger.DEALER, "client", 8, "triple")
+    back = Ledger.from_plain(led.to_plain())
+    assert back.messages == led.messages and back.ops == led.ops
+    assert (back.op_at, back.depths, back.summary().equals(led.summary())) == (
+        led.op_at, led.depths, True)
+    with pytest.raises(ValueError, match="records values"):
+        Ledger(["a", "b"], record_values=True).to_plain()
+    with led.round(), pytest.raises(ValueError, match="inside a label"):
+        led.to_plain()
+    plain = led.to_plain()
+    for key, bad, pattern in [("messages", [["mallory", "client", 8, 1, "online", "", ""]],
+                               "not a message of"),
+                              ("messages", [["client", "server", "8", 1, "online", "", ""]],
+                               "list of \\[str, str, int"),
+                              ("op_at", [5], "each operation's position"),
+                              ("parties", ["a", 1], "strings")]:
+        with pytest.raises(ValueError, match=pattern):
+            Ledger.from_plain({**plain, key: bad})

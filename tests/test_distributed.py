@@ -101,6 +101,33 @@ def test_default_split_is_one_block_per_worker(client, setup):
     assert np.array_equal(res.logits, ppnn.run(plan, x, seed=0, chunks=2).logits)
 
 
+def test_the_local_cluster_speaks_tls_on_loopback_and_its_dashboard_is_not_on_0000():
+    """Scheduler, workers and dashboard listen on 127.0.0.1 only; the scheduler speaks TLS
+    with the cluster's own certificate and turns away a client without one."""
+    import operator
+    import socket
+    import ssl
+
+    import psutil
+
+    with distributed.cluster(workers=1, dashboard=True) as c:
+        assert c.scheduler.address.startswith("tls://127.0.0.1:")
+        assert all(a.startswith("tls://127.0.0.1:") for a in c.scheduler_info()["workers"])
+        link = distributed.dashboard_link(c)
+        assert link.startswith("http://127.0.0.1:")
+        port = int(link.split(":")[2].split("/")[0])
+        bound = {x.laddr.ip for x in psutil.Process().net_connections("tcp")
+                 if x.status == psutil.CONN_LISTEN and x.laddr.port == port}
+        assert bound == {"127.0.0.1"}
+        assert c.submit(operator.add, 1, 2).result() == 3
+        host, sport = c.scheduler.address[len("tls://"):].rsplit(":", 1)
+        ctx = ssl.create_default_context()
+        ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+        with socket.create_connection((host, int(sport)), timeout=30) as raw, \
+                ctx.wrap_socket(raw) as s, pytest.raises(ssl.SSLError, match="CERTIFICATE_REQ"):
+            s.recv(1)
+
+
 def test_bad_arguments_name_the_problem(setup):
     net, params, calib, x = setup
     plan = ppnn.compile("falcon_sh", net, params, calib=calib)

@@ -144,3 +144,25 @@ def test_gc_relu_output_mask_comes_from_the_csprng():
             for _ in range(2)]
     assert not np.array_equal(outs[0].shares[1], outs[1].shares[1])
     np.testing.assert_array_equal(outs[0].reveal(), outs[1].reveal())
+
+
+def test_ring_draws_sharings_and_dealers_take_the_secure_source():
+    """A process can share and deal from the CSPRNG (wire mode on a real backend): the core's
+    draws take a SecureRandom as they take a Generator, and refuse anything else."""
+    from ppnn.core import Dealer, Ledger, Ring, share_additive
+    from ppnn.core.randomness import check_source, is_source
+    from ppnn.core.sharing import share_xor
+
+    ring, src = Ring(32), SecureRandom()
+    assert is_source(src) and is_source(np.random.default_rng(0)) and not is_source(7)
+    r = ring.random(src, (3, 4))
+    assert r.shape == (3, 4) and r.dtype == np.uint64 and int(r.max()) < 1 << 32
+    x = np.arange(5, dtype=np.uint64)
+    assert np.array_equal(share_additive(x, ring, src).reveal(), x)
+    assert np.array_equal(share_xor(x, 8, src).reveal(), x)
+    t = Dealer(src, Ledger(["a", "b"]), ["a", "b"]).triple(ring, (6,))
+    assert np.array_equal(t.c.reveal(), ring.mul(t.a.reveal(), t.b.reveal()))
+    with pytest.raises(TypeError, match="numpy.random.Generator .* or a ppnn.core.randomness"):
+        check_source(np.random.RandomState(0))
+    with pytest.raises(TypeError, match="SecureRandom, got int"):
+        ring.random(3, (2,))

@@ -186,6 +186,75 @@ def test_a_receive_waits_only_for_its_own_peers_deferred_messages():
             w.close()
 
 
+# -- a stated length is checked before anything is allocated -------------------------------
+def _peak_bytes(fn) -> int:
+    """The peak of Python's allocations while ``fn()`` runs."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_an_oversized_header_is_a_clear_wire_error_and_allocates_nothing_large():
+    """A frame that states more than the receiver's limit is refused before its payload is
+    read; one that states less than the limit but more than its sender sends is read in
+    chunks and grows only with what arrived (then the closed connection is named)."""
+    from ppnn.wire.framing import HEADER, MAX_PAYLOAD
+    from ppnn.wire.transport import Wire
+
+    g = np.random.default_rng(0)
+    for stated, limit, pattern in [
+            ((1 << 32) - 1, 1 << 20, r"at most 1048576 bytes.*stating 4294967295 bytes"),
+            (MAX_PAYLOAD, MAX_PAYLOAD, r"P0 closed the connection before message #0 'key'")]:
+        a, b = socket.socketpair()
+        w = Wire("P1", {"P0": a}, 5.0, g)
+        try:
+            b.sendall(HEADER.pack(0, 0, stated) + os.urandom(17))
+            b.close()
+
+            def receive(w=w, limit=limit, pattern=pattern):
+                with pytest.raises(WireError, match=pattern):
+                    w.recv_bytes("P0", "key", "unbooked keys", limit)
+
+            assert _peak_bytes(receive) < 4 << 20
+        finally:
+            a.close()
+    a, b = socket.socketpair()
+    w = Wire("P1", {"P0": a}, 5.0, g)
+    try:
+        with pytest.raises(ValueError, match="limit must be an int in"):
+            w.recv_bytes("P0", "key", "unbooked keys", MAX_PAYLOAD + 1)
+        b.sendall(HEADER.pack(0, 0, (1 << 32) - 1))
+
+        def receive_layout():
+            with pytest.raises(WireError, match="got frame #0 of 4294967295 bytes"):
+                w.recv("P0", [((4,), np.dtype(np.uint64), 32)], "share")
+
+        assert _peak_bytes(receive_layout) < 1 << 20
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_sender_refuses_a_frame_larger_than_a_frame_may_carry(monkeypatch):
+    from ppnn.wire import framing, transport
+
+    a, b = socket.socketpair()
+    w = transport.Wire("P0", {"P1": a}, 5.0, np.random.default_rng(0))
+    monkeypatch.setattr(transport, "MAX_PAYLOAD", 16)
+    try:
+        with pytest.raises(WireError, match="would carry 24 bytes, more than a frame may"):
+            w.send("P1", [(np.zeros(3, np.uint64), 64)], "big")
+        assert framing.MAX_PAYLOAD == 1 << 30
+    finally:
+        a.close()
+        b.close()
+
+
 # -- the garbage test on Falcon's ReLU -----------------------------------------------------
 @pytest.fixture(scope="module", params=[False, True], ids=["semi-honest", "malicious"])
 def relu_run(request):
@@ -374,6 +443,53 @@ def test_prefetch_keeps_frames_in_order_and_names_a_stream_that_ended():
     p0.close()
 
 
+def relu_then_truncation(fal: Falcon, inputs: dict) -> np.ndarray:
+    """Falcon's ReLU, then a truncation by 4 bits (whose one-ulp rounding depends on the
+    dealer's mask r), opened."""
+    from ppnn.protocols.falcon.comparison import relu
+
+    r, _ = relu(fal, fal.share(inputs["a"]))
+    t = fal.truncate(r, 4)
+    with fal.protocol("output"):
+        return fal.open(t, "output", "plain")
+
+
+def test_no_seed_reaches_a_party_and_only_the_dealers_truncation_stream_follows_it(
+        monkeypatch):
+    """Two wire runs with the same seed: every PRF key, input share and piece of dealer
+    material a party's process received differs between them, but for the truncation pairs
+    (the dealer's truncation stream follows the seed in its process, as the provenance
+    says), so both runs open the in-process run's output. No received PRF key is one the
+    in-process run with the seed draws."""
+    from ppnn.protocols.falcon.runtime import PARTIES, key_bytes
+    from ppnn.wire import falcon as wf
+    from wirecheck import received_in, same
+
+    inputs = _relu_input(64)
+    ref_fal = Falcon(np.random.default_rng(SEED))
+    ref = relu_then_truncation(ref_fal, inputs)
+    seeded_keys = [key_bytes(int(k.bit_generator.seed_seq.entropy)) for k in ref_fal._keys]
+    outs = []
+    got = [received_in(monkeypatch, wf, lambda: outs.append(
+        run_program(relu_then_truncation, inputs, SEED))) for _ in range(2)]
+    for out in outs:
+        assert all(np.array_equal(out["outputs"][p], ref) for p in PARTIES)
+    assert got[0]["dealer"] == got[1]["dealer"] == []
+    for p in PARTIES:
+        first, second = ([r[:2] + r[3:] for r in g[p] if r[2] != "online"] for g in got)
+        assert [w for _, w, _ in first] == [w for _, w, _ in second]
+        kinds = {w.split("::")[-1] for _, w, _ in first}
+        assert {"input share", "truncation pair (r, msb(r), (r mod 2^(k-1)) >> d)"} <= kinds
+        assert any(w.startswith("setup::PRF key") for _, w, _ in first)
+        for (_, what, a), (_, _, b) in zip(first, second):
+            if "truncation pair" in what:
+                assert same(a, b), what  # the seeded stream
+            else:
+                assert not same(a, b), what  # OS entropy in the process that drew it
+            if "PRF key" in what:
+                assert not any(np.array_equal(a[0], k) for k in seeded_keys)
+
+
 def test_a_step_reading_a_component_it_does_not_hold_fails_the_garbage_test():
     inputs = _relu_input(64)
     ref = relu_program(Falcon(np.random.default_rng(SEED)), inputs)
@@ -411,6 +527,8 @@ def test_run_over_tcp_equals_the_in_process_run(tiny, key):
     table = summary_frame(w)
     assert list(table["quantity"])[-1] == "online rounds"
     assert w["classes"]["unbooked sync"]["frames"] == 0  # a barrier only with offline_first
+    assert "truncation stream" in res.provenance["randomness"]
+    assert "follows the run seed" in res.provenance["randomness"]
 
 
 def test_an_inference_offline_first_starts_its_online_phase_once_the_model_is_shared(
@@ -497,6 +615,199 @@ def test_launch_starts_only_the_roles_a_family_declares():
     assert got["P0"][0] == ["P1", "dealer"] and got["dealer"][0] == ["P0", "P1"]
     assert all(_closed(p) for p in got.ports.values())
     assert _children() <= before
+
+
+def _strangers(port: int) -> list[socket.socket]:
+    """What any local process can do to a port: 17 random bytes, a hello of the right form
+    with a wrong token, a few bytes and then silence, three silent connections."""
+    out = []
+    for payload in (os.urandom(17), os.urandom(16) + bytes([1]), b"\x00" * 5, b"", b"", b""):
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(payload)
+        out.append(s)
+    return out
+
+
+def test_a_strangers_connections_do_not_abort_a_run(monkeypatch):
+    """Strangers connect to the launcher's control port before the processes do, and to
+    every party's listening port before its peers do (between the processes' start-up and
+    their mesh). The run still forms its mesh, and every stranger's connection is dropped."""
+    from ppnn.wire import launch as launcher
+
+    strangers: list[socket.socket] = []
+    accept, gather = launcher._accept, launcher._gather
+
+    def accept_after_strangers(server, *args):
+        strangers.extend(_strangers(server.getsockname()[1]))
+        return accept(server, *args)
+
+    def gather_then_strangers(kind, *args):
+        got = gather(kind, *args)
+        if kind == "port":  # the processes' listening ports, before they connect
+            for port in got.values():
+                strangers.extend(_strangers(port))
+        return got
+
+    monkeypatch.setattr(launcher, "_accept", accept_after_strangers)
+    monkeypatch.setattr(launcher, "_gather", gather_then_strangers)
+    got = launch(peers, dict.fromkeys(("P0", "P1", "P2", "dealer")), timeout=30)
+    assert got["P0"][0] == ["P1", "P2", "dealer"] and got["dealer"][0] == ["P0", "P1", "P2"]
+    assert len(strangers) == 6 * 5
+    for s in strangers:  # dropped: the run closed its end
+        s.settimeout(5.0)
+        try:
+            assert s.recv(1) == b""
+        except ConnectionResetError:
+            pass
+        s.close()
+
+
+def test_silent_strangers_do_not_delay_the_peers_hello():
+    """``accept_hellos`` reads every pending hello at once: with strangers queued ahead (three
+    silent, random bytes, a wrong token for the right role) the peer is accepted at once --
+    within a second, where reading them in turn would cost HELLO_S for each silent one -- a
+    hello split over two sends still counts, and the deadline names the missing role."""
+    import secrets
+
+    from ppnn.wire.transport import HELLO_S, WireTimeout, accept_hellos
+
+    token = secrets.token_bytes(16)
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        queued = _strangers(port)
+        wrong = socket.create_connection(("127.0.0.1", port))
+        wrong.sendall(secrets.token_bytes(16) + bytes([1]))
+        peer = socket.create_connection(("127.0.0.1", port))
+        peer.sendall(token[:5])
+        t0 = time.perf_counter()
+        peer.sendall(token[5:] + bytes([1]))
+        got = accept_hellos(listener, token, ["P1"], time.monotonic() + 30)
+        seconds = time.perf_counter() - t0
+        assert list(got) == ["P1"] and seconds < min(1.0, HELLO_S / 2), seconds
+        got["P1"].sendall(b"ok")
+        assert peer.recv(2) == b"ok"
+        for s in (*queued, wrong, peer, got["P1"]):
+            s.close()
+        with pytest.raises(WireTimeout, match="no connection from P2"):
+            accept_hellos(listener, token, ["P2"], time.monotonic() + 0.2)
+
+
+def test_a_hello_that_arrived_counts_even_past_its_time(monkeypatch):
+    """A loaded machine may not run the accepting process for longer than HELLO_S: a hello
+    that arrived meanwhile is read before its connection would be dropped (HELLO_S = 0 here:
+    every connection is past its time when first looked at)."""
+    import secrets
+
+    from ppnn.wire import transport
+
+    monkeypatch.setattr(transport, "HELLO_S", 0.0)
+    token = secrets.token_bytes(16)
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        silent = socket.create_connection(listener.getsockname())
+        peer = socket.create_connection(listener.getsockname())
+        peer.sendall(token + bytes([2]))
+        time.sleep(0.2)
+        got = transport.accept_hellos(listener, token, ["P2"], time.monotonic() + 30)
+        assert list(got) == ["P2"]
+        silent.settimeout(5.0)
+        assert silent.recv(1) == b""  # dropped
+        for s in (silent, peer, got["P2"]):
+            s.close()
+
+
+@pytest.mark.parametrize("raw", [False, True], ids=["through the encoder", "raw pickle"])
+def test_nothing_a_party_returns_is_unpickled_in_the_launcher(tmp_path, monkeypatch, raw):
+    """A party returns an object whose pickle would run code where it is loaded. Through its
+    process's encoder the object is refused there (a TypeError naming it); sent as a raw
+    pickle, past the encoder, the launcher refuses the message. Either way the run fails
+    with a WireError naming P1 and the code never runs: the launcher reads JSON and array
+    buffers only (it never calls a Connection's unpickling ``recv``)."""
+    from multiprocessing.connection import Connection
+
+    from wirecheck import returns_payload_job
+
+    def no_unpickling(self):
+        raise AssertionError("the launcher unpickled a message of a process")
+
+    monkeypatch.setattr(Connection, "recv", no_unpickling)
+    marker = tmp_path / "ran"
+    tasks = {"P0": None, "P1": {"path": str(marker), "raw": raw}}
+    pattern = (r"P1: TypeError: message\[1\]\[0\]\['output'\]: a value of type "
+               r"wirecheck.Payload cannot be sent" if not raw else
+               r"P1: sent a message that is not arrays and plain data during the protocol: "
+               r"not a message of ppnn.wire.codec")
+    with pytest.raises(WireError, match=pattern):
+        launch(returns_payload_job, tasks, timeout=10)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("stated, pattern", [
+    ((1 << 31) - 1, r"P1: sent a message the launcher cannot read during the protocol \(a "
+                    r"message stated as 2147483647 bytes \(at most 1073741824\)"),
+    (1 << 29, r"P1: died \(exit code 0\) during the protocol")])
+def test_a_party_stating_an_oversized_result_costs_the_launcher_no_memory(stated, pattern):
+    """A party writes on its control connection a header stating more than a message may
+    carry (refused at once, naming the party), or 512 MiB of which it sends 17 bytes before
+    it exits (read as it arrives): either way the launcher allocates nothing large."""
+    import tracemalloc
+
+    from wirecheck import oversized_report_job
+
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    try:
+        with pytest.raises(WireError, match=pattern):
+            launch(oversized_report_job, {"P0": None, "P1": stated}, timeout=10)
+        assert tracemalloc.get_traced_memory()[1] < 16 << 20
+    finally:
+        tracemalloc.stop()
+    assert time.perf_counter() - t0 < 25
+
+
+def test_the_codec_round_trips_results_and_refuses_what_it_did_not_make():
+    import pickle
+
+    import gmpy2
+
+    from ppnn.core import Ledger
+    from ppnn.wire import codec
+
+    led = Ledger(["client", "server"])
+    with led.label("conv1"), led.round():
+        led.send("client", "server", 64, "x - r")
+        led.count("Perm", 3, "server")
+        led.depth("depth", 2)
+    with led.offline():
+        led.send(Ledger.DEALER, "client", 8, "triple")
+    value = {"output": np.arange(6, dtype=np.uint64).reshape(2, 3), "ledger": led,
+             "logits": np.array([gmpy2.mpz(2) ** 100, -3], dtype=object), "s": np.float32(0.5),
+             "times": [("online", "all", 1.5)], "keys": {("a", 1): None}, "raw": b"\x00\x01"}
+    back = codec.decode(codec.encode(("done", (value, {"split cpu s": None}))))
+    got = back[1][0]
+    assert back[0] == "done" and back[1][1] == {"split cpu s": None}
+    assert got["output"].dtype == np.uint64 and np.array_equal(got["output"], value["output"])
+    assert got["logits"].tolist() == [2 ** 100, -3] and type(got["s"]) is np.float32
+    assert got["times"] == value["times"] and got["keys"] == value["keys"]
+    assert got["raw"] == value["raw"]
+    rebuilt = got["ledger"]
+    assert type(rebuilt) is Ledger and rebuilt.messages == led.messages
+    assert (rebuilt.ops, rebuilt.op_at, rebuilt.depths) == (led.ops, led.op_at, led.depths)
+    assert rebuilt.rounds("online") == 1 and rebuilt.rounds("offline") == 1
+    with pytest.raises(TypeError, match=r"message\['x'\]: a value of type builtins.object"):
+        codec.encode({"x": object()})
+    with pytest.raises(TypeError, match="object array's elements"):
+        codec.encode(np.array([None, [1]], dtype=object))
+    with pytest.raises(ValueError, match="not a message of ppnn.wire.codec"):
+        codec.decode(pickle.dumps(("done", None)))
+    good = codec.encode(np.zeros(4, np.uint32))
+    forged = good.replace(b'"<u4"', b'"|O8"')
+    with pytest.raises(ValueError, match="dtype '|O8' is not accepted"):
+        codec.decode(forged)
+    with pytest.raises(ValueError, match="buffers take"):
+        codec.decode(good[:-1])
+    shape = good.replace(b"[4]", b"[5]")
+    with pytest.raises(ValueError, match="needs 20 bytes, its buffer has 16"):
+        codec.decode(shape)
 
 
 def test_launch_checks_its_arguments():

@@ -109,3 +109,36 @@ def test_cli_runs_delphi_tabula_on_the_wire(capsys):
     out = capsys.readouterr().out
     assert "the client, the server and the dealer as processes" in out
     assert "logits and ledger equal the in-process run: yes" in out
+
+
+def test_the_dealers_material_follows_the_seed_only_in_its_process(tiny, monkeypatch):
+    """Delphi + Tabula keeps the seed for reproducibility (its logits depend on the shares):
+    the dealer's masks and table secrets are the same in two runs with one seed, and the
+    provenance says so; the parties' tasks hold no seed; with ``seed=None`` they differ."""
+    from ppnn.wire import delphi as wd
+    from wirecheck import received_in, same
+
+    plan, x = tiny
+    tasks, launch = [], wd.launch
+
+    def material(seed):  # per party: Delphi's masks, the tables' secrets s
+        results = []
+        got = received_in(monkeypatch, wd, lambda: results.append(
+            ppnn.run(plan, x, seed, transport="tcp")))
+        return results[0], {r: [a if "masks" in w else a[:1] for _, w, cls, a in got[r]
+                                if cls != "online"] for r in ("P0", "P1")}
+
+    def spy(job, t, **kw):
+        tasks.append(t)
+        return launch(job, t, **kw)
+
+    monkeypatch.setattr(wd, "launch", spy)
+    (r1, a), (r2, b) = material(SEED), material(SEED)
+    monkeypatch.setattr(wd, "launch", launch)
+    assert np.array_equal(r1.logits, r2.logits)
+    assert "the run seed in the dealer's process" in r1.provenance["randomness"]
+    assert all("seed" not in t[r] for t in tasks for r in ("P0", "P1"))
+    assert a["P0"] and all(same(u, v) for r in a for u, v in zip(a[r], b[r]))
+    (_, c), (r4, d) = material(None), material(None)
+    assert "OS entropy" in r4.provenance["randomness"]
+    assert not any(same(u, v) for r in c for u, v in zip(c[r], d[r]))

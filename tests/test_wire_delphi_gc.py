@@ -209,3 +209,21 @@ def test_cli_runs_delphi_gc_on_the_wire(capsys):
     out = capsys.readouterr().out
     assert "the client, the server and the dealer as processes" in out
     assert "logits and ledger equal the in-process run: yes" in out
+
+
+def test_the_dealers_masks_are_fresh_in_each_run(tiny, monkeypatch):
+    """The dealer's process draws Delphi's masks from the OS CSPRNG: two runs with the same
+    seed deal each party different masks, and give the same logits."""
+    from ppnn.wire import delphi_gc as wd
+    from wirecheck import received_in, same
+
+    plan, x = tiny
+    results = []
+    got = [received_in(monkeypatch, wd, lambda: results.append(
+        ppnn.run(plan, x, SEED, transport="tcp"))) for _ in range(2)]
+    assert np.array_equal(results[0].logits, results[1].logits)
+    assert "reaches no party's process" in results[0].provenance["randomness"]
+    for role in ("P0", "P1"):
+        first, second = ([a for _, what, _, a in g[role] if "Delphi masks" in what] for g in got)
+        assert first and len(first) == len(second)
+        assert not any(same(a, b) for a, b in zip(first, second))

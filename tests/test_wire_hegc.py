@@ -43,6 +43,7 @@ def test_garbage_test_the_client_gets_the_in_process_logits(runs, fam):
     assert np.array_equal(res.logits, ref.logits)
     assert np.array_equal(res.predictions, ref.predictions)
     assert res.extra["transport"] == "tcp"
+    assert "masks r: the run seed in the server's process" in res.provenance["randomness"]
 
 
 @pytest.mark.parametrize("fam", FAMILIES)

@@ -137,6 +137,7 @@ def test_the_server_process_held_no_secret_key(runs, fam):
     assert info["server_backend"] == "SealPublicBFV"
     assert info["server_holds_secret_key"] is False and info["client_holds_secret_key"]
     assert info["server_decrypt"].startswith("refused: decrypt: this backend holds no secret")
+    assert "the run seed is unused and reaches no process" in res.provenance["randomness"]
 
 
 @pytest.mark.parametrize("fam", FAMILIES)

@@ -77,6 +77,49 @@ def test_held_socket_releases_frames_after_the_hold(kind):
         b.close()
 
 
+def test_a_held_link_reports_an_oversized_header_or_a_failed_reader_at_once(monkeypatch):
+    """A header stating more than a frame may carry, or a reader thread that fails (here a
+    MemoryError), reaches the protocol's receive as a WireError saying what happened --
+    at once, not as a timeout blaming the peer -- and the reader allocates nothing large."""
+    import tracemalloc
+
+    from ppnn.wire.transport import Wire, WireError
+
+    layout = [((4,), np.dtype(np.uint64), 32)]
+    a, b = socket.socketpair()
+    tracemalloc.start()
+    try:
+        w = Wire("P1", {"P0": links.HeldSocket(a, 0.0)}, 30.0, np.random.default_rng(0))
+        b.sendall(HEADER.pack(0, 0, (1 << 32) - 1) + b"x" * 17)
+        t0 = time.monotonic()
+        with pytest.raises(WireError, match=r"P1: receiving message #0 'share' from P0 failed: "
+                           r"frame #0 states a payload of 4294967295 bytes, more than a "
+                           r"frame may carry"):
+            w.recv("P0", layout, "share")
+        assert time.monotonic() - t0 < 5
+        assert tracemalloc.get_traced_memory()[1] < 4 << 20
+    finally:
+        tracemalloc.stop()
+        a.close()
+        b.close()
+
+    def no_memory(self, n):
+        raise MemoryError(f"cannot allocate {n} bytes")
+
+    monkeypatch.setattr(links.HeldSocket, "_exact", no_memory)
+    a, b = socket.socketpair()
+    try:
+        w = Wire("P1", {"P0": links.HeldSocket(a, 0.0)}, 30.0, np.random.default_rng(0))
+        t0 = time.monotonic()
+        with pytest.raises(WireError, match="the reader thread stopped: MemoryError: cannot "
+                           "allocate 12 bytes"):
+            w.recv("P0", layout, "share")
+        assert time.monotonic() - t0 < 5
+    finally:
+        a.close()
+        b.close()
+
+
 def test_without_root_runs_on_plain_loopback(monkeypatch):
     monkeypatch.setattr(links.os, "geteuid", lambda: 1000)
     before = links.our_namespaces()

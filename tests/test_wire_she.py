@@ -43,6 +43,7 @@ def test_garbage_test_the_client_gets_the_in_process_logits(tiny, runs):
     assert np.array_equal(res.logits, plan.oracle(x))
     assert np.array_equal(res.predictions, ref.predictions)
     assert res.extra["transport"] == "tcp" and res.backend == "sim"
+    assert "the run seed is unused" in res.provenance["randomness"]
 
 
 def test_wire_ledger_equals_in_process_ledger(runs):
@@ -132,10 +133,10 @@ def test_recv_bytes_takes_the_length_the_frame_states():
         blob = bytes(range(256)) * 3
         sender.send("P1", [(np.frombuffer(blob, np.uint8), 8)], "key", "unbooked keys")
         sender.send("P1", [(np.frombuffer(blob, np.uint8), 8)], "key", "unbooked keys")
-        assert receiver.recv_bytes("P0", "key") == blob
+        assert receiver.recv_bytes("P0", "key", "unbooked keys", 1 << 20) == blob
         assert receiver.received["unbooked keys"].payload == len(blob)
         with pytest.raises(WireError, match="at most 10 bytes"):
-            receiver.recv_bytes("P0", "key", limit=10)
+            receiver.recv_bytes("P0", "key", "unbooked keys", 10)
     finally:
         a.close()
         b.close()

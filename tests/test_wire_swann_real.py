@@ -211,3 +211,42 @@ def test_square_network_phe_setting_and_unoptimized_runs(family, setting, optimi
     assert res.ledger.messages == real.ledger.messages
     check_booked_bytes(real.ledger, res.extra["wire"])
     assert set(res.extra["wire"]["extra waits"].values()) == {0}
+
+
+
+@pytest.mark.parametrize("family", ["swann_cs", "swann_2s"])
+def test_the_dealers_triples_and_the_key_shares_are_not_a_function_of_the_seed(
+        monkeypatch, family):
+    """On real Paillier the dealer's triples come from the OS CSPRNG in its process: two
+    wire runs with the same seed deal each 2PC party different shares, and none is the share
+    the seed's generator deals (the dealer's in-process simulation with its material drawn
+    from ``default_rng(seed)``: what a party that guessed the seed would redraw). Two-server,
+    each server's secret-key share (split in the client's process) differs too."""
+    from ppnn.wire import swann as ws
+    from wirecheck import received_in, same
+
+    plan, x = _plan(family)
+    x = x[:2] if family == "swann_2s" else x[:1]
+    results = []
+    got = [received_in(monkeypatch, ws, lambda: results.append(
+        ppnn.run(plan, x, SEED, backend="real", transport="tcp"))) for _ in range(2)]
+    assert np.array_equal(results[0].logits, results[1].logits)
+    assert "no party's process" in results[0].provenance["randomness"]
+    _, _, events = ws._dealer_run(plan, x, SEED)  # material from the seed's generator
+    dealt = 0
+    for party, role in ws.ROLE_OF[ws.SWANN_FAMILIES[family]].items():
+        if role == "dealer":
+            continue
+        guess = [payload[parties.index(party)] for kind, parties, _, payload in events
+                 if kind in ("bit", "arith") and party in parties]
+        first, second = ([a for _, what, _, a in g[role] if "triple" in what] for g in got)
+        assert len(first) == len(second) == len(guess)
+        for a, b, c in zip(first, second, guess):
+            assert [v.shape for v in a] == [np.shape(v) for v in c]
+            assert not same(a, b)
+            assert not same(a, [np.asarray(v) for v in c])
+        dealt += len(first)
+        keys = [[a for _, what, _, a in g[role] if "secret-key share" in what] for g in got]
+        if family == "swann_2s" and party != "client":
+            assert len(keys[0]) == len(keys[1]) == 1 and not same(keys[0][0], keys[1][0])
+    assert dealt > 0

@@ -107,3 +107,96 @@ def _with_views(wire, task, party_cls, job):
     finally:
         party_cls.decrypt = decrypt
     return {**res, "views": views if wire.role == "P0" else None}
+
+
+# -- a malicious party's result (tests of ppnn.wire.codec) --------------------------------
+def touch_marker(path: str) -> None:
+    """Writes this process's id to ``path``: what a malicious pickle would run on loading."""
+    import os
+
+    with open(path, "w") as f:
+        f.write(str(os.getpid()))
+
+
+class Payload:
+    """An object whose pickle runs :func:`touch_marker` wherever it is unpickled."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def __reduce__(self):
+        return touch_marker, (self.path,)
+
+
+def returns_payload_job(wire, task: dict):
+    """A party's job that returns a :class:`Payload` (``task["raw"]``: bypassing its
+    process's encoder, it sends the launcher the payload's pickle itself)."""
+    if task is None:
+        return None
+    if task["raw"]:
+        import pickle
+
+        from ppnn.wire import codec
+
+        codec.encode = pickle.dumps  # this process now sends raw pickles
+    return {"output": Payload(task["path"])}
+
+
+# -- what each process received off-line (tests of where randomness comes from) -----------
+def recording_job(wire, task: dict):
+    """Runs ``task["job"](wire, task["task"])`` and adds, under ``"received"``, every
+    message this process received with :meth:`~ppnn.wire.transport.Wire.recv` (not the
+    deferred ones): ``(sender, step, class, arrays)`` -- PRF keys, input shares, key shares,
+    the dealer's material."""
+    got = []
+    recv = wire.recv
+
+    def spy(peer, layout, what, cls="online", into=None):
+        out = recv(peer, layout, what, cls, into)
+        got.append((peer, what, cls, [np.array(a) for a in out]))
+        return out
+
+    wire.recv = spy
+    res = task["job"](wire, task["task"])
+    return {**res, "received": got}
+
+
+def received_in(monkeypatch, module, run) -> dict:
+    """``run()`` with ``module.launch`` wrapped in :func:`recording_job`: role -> what that
+    process received (:func:`recording_job`)."""
+    launch, seen = module.launch, []
+
+    def spy(job, tasks, **kw):
+        out = launch(recording_job, {r: {"job": job, "task": t} for r, t in tasks.items()},
+                     **kw)
+        seen.append(out)
+        return out
+
+    monkeypatch.setattr(module, "launch", spy)
+    run()
+    monkeypatch.setattr(module, "launch", launch)
+    (launched,) = seen
+    return {r: res["received"] for r, (res, _) in launched.items()}
+
+
+def same(a: list, b: list) -> bool:
+    """Two received messages' arrays are equal."""
+    return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def oversized_report_job(wire, task):
+    """A party's job that writes, on its own control connection, the header of a message
+    stating ``task`` bytes and then 17 bytes, and waits (or, for ``task < 2^30``, exits)."""
+    import gc
+    import os
+    import struct
+    import time
+    from multiprocessing.connection import Connection
+
+    if task is None:
+        return None
+    (conn,) = [o for o in gc.get_objects() if isinstance(o, Connection) and not o.closed]
+    os.write(conn.fileno(), struct.pack("!i", task) + b"x" * 17)
+    if task < 1 << 30:
+        os._exit(0)
+    time.sleep(30)

@@ -34,6 +34,12 @@ seed), Dask reschedules them on another worker, and the result is identical.
 
 Workers are single-threaded by default (:data:`WORKER_ENV` pins BLAS, OpenMP and tfhe-rs's
 rayon pool to one thread), so ``N`` workers use ``N`` cores and throughput scales with them.
+
+Security of :func:`cluster`: the scheduler, the workers and the client listen on 127.0.0.1
+only and speak TLS with a certificate made for the cluster
+(``distributed.Security.temporary()``, mutual: a process without it cannot connect, so it
+cannot submit tasks that run code on the workers); the dashboard, an unauthenticated web page
+of the cluster's state, listens on 127.0.0.1 only.
 """
 
 from __future__ import annotations
@@ -72,14 +78,18 @@ def _client_type():
 def cluster(workers: int = 2, threads_per_worker: int = 1, dashboard: bool = True,
             **kwargs) -> Iterator:
     """A ``LocalCluster`` of ``workers`` single-threaded worker processes and its ``Client``
-    (closed on exit). ``dashboard=False`` starts no dashboard (no port is opened)."""
+    (closed on exit), on 127.0.0.1 over TLS with a temporary certificate (module docstring).
+    ``dashboard=False`` starts no dashboard (no port is opened); ``kwargs`` go to
+    ``LocalCluster`` (e.g. ``security=``, ``dashboard_address=``)."""
     import dask
-    from dask.distributed import Client, LocalCluster
+    from dask.distributed import Client, LocalCluster, Security
 
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive int, got {workers!r}")
     env = {**WORKER_ENV, **{k: str(v) for k, v in kwargs.pop("env", {}).items()}}
-    kwargs.setdefault("dashboard_address", ":0" if dashboard else None)
+    kwargs.setdefault("host", "127.0.0.1")
+    kwargs.setdefault("security", Security.temporary())
+    kwargs.setdefault("dashboard_address", "127.0.0.1:0" if dashboard else None)
     kwargs.setdefault("silence_logs", logging.ERROR)
     # distributed's nannies set MALLOC_TRIM_THRESHOLD_=65536 in every worker, which turns off
     # glibc's adaptive mmap threshold: every large numpy temporary is then mapped and unmapped
@@ -92,13 +102,14 @@ def cluster(workers: int = 2, threads_per_worker: int = 1, dashboard: bool = Tru
         yield client
 
 
-def connect(scheduler: str):
+def connect(scheduler: str, security=None):
     """A ``Client`` of the cluster whose scheduler listens at ``scheduler``
-    (``tcp://HOST:PORT``)."""
+    (``tcp://HOST:PORT``, or ``tls://HOST:PORT`` with the cluster's ``security``, a
+    ``distributed.Security``)."""
     if not isinstance(scheduler, str) or "://" not in scheduler:
         raise ValueError(f"scheduler must be an address like tcp://HOST:8786, got "
                          f"{scheduler!r}")
-    return _client_type()(scheduler)
+    return _client_type()(scheduler, security=security)
 
 
 def n_workers(client) -> int:

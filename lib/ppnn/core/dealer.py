@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .ledger import Ledger
+from .randomness import check_source
 from .ring import Ring
 from .sharing import (
     AdditiveShares,
@@ -60,8 +61,8 @@ class Dealer:
 
     Parameters
     ----------
-    rng : numpy.random.Generator
-        Source of the dealer's randomness (seeded by the caller).
+    rng : numpy.random.Generator or SecureRandom
+        Source of the dealer's randomness (seeded by the caller, or the OS CSPRNG).
     ledger : Ledger
         Where the material is booked (offline, sender ``"dealer"``).
     parties : sequence of str
@@ -69,8 +70,7 @@ class Dealer:
     """
 
     def __init__(self, rng: np.random.Generator, ledger: Ledger, parties):
-        if not isinstance(rng, np.random.Generator):
-            raise TypeError("rng must be a numpy.random.Generator (seed it explicitly)")
+        check_source(rng)
         parties = tuple(parties)
         for p in parties:
             if p not in ledger.parties:

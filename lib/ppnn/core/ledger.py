@@ -355,6 +355,61 @@ class Ledger:
             out._book.used = self.value_bytes
         return out
 
+    # -- plain data ---------------------------------------------------------------------
+    def to_plain(self) -> dict:
+        """The ledger as plain data (lists of strings and ints): how a wire-mode process
+        returns it to the launcher without pickle (:mod:`ppnn.wire.codec`). Only a ledger
+        that records no values and is inside no label or round has one."""
+        if self._book is not None:
+            raise ValueError("a ledger that records values has no plain form")
+        if self._labels or self._round_depth or len(self._phase) != 1:
+            raise ValueError("a ledger inside a label, phase or round block has no plain form")
+        return {"parties": list(self.parties),
+                "messages": [[m.sender, m.receiver, m.bits, m.round, m.phase, m.label, m.what]
+                             for m in self.messages],
+                "ops": [[o.op, o.n, o.party, o.phase, o.label] for o in self.ops],
+                "op_at": list(self.op_at),
+                "depths": [[lab, name, d] for (lab, name), d in self.depths.items()],
+                "rounds": [self._round_counter[p] for p in PHASES]}
+
+    @classmethod
+    def from_plain(cls, data) -> Ledger:
+        """The ledger :meth:`to_plain` gave ``data``; a ``ValueError`` names what is not."""
+        def rows(key, types):
+            got = data.get(key) if isinstance(data, dict) else None
+            if not isinstance(got, list) or not all(
+                    isinstance(r, list) and len(r) == len(types)
+                    and all(type(v) is t for v, t in zip(r, types)) for r in got):
+                raise ValueError(f"a plain ledger's {key!r} must be a list of "
+                                 f"[{', '.join(t.__name__ for t in types)}]")
+            return got
+
+        if not isinstance(data, dict) or not isinstance(data.get("parties"), list) or not all(
+                type(p) is str for p in data["parties"]):
+            raise ValueError("a plain ledger is a dict with a list of 'parties' (strings)")
+        out = cls(data["parties"], record_values=False)
+        names = set(out.parties) | {cls.DEALER}
+        for m in rows("messages", (str, str, int, int, str, str, str)):
+            if m[0] not in names or m[1] not in out.parties or m[2] < 0 or m[4] not in PHASES:
+                raise ValueError(f"a plain ledger's message {m!r} is not a message of "
+                                 f"{out.parties}")
+            out.messages.append(Message(*m))
+        for o in rows("ops", (str, int, str, str, str)):
+            if o[1] < 0 or o[3] not in PHASES:
+                raise ValueError(f"a plain ledger's operation {o!r} is not an operation")
+            out.ops.append(OpRecord(*o))
+        op_at, rounds = data.get("op_at"), data.get("rounds")
+        if not (isinstance(op_at, list) and len(op_at) == len(out.ops)
+                and all(type(a) is int and 0 <= a <= len(out.messages) for a in op_at)):
+            raise ValueError("a plain ledger's 'op_at' must give each operation's position")
+        if not (isinstance(rounds, list) and len(rounds) == len(PHASES)
+                and all(type(r) is int and r >= 0 for r in rounds)):
+            raise ValueError(f"a plain ledger's 'rounds' must be {len(PHASES)} ints >= 0")
+        out.op_at = list(op_at)
+        out.depths = {(lab, name): d for lab, name, d in rows("depths", (str, str, int))}
+        out._round_counter = dict(zip(PHASES, rounds))
+        return out
+
     # -- queries ------------------------------------------------------------------------
     def _msgs(self, phase: str | None, label: str | None) -> list[Message]:
         if phase is not None and phase not in PHASES:

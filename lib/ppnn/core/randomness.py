@@ -19,7 +19,9 @@ labels from ``os.urandom`` (:mod:`ppnn.he.gc`); this module does not touch them.
 :func:`mask_source` is the one switch protocol code uses: ``mask_source(rng, real)`` returns
 ``rng`` when nothing real is protected (simulated backend: reproducible) and a
 :class:`SecureRandom` otherwise. Both offer ``integers(low, high, size, dtype, endpoint)``
-with numpy's semantics for integer ranges up to ``2^64``.
+with numpy's semantics for integer ranges up to ``2^64``; the ring draws, sharings and dealers
+of :mod:`ppnn.core` (and SwaNN's 2PC) take either (:func:`is_source`), so a process can deal
+or share from the CSPRNG (wire mode on a real backend, :mod:`ppnn.wire`).
 
 **Test-only seeding.** ``with seeded_for_tests(seed):`` makes every :class:`SecureRandom`
 created inside draw a deterministic stream (SHAKE-256 of the seed and a counter), so a test
@@ -35,7 +37,7 @@ import os
 
 import numpy as np
 
-__all__ = ["SecureRandom", "mask_source", "seeded_for_tests"]
+__all__ = ["SecureRandom", "mask_source", "seeded_for_tests", "is_source", "check_source"]
 
 _TEST_SEED: list[int | None] = [None]  # set only by seeded_for_tests()
 
@@ -110,6 +112,19 @@ class SecureRandom:
         else:
             res = out.astype(dtype)
         return res.reshape(shape) if shape else res[0]
+
+
+def is_source(rng) -> bool:
+    """Whether ``rng`` can draw protocol randomness: a :class:`numpy.random.Generator` or a
+    :class:`SecureRandom` (code that takes either draws with ``integers`` only)."""
+    return isinstance(rng, np.random.Generator | SecureRandom)
+
+
+def check_source(rng) -> None:
+    """A ``TypeError`` unless :func:`is_source`."""
+    if not is_source(rng):
+        raise TypeError("rng must be a numpy.random.Generator (seed it explicitly) or a "
+                        f"ppnn.core.randomness.SecureRandom, got {type(rng).__name__}")
 
 
 def mask_source(rng: np.random.Generator, real: bool):

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .randomness import check_source
+
 __all__ = ["Ring", "PrimeField", "Z2_64", "Z2_32", "is_prime", "ring_matmul", "MAX_EXACT_INNER"]
 
 
@@ -139,9 +141,8 @@ class Ring:
         return self._wrap(np.sum(np.asarray(a, dtype=np.uint64), axis=axis, dtype=np.uint64))
 
     def random(self, rng: np.random.Generator, shape=()) -> np.ndarray:
-        """Uniform elements of Z_2^k drawn from ``rng``."""
-        if not isinstance(rng, np.random.Generator):
-            raise TypeError("rng must be a numpy.random.Generator (seed it explicitly)")
+        """Uniform elements of Z_2^k drawn from ``rng`` (a Generator or a SecureRandom)."""
+        check_source(rng)
         return self._wrap(rng.integers(0, np.iinfo(np.uint64).max, size=shape, dtype=np.uint64,
                                        endpoint=True))
 
@@ -201,8 +202,7 @@ class PrimeField:
         return (np.asarray(a, np.int64) * np.asarray(b, np.int64)) % self.p
 
     def random(self, rng: np.random.Generator, shape=()) -> np.ndarray:
-        if not isinstance(rng, np.random.Generator):
-            raise TypeError("rng must be a numpy.random.Generator (seed it explicitly)")
+        check_source(rng)
         return rng.integers(0, self.p, size=shape, dtype=np.int64)
 
     def random_nonzero(self, rng: np.random.Generator, shape=()) -> np.ndarray:

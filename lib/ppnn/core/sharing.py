@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .ledger import Ledger
+from .randomness import check_source
 from .ring import Ring
 
 __all__ = [
@@ -31,8 +32,7 @@ __all__ = [
 
 
 def _check_rng(rng) -> None:
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError("rng must be a numpy.random.Generator (seed it explicitly)")
+    check_source(rng)
 
 
 def _check_parties(parties, n: int, scheme: str) -> tuple[str, ...]:

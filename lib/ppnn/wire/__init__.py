@@ -58,6 +58,17 @@ family declares (:mod:`.launch`):
   server's: the run's ledger is booked by the server's process, its messages also by the
   client's (which books the logits from the model's public output format).
 
+**Randomness.** Each process draws its own secret randomness, and a party's process gets no
+run seed, except where a simulated family keeps one for reproducibility (its result's
+``provenance["randomness"]`` says exactly which draws follow it, in which process):
+Falcon's dealer draws its truncation stream from it (:mod:`.falcon`), Delphi + Tabula's
+dealer its masks and table secrets (:mod:`.delphi`), both because their logits depend on these
+draws, and on the slot simulator GAZELLE's and GALA's server its share masks (:mod:`.hegc`).
+``seed=None`` draws those from OS entropy too. With ``backend="real"`` no seed reaches any
+process: keys come from the crypto library, and masks, shares, triples and labels from the
+OS CSPRNG (:class:`~ppnn.core.randomness.SecureRandom`); SwaNN's and Delphi + GC's dealers
+draw their material from it on every backend.
+
 Logits, predictions and the ledger equal the in-process run with the same seed;
 ``result.extra["wire"]`` gives the ledger's bytes and rounds beside the bytes, frames and
 causal depth measured on the wire. Every family of :func:`ppnn.families` has a wire mode;

@@ -41,6 +41,15 @@ same way; the HE that computes ``W R_c + R_s`` between the parties is *counted*,
 server as frames of their booked size filled with zeros (no ciphertext is built), and the
 dealer delivers the HE's result in the unbooked traffic class ``offline ideal``.
 
+**Randomness.** Delphi's masks, the tables' secrets and the shares of the table entries the
+run reads are the simulation's draws from the run seed, in the dealer's process (the other
+entries' shares come from OS entropy there, :func:`_materialise`): each party truncates its
+own share (SecureML's local truncation), so the logits depend on the shares, and only these
+draws give the in-process run's logits. Whoever knows the seed knows both parties' masks:
+this family is simulation (Delphi's HE counted, the dealer ideal), as the result's
+provenance says; ``seed=None`` draws them from OS entropy. The parties' processes get no
+seed.
+
 Processes: three, the launcher's roles ``P0`` (the client), ``P1`` (the server) and
 ``dealer`` (:data:`ROLE_OF`; no ``P2`` is started).
 
@@ -103,9 +112,6 @@ class WireLedger(Ledger):
         self.wire, self.me = wire, me
         self._staged: dict[str, np.ndarray] = {}
         self._reads_later = False  # a receive that is read was deferred to the round's end
-
-    def __getstate__(self):  # pickled back to the launcher without the process's sockets
-        return {**self.__dict__, "wire": None}
 
     def send(self, sender, receiver, bits, what="", value=None):
         msg = super().send(sender, receiver, bits, what, value)
@@ -367,7 +373,16 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
             "dealer's in-process run (equal); Delphi's HE ciphertexts: zero filler of their "
             "booked size",
             "compute": "measured: the slower party's process (SPMD with garbage: each computes "
-            "both parties' shares, like the simulator)"}
+            "both parties' shares, like the simulator)",
+            "randomness": "Delphi's masks R_c, R_s, the tables' secrets and the shares of the "
+            "table entries read: "
+            + ("OS entropy in the dealer's process (seed=None)" if seed is None else
+               "the run seed in the dealer's process (the simulation's draws, so that the "
+               "logits -- each party truncates its own share -- equal the in-process run's; "
+               "whoever knows the seed knows both parties' masks: simulation only, seed=None "
+               "draws them from OS entropy)")
+            + "; the other table entries' shares: OS entropy in the dealer's process; the run "
+            "seed reaches no party's process"}
     return collect(plan, launched, prov)
 
 

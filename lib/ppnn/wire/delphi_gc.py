@@ -85,10 +85,12 @@ of the layer, as in :mod:`.hegc` (each chunk's fresh ``Delta`` keeps every tweak
 ``Delta``).
 
 **The dealer process** is the simulation's ideal dealer: it runs the in-process protocol
-with the run's seed (so Delphi's masks are the simulation's draws) and sends each linear
-layer's masks as the simulation draws them. It garbles nothing: in its run the garbled
-circuit is replaced by its ideal functionality (:func:`_ideal_activation`: the circuit's
-oracle on the two shares, re-shared with a fresh mask, booked exactly as the circuit is).
+with the run's seed, but draws Delphi's masks ``R_c``, ``R_s`` from the OS CSPRNG
+(:class:`~ppnn.core.randomness.SecureRandom`) and sends each linear layer's masks as they
+are drawn; the logits and the ledger do not depend on them, and no party's process gets the
+seed. It garbles nothing: in its run the garbled circuit is replaced by its ideal
+functionality (:func:`_ideal_activation`: the circuit's oracle on the two shares, re-shared
+with a fresh mask, booked exactly as the circuit is).
 
 Processes: three, the launcher's roles ``P0`` (the client), ``P1`` (the server) and
 ``dealer`` (no ``P2``). What is real: the processes, the sockets, the bytes of every booked
@@ -279,9 +281,11 @@ def _garbage_plan(plan: dgc.DelphiGCPlan, g: np.random.Generator) -> dgc.DelphiG
 
 def _dealer(wire: Wire, task: dict) -> dict:
     """The dealer's process: the in-process protocol with the run's seed (the GC ideal),
-    sending each linear layer's masks as they are drawn."""
+    sending each linear layer's masks as they are drawn (from the OS CSPRNG)."""
+    secure = SecureRandom()
+
     def masks(layer, W, in_shape, out_shape, ring, rng, ledger, parties=dgc.PARTIES):
-        m = dl.delphi_preprocess(layer, W, in_shape, out_shape, ring, rng, ledger, parties)
+        m = dl.delphi_preprocess(layer, W, in_shape, out_shape, ring, secure, ledger, parties)
         send_masks(wire, m, ring.bits)
         return m
 
@@ -352,5 +356,9 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
             "base OT'); Delphi's HE ciphertexts: zero filler of their booked size",
             "compute": "measured: the slower party's process (SPMD with garbage: each computes "
             "both parties' shares of the linear layers; the server garbles, the client "
-            "evaluates)"}
+            "evaluates)",
+            "randomness": "Delphi's masks R_c, R_s: the OS CSPRNG in the dealer's process; "
+            "garbled-circuit labels and output masks: the OS CSPRNG in the server's process; "
+            "the run seed drives only the dealer's in-process simulation (nothing drawn from "
+            "it is sent) and reaches no party's process"}
     return collect(plan, launched, prov, timings)

@@ -51,15 +51,26 @@ is garbage until its two components arrive. The remaining local steps (additions
 truncation's local parts, matrix products) still run SPMD on all three components, one of
 them garbage. In the simulation all three parties are computed, as before.
 
+**Randomness.** No seed reaches ``P0``, ``P1`` or ``P2``. ``Pi`` draws its PRF key ``k_i``
+from OS entropy (``secrets``, 128 bits) and sends it to ``P_{i-1}`` in the setup round. The
+dealer's process draws the input sharing and every dealer stream from OS entropy, except the
+truncation stream (each truncation's ``r`` and its sharing), which follows the run seed there:
+the one-ulp rounding of a truncation depends on ``r``, so only then do the logits equal the
+in-process run's. Whoever knows the seed knows every truncation mask, hence every truncated
+value: this is simulation, said in the result's provenance (``seed=None`` draws that stream
+from OS entropy too, and the logits may then differ from a seeded in-process run's in the
+last bits).
+
 What is real: the processes, the sockets, the bytes and their sizes, the rounds (causal
-depth of the messages) and the wall time. What is simulated: the PRF (a seeded SFC64 per
-key, seeds derived from the run seed) and the dealer (trusted, not Falcon's Fig. 6).
+depth of the messages) and the wall time. What is simulated: the PRF (SFC64 keyed by the
+party's key, not AES) and the dealer (trusted, not Falcon's Fig. 6).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import secrets
 from collections.abc import Callable
 from functools import partial
 
@@ -74,7 +85,7 @@ from .transport import CLASSES, Wire, WireError
 
 __all__ = ["WireFalcon", "WireDealer", "WIRE_FAMILIES", "REAL_WIRE_FAMILIES", "run_plan",
            "run_program", "relu_program", "relu_reading_all_components", "wire_summary",
-           "summary_frame"]
+           "summary_frame", "falcon_randomness"]
 
 #: the families that run with ``transport="tcp"`` (Delphi + Tabula: :mod:`.delphi`; Delphi +
 #: GC: :mod:`.delphi_gc`; SwaNN: :mod:`.swann`; GAZELLE / GALA + GC: :mod:`.hegc`; SHE:
@@ -150,6 +161,11 @@ def _fresh(g: np.random.Generator) -> np.random.Generator:
     return np.random.Generator(np.random.SFC64(int(g.integers(1 << 62))))
 
 
+def _os_stream() -> np.random.Generator:
+    """A stream of this process's own, seeded from 128 bits of OS entropy."""
+    return np.random.Generator(np.random.SFC64(np.random.SeedSequence()))
+
+
 class WireDealer(FalconDealer):
     """Falcon's dealer whose material crosses the wire: in the dealer process :meth:`book`
     sends each party its two components of every sharing; in ``Pi``'s process it receives
@@ -215,18 +231,20 @@ class WireFalcon(Falcon):
             raise ValueError("record_values works for in-process runs only")
         self.wire = wire
         me, g = wire.party, wire.garbage
-        seeds = [int(k.bit_generator.seed_seq.entropy) for k in self._keys]
         rngs = self.dealer.rngs
-        if me is None:  # the dealer: no PRF key
+        if me is None:  # the dealer: no PRF key; its own streams, but for "trunc" (docstring)
             self._keys = [_fresh(g) for _ in range(3)]
-        else:  # the setup round on the wire: Pi sends k_i to P_{i-1}
+            self._input_rng = _os_stream()
+            rngs = {name: s if name == "trunc" else _os_stream() for name, s in rngs.items()}
+        else:  # the setup round on the wire: Pi draws k_i and sends it to P_{i-1}
             nxt, prv = (me + 1) % 3, (me - 1) % 3
-            wire.send(PARTIES[prv], [(key_bytes(seeds[me]), 8)], f"setup::PRF key k_{me}",
+            key = secrets.randbits(128)
+            wire.send(PARTIES[prv], [(key_bytes(key), 8)], f"setup::PRF key k_{me}",
                       "offline setup")
             (kb,) = wire.recv(PARTIES[nxt], [((16,), np.uint8, 8)], f"setup::PRF key k_{nxt}",
                               "offline setup")
             keys = [None, None, None]
-            keys[me] = np.random.Generator(np.random.SFC64(seeds[me]))
+            keys[me] = np.random.Generator(np.random.SFC64(key))
             keys[nxt] = np.random.Generator(np.random.SFC64(int.from_bytes(kb.tobytes(),
                                                                            "little")))
             keys[prv] = _fresh(g)
@@ -368,7 +386,7 @@ def _plan_job(wire: Wire, task: dict) -> dict:
         plan = dataclasses.replace(plan, impl={**plan.impl, "params": params})
         x = g.uniform(0.0, 1.0, task["x_shape"])
     logits, ledger, times, prov = family(plan.family)._run(
-        plan, x, _rng(task["seed"]), "sim",
+        plan, x, _rng(task.get("seed")), "sim",  # a party's process: no seed, OS entropy
         runtime=partial(WireFalcon, wire=wire, offline_first=task.get("offline_first", False)))
     return {"output": logits if wire.party is not None else None, "ledger": ledger,
             "times": times, "prov": prov}
@@ -379,7 +397,7 @@ def _program_job(wire: Wire, task: dict) -> dict:
     if wire.party is not None:  # garbage ring elements of the public shapes
         inputs = {k: wire.garbage.integers(0, 1 << 32, s, dtype=np.uint64)
                   for k, s in inputs.items()}
-    fal = WireFalcon(_rng(task["seed"]), wire=wire, malicious=task["malicious"],
+    fal = WireFalcon(_rng(task.get("seed")), wire=wire, malicious=task["malicious"],
                      offline_first=task.get("offline_first", False))
     out = task["program"](fal, inputs)
     return {"output": out if wire.party is not None else None, "ledger": fal.ledger}
@@ -532,7 +550,7 @@ def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = 3
     skeleton = [{k: np.shape(v) for k, v in p.items()} for p in plan.impl["params"]]
     public = dataclasses.replace(plan, impl={**plan.impl, "params": None})
     party = {"kind": "plan", "plan": public, "params": skeleton, "x_shape": x.shape,
-             "seed": seed, "offline_first": bool(offline_first)}
+             "offline_first": bool(offline_first)}
     tasks = {p: party for p in PARTIES}
     tasks["dealer"] = {"kind": "plan", "plan": plan, "x": x, "seed": seed}
     launched = launch(falcon_job, tasks, timeout=timeout, deadline=deadline)
@@ -546,9 +564,25 @@ def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = 3
             "loopback TCP; ledger booked by every party's process (equal)",
             "compute": "measured: the slowest party's process (SPMD with garbage; "
             "multiplications and private compare computed lean: its own share and its two "
-            "components only)"}
+            "components only)",
+            "randomness": falcon_randomness(seed)}
     return Result(plan.family, "sim", np.asarray(first["output"]), first["ledger"], timings,
                   prov, {"wall_s": launched.seconds, "wire": summary, "transport": "tcp"})
+
+
+def falcon_randomness(seed) -> str:
+    """Where a Falcon wire run's secret randomness came from (the provenance's
+    ``"randomness"``; module docstring)."""
+    own = ("PRF keys: each k_i from OS entropy in Pi's process (128 bits; the PRF is "
+           "simulated: SFC64 keyed by k_i); input sharing and the dealer's streams: OS entropy "
+           "in the dealer's process")
+    if seed is None:
+        return own + ", the truncation stream too (seed=None); no seed reached any process"
+    return (own + ", except the truncation stream (each truncation's r and its sharing), "
+            "which follows the run seed in the dealer's process so that the logits' one-ulp "
+            "roundings equal the in-process run's -- whoever knows the seed knows every "
+            "truncation mask r, hence every truncated value (simulation; seed=None draws it "
+            "from OS entropy); no seed reached P0, P1, P2")
 
 
 def run_program(program: Callable, inputs: dict[str, np.ndarray], seed=0, *,
@@ -563,10 +597,10 @@ def run_program(program: Callable, inputs: dict[str, np.ndarray], seed=0, *,
         raise ValueError("inputs must be a dict of name -> array of ring elements")
     inputs = {k: np.asarray(v, dtype=np.uint64) for k, v in inputs.items()}
     party = {"kind": "program", "program": program, "malicious": bool(malicious),
-             "inputs": {k: v.shape for k, v in inputs.items()}, "seed": seed,
+             "inputs": {k: v.shape for k, v in inputs.items()},
              "offline_first": bool(offline_first)}
     tasks = {p: party for p in PARTIES}
-    tasks["dealer"] = {**party, "inputs": inputs}
+    tasks["dealer"] = {**party, "inputs": inputs, "seed": seed}
     launched = launch(falcon_job, tasks, timeout=timeout, deadline=deadline)
     _check_same(launched, "")
     led = launched["P0"][0]["ledger"]

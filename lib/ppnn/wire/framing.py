@@ -14,7 +14,10 @@ and its receiver::
   sender's depth plus one; 0 for offline material and inputs. The largest depth of a run is
   its *measured* number of rounds.
 * ``length`` -- the payload length in bytes; the receiver checks it against the length its
-  own copy of the protocol expects.
+  own copy of the protocol expects (or, for a message whose size is measured, against the
+  limit its call site states) before it reads the payload. No frame carries more than
+  :data:`MAX_PAYLOAD` bytes: the sender refuses a larger one, and a receiver refuses a header
+  that states more without reading on.
 
 The payload packs every element to the bit width the ledger books for it, and nothing else:
 a ``Z_2^32`` element is 4 bytes, a ``Z_2`` bit one bit (``np.packbits``), a ``Z_37``
@@ -41,11 +44,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["HEADER", "HEADER_BYTES", "payload_bytes", "frame_bytes", "pack", "unpack"]
+__all__ = ["HEADER", "HEADER_BYTES", "MAX_PAYLOAD", "payload_bytes", "frame_bytes", "pack",
+           "unpack"]
 
 #: seq, depth, length (all uint32, little-endian)
 HEADER = struct.Struct("<III")
 HEADER_BYTES = HEADER.size
+#: the largest payload of one frame (1 GiB; the largest message of a run here is SHE's
+#: serialized tfhe-rs server key, about 130 MB)
+MAX_PAYLOAD = 1 << 30
 _ALIGNED = (8, 16, 32, 64)
 
 

@@ -444,11 +444,12 @@ def hegc_job(wire: Wire, task: dict) -> dict:
 
 
 # -- the run ------------------------------------------------------------------------------
-def launch_pair(job, plan, x, seed: int, broken, timeout, deadline):
+def launch_pair(job, plan, x, seed: int | None, broken, timeout, deadline):
     """Start ``job`` as the client (``P0``: the image, the plan with garbage weights and
     biases, :func:`_garbage_plan`) and the server (``P1``: the plan, the image's shape, the
-    seed of its masks); returns ``(launched, client's result, server's result, ledger)``
-    after checking that both processes booked the same ledger."""
+    seed of its masks on the slot simulator -- None on SEAL, where they come from the OS
+    CSPRNG); returns ``(launched, client's result, server's result, ledger)`` after checking
+    that both processes booked the same ledger."""
     g = np.random.default_rng(np.random.SeedSequence())
     client_plan = dataclasses.replace(
         plan, impl={**plan.impl, "plan": _garbage_plan(plan.impl["plan"], g)})
@@ -505,6 +506,11 @@ def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = N
             "columns and the server's answers in their booked frames; 128 base OTs once per "
             "run, unbooked, in class 'unbooked base OT')",
             "compute": "measured: the slower party's process (SPMD with garbage: each runs "
-            "every HE operation of the simulator; the server garbles, the client evaluates)"}
+            "every HE operation of the simulator; the server garbles, the client evaluates)",
+            "randomness": "the server's share masks r: the run seed in the server's process "
+            "(the slot simulator's ciphertexts carry their slots in the clear, so the masks "
+            "protect nothing here; backend='real' draws them from the OS CSPRNG); "
+            "garbled-circuit labels and output masks: the OS CSPRNG in the server's process; "
+            "the client's process gets no seed"}
     return Result(plan.family, "sim", np.asarray(client["output"]), led, timings, prov,
                   {"wall_s": launched.seconds, "wire": summary, "transport": "tcp"})

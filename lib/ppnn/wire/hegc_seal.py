@@ -75,8 +75,9 @@ from .transport import Wire, WireError
 __all__ = ["run_plan", "hegc_seal_job", "KEY_LIMIT", "residue_layout", "residue_parts",
            "from_residues"]
 
-#: the largest serialized key message a process accepts
-KEY_LIMIT = 1 << 31
+#: the largest serialized parameters or public key the server's process accepts (they are
+#: about 0.54 MB together at N = 8192); a Galois key message is accepted up to its booked size
+KEY_LIMIT = 1 << 24
 
 
 class _SealParty(hegc._Party):
@@ -104,7 +105,7 @@ class _SealParty(hegc._Party):
                            "offline setup")
         else:
             blob = self.wire.recv_bytes(hegc.ROLE_OF[client], step, "offline setup",
-                                        KEY_LIMIT)
+                                        msg.bits // 8)  # seeded: below the booked size
             he.install_galois_keys(new, blob)
         self.keys.append({"rotations": len(new), "booked bytes": msg.bits // 8,
                           "serialized bytes": len(blob)})
@@ -200,7 +201,7 @@ def hegc_seal_job(wire: Wire, task: dict) -> dict:
     if me == "server":
         he = _server_backend(wire, plan, info)
         x = g.uniform(0.0, 1.0, task["x_shape"])
-        rng = np.random.default_rng(task["seed"])
+        rng = hegc._fresh(g)  # unused on SEAL: the masks come from the OS CSPRNG (no seed)
     else:
         he = _client_backend(wire, plan, info)
         x, rng = task["x"], hegc._fresh(g)  # the server's masks: garbage in the client's
@@ -249,14 +250,12 @@ def run_plan(plan, x, seed=0, *, timeout: float | None = None,
     x = checked_images(plan, x, hegc.HEGC_FAMILIES)
     if broken is not None and broken not in hegc.BROKEN:
         raise ValueError(f"broken must be None or one of {hegc.BROKEN}, got {broken!r}")
-    if isinstance(seed, np.random.Generator):
-        raise TypeError("wire mode of the HE-GC families takes an int seed (it crosses to the "
-                        "server's process)")
     if not plan.impl["session"]["flood_bits"]:  # pragma: no cover - wire families flood
         raise ValueError(f"{plan.family}: real SEAL across processes runs the flooded "
                          "families only")
     timeout = 600.0 if timeout is None else timeout
-    launched, client, server, led = hegc.launch_pair(hegc_seal_job, plan, x, seed, broken,
+    # no seed crosses: the server's masks come from the OS CSPRNG in its process
+    launched, client, server, led = hegc.launch_pair(hegc_seal_job, plan, x, None, broken,
                                                      timeout, deadline)
     if server["keys"] != client["keys"]:
         raise WireError("the processes saw different Galois key messages")
@@ -284,7 +283,11 @@ def run_plan(plan, x, seed=0, *, timeout: float | None = None,
             "compute": "measured on SEAL: the server's process evaluates with the public and "
             "Galois keys only (SealPublicBFV: no secret key, decryption refused); the "
             "client's encrypts, decrypts and runs the same HE steps on garbage weights "
-            "(SPMD); the slower process's time"}
+            "(SPMD); the slower process's time",
+            "randomness": "keys and encryptions: SEAL's own CSPRNG in the client's process; "
+            "the server's share masks r, flooding noise, garbled-circuit labels and output "
+            "masks: the OS CSPRNG in the server's process; the run seed is unused and reaches "
+            "no process"}
     return Result(plan.family, "real", np.asarray(client["output"]), led, timings, prov,
                   {"wall_s": launched.seconds, "wire": summary, "transport": "tcp",
                    "seal": info})

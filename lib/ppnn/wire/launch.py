@@ -11,13 +11,21 @@ import what they need and inherit nothing of the caller's memory, and the caller
 needs no ``if __name__ == "__main__"`` guard). Each gets the caller's ``sys.path``, the
 launcher's control port and a random 16-byte token of the run on its stdin, then
 
-1. connects to the launcher's control socket (127.0.0.1, token checked) and opens a
-   listening socket of its own on 127.0.0.1 (port chosen by the OS);
+1. connects to the launcher's control socket (127.0.0.1, token checked: a connection
+   without it is dropped, and one that stays silent delays no other,
+   :func:`~ppnn.wire.transport.accept_hellos`) and opens a listening socket of its own on
+   127.0.0.1 (port chosen by the OS);
 2. receives its task (only its own: a party's task holds no input, key or dealer stream it
    does not hold) and the port table; the processes connect to each other
    (:func:`~ppnn.wire.transport.connect_mesh`) and close their listening sockets;
 3. when all are connected the launcher says go, and each runs ``job(wire, task)``,
    closes its connections and sends back its result and its traffic counters.
+
+What the launcher sends a process (its job, task and the port table) is pickled: the
+launcher is the trusted side. What a process sends the launcher is arrays and plain data
+only (:mod:`.codec`: JSON and raw array buffers, ledgers as plain data), never a pickle --
+the launcher holds every input and key, and a party may be malicious (``falcon_mal``) --
+read as it arrives and refused beyond :data:`~ppnn.wire.framing.MAX_PAYLOAD` bytes.
 
 Memory: each process gets glibc's allocator tuned to keep what it frees (:data:`CHILD_ENV`:
 no ``mmap`` per large block, no trimming). A party allocates and frees arrays of tens of MB
@@ -54,7 +62,9 @@ import json
 import os
 import pickle
 import secrets
+import select
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -65,8 +75,9 @@ from multiprocessing.connection import Connection, wait
 
 import numpy as np
 
-from . import split
-from .transport import ROLES, Wire, WireError, WireTimeout, connect_mesh
+from . import codec, split
+from .framing import MAX_PAYLOAD
+from .transport import ROLES, Wire, WireError, WireTimeout, accept_hellos, connect_mesh
 
 __all__ = ["launch", "Launched", "GRACE", "CHILD_ENV"]
 
@@ -75,6 +86,8 @@ CHILD_ENV = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": str(1 << 40),
              "MALLOC_ARENA_MAX": "1"}
 #: seconds the other processes may take to report their errors after the first one
 GRACE = 1.0
+#: seconds a process may pause in the middle of one message to the launcher
+_PAUSE = 30.0
 _BOOT = ("import json, sys; c = json.loads(sys.stdin.readline()); sys.path[:0] = c['path']; "
          "from ppnn.wire.launch import _child; _child(c)")
 
@@ -108,9 +121,13 @@ def _child(cfg: dict) -> None:
     ctl.settimeout(None)
     conn = Connection(ctl.detach())
     wire = None
+
+    def report(*message) -> None:  # to the launcher: arrays and plain data (.codec)
+        conn.send_bytes(codec.encode(message))
+
     try:
         listener = socket.create_server((cfg.get("host", "127.0.0.1"), 0))
-        conn.send(("port", listener.getsockname()[1]))
+        report("port", listener.getsockname()[1])
         if not conn.poll(timeout):
             raise WireTimeout(f"{role}: no task from the launcher within {timeout:g} s")
         job, task, ports = pickle.loads(conn.recv_bytes())
@@ -122,7 +139,7 @@ def _child(cfg: dict) -> None:
             from .links import HeldSocket
 
             socks = {p: HeldSocket(s, cfg["hold"]) for p, s in socks.items()}
-        conn.send(("ready", None))
+        report("ready", None)
         if not conn.poll(timeout):
             raise WireTimeout(f"{role}: no go from the launcher within {timeout:g} s")
         conn.recv()
@@ -138,14 +155,13 @@ def _child(cfg: dict) -> None:
         else:
             result = job(wire, task)
         wire.close()
-        conn.send(("done", (result, wire.stats())))
+        report("done", (result, wire.stats()))
     except BaseException as e:  # report, then exit: the launcher stops the others
         if wire is not None:
             for s in wire.socks.values():
                 s.close()
         try:
-            conn.send(("error", f"{type(e).__name__}: {e}",
-                       "".join(traceback.format_exception(e))))
+            report("error", f"{type(e).__name__}: {e}", "".join(traceback.format_exception(e)))
         except OSError:
             pass
         sys.exit(1)
@@ -183,14 +199,7 @@ def _gather(kind: str, conns: dict[str, Connection], procs: dict[str, subprocess
         for r in pending:
             if conns[r] not in ready:
                 continue
-            try:
-                msg = conns[r].recv()
-            except (EOFError, OSError):
-                try:
-                    code = procs[r].wait(1.0)
-                except subprocess.TimeoutExpired:
-                    code = None
-                msg = ("died", f"died (exit code {code}) during {phase}")
+            msg = _receive(conns[r], procs[r], phase)
             if msg[0] == kind:
                 got[r] = msg[1]
                 continue
@@ -209,30 +218,66 @@ def _gather(kind: str, conns: dict[str, Connection], procs: dict[str, subprocess
     return got
 
 
+def _read(fd: int, n: int) -> bytes:
+    """``n`` bytes from ``fd``, read as they arrive, in chunks of at most 1 MiB (a length
+    the sender states costs no memory before its bytes arrive)."""
+    buf = bytearray()
+    while len(buf) < n:
+        if not select.select([fd], [], [], _PAUSE)[0]:
+            raise OSError(f"no byte for {_PAUSE:g} s inside a message")
+        chunk = os.read(fd, min(n - len(buf), 1 << 20))
+        if not chunk:
+            raise EOFError("the connection closed")
+        buf += chunk
+    return bytes(buf)
+
+
+def _recv_message(conn: Connection) -> bytes:
+    """One message a process sent with ``Connection.send_bytes`` (a big-endian length, then
+    the bytes), read off the socket by :func:`_read` and refused beyond
+    :data:`~ppnn.wire.framing.MAX_PAYLOAD` bytes before any of it is read."""
+    fd = conn.fileno()
+    (n,) = struct.unpack("!i", _read(fd, 4))
+    if n == -1:
+        (n,) = struct.unpack("!Q", _read(fd, 8))
+    if not 0 <= n <= MAX_PAYLOAD:
+        raise OSError(f"a message stated as {n} bytes (at most {MAX_PAYLOAD})")
+    return _read(fd, n)
+
+
+def _receive(conn: Connection, proc: subprocess.Popen, phase: str) -> tuple:
+    """The next message of a process, decoded from arrays and plain data (:mod:`.codec`:
+    nothing it sends is unpickled), or ``("died" | "refused", why)``."""
+    try:
+        data = _recv_message(conn)
+    except (EOFError, OSError) as e:
+        try:
+            code = proc.wait(1.0)
+        except subprocess.TimeoutExpired:
+            return ("refused", f"sent a message the launcher cannot read during {phase} "
+                    f"({e}; at most {MAX_PAYLOAD} bytes)")
+        return ("died", f"died (exit code {code}) during {phase}")
+    try:
+        msg = codec.decode(data)
+    except ValueError as e:
+        return ("refused", f"sent a message that is not arrays and plain data during {phase}: "
+                f"{e}")
+    if not (isinstance(msg, tuple) and msg and msg[0] in ("port", "ready", "done", "error")
+            and len(msg) == (3 if msg[0] == "error" else 2)):
+        return ("refused", f"sent an unexpected message during {phase}")
+    return msg
+
+
 def _accept(server: socket.socket, token: bytes, until: float, roles: tuple[str, ...] = ROLES
             ) -> dict[str, Connection]:
-    """The control connections of ``roles`` (each checked against the run's token)."""
-    conns: dict[str, Connection] = {}
-    while len(conns) < len(roles):
-        server.settimeout(max(0.01, until - time.monotonic()))
-        try:
-            s, _ = server.accept()
-        except TimeoutError:
-            missing = [r for r in roles if r not in conns]
-            raise WireTimeout(f"wire-mode run failed: {', '.join(missing)} did not start "
-                              "within the start-up timeout") from None
-        s.settimeout(5.0)
-        try:
-            hello = s.recv(17, socket.MSG_WAITALL)
-        except OSError:
-            hello = b""
-        if (len(hello) != 17 or hello[:16] != token or hello[16] >= len(ROLES)
-                or ROLES[hello[16]] not in roles or ROLES[hello[16]] in conns):
-            s.close()
-            continue
-        s.settimeout(None)
-        conns[ROLES[hello[16]]] = Connection(s.detach())
-    return conns
+    """The control connections of ``roles``, each identified by the run's token
+    (:func:`~ppnn.wire.transport.accept_hellos`: any other connection is dropped)."""
+    try:
+        socks = accept_hellos(server, token, roles, until)
+    except WireTimeout as e:
+        raise WireTimeout(f"wire-mode run failed: {e} within the start-up timeout (did a "
+                          "process not start?)") from None
+    return {r: Connection(s.detach()) for r, s in socks.items()}
 
 
 def launch(job: Callable, tasks: dict[str, object], *, timeout: float = 30.0,
@@ -242,7 +287,8 @@ def launch(job: Callable, tasks: dict[str, object], *, timeout: float = 30.0,
     loopback TCP.
 
     ``job`` must be importable by name (a module-level function); each task is pickled to
-    its own process only. ``timeout``: seconds a receive (and each start-up step) waits;
+    its own process only; what ``job`` returns must be arrays, plain data and ledgers
+    (:mod:`.codec`). ``timeout``: seconds a receive (and each start-up step) waits;
     ``deadline``: seconds the whole run may take (None: no limit beyond the receive
     timeouts). Returns a :class:`Launched`; raises :class:`WireError` (or
     :class:`WireTimeout`) naming every process that failed."""
@@ -298,6 +344,10 @@ def launch(job: Callable, tasks: dict[str, object], *, timeout: float = 30.0,
         server.close()
         ports = _gather("port", conns, procs, step(max(timeout, 60.0) if ns else timeout),
                         "start-up")
+        bad = {r: p for r, p in ports.items() if type(p) is not int or not 0 < p < 1 << 16}
+        if bad:
+            raise WireError(f"wire-mode run failed: {', '.join(bad)} reported no port number "
+                            f"({bad})")
         for role, c in conns.items():
             c.send_bytes(pickle.dumps((job, tasks[role], ports)))
         _gather("ready", conns, procs, step(timeout), "connection set-up")

@@ -49,7 +49,8 @@ from dataclasses import dataclass, field
 
 from ppnn.core import netmodel
 
-from .framing import HEADER
+from .framing import HEADER, MAX_PAYLOAD
+from .transport import WireError
 
 __all__ = ["Link", "BASE", "parse_link", "Shaping", "shaped", "HeldSocket", "PREFIX",
            "stale_namespaces", "our_namespaces", "current"]
@@ -117,14 +118,24 @@ def parse_link(value) -> Link:
 
 
 # -- the receiving transport's latency hold -------------------------------------------------
+#: bytes the reader thread of a :class:`HeldSocket` reads into one buffer at most
+CHUNK = 1 << 20
+
+
 class HeldSocket:
     """A connected socket whose received frames reach the reader ``hold_s`` seconds after
     their last byte arrived (see the module docstring). Sending, shutdown, close and options
     go to the real socket; :meth:`recv_into` serves whole frames, each after its release,
-    from the buffers the reader thread received them into (no copy in between)."""
+    from the buffers the reader thread received them into (no copy in between).
 
-    def __init__(self, sock, hold_s: float):
-        self._sock, self._hold = sock, float(hold_s)
+    The reader thread reads a payload in chunks of at most :data:`CHUNK` bytes as they
+    arrive and refuses a header stating more than ``limit`` bytes (default
+    :data:`~ppnn.wire.framing.MAX_PAYLOAD`); whatever stops it (such a header, an error of
+    the socket or of the thread) reaches the next :meth:`recv_into`: a
+    :class:`~ppnn.wire.transport.WireError` saying what happened, at once."""
+
+    def __init__(self, sock, hold_s: float, limit: int = MAX_PAYLOAD):
+        self._sock, self._hold, self._limit = sock, float(hold_s), int(limit)
         self._frames: queue.SimpleQueue = queue.SimpleQueue()
         self._parts: list[memoryview] = []  # what is left of the frame being served
         self._timeout = sock.gettimeout()
@@ -153,14 +164,28 @@ class HeldSocket:
                 head = self._exact(HEADER.size)
                 if head is None:
                     break
-                length = HEADER.unpack(head)[2]
-                body = self._exact(length) if length else bytearray()
-                if body is None:
-                    self._frames.put((0.0, [head]))  # a partial frame: the reader sees it end
+                seq, _, length = HEADER.unpack(head)
+                if length > self._limit:
+                    self._frames.put(WireError(
+                        f"frame #{seq} states a payload of {length} bytes, more than a frame "
+                        f"may carry ({self._limit}): not read"))
+                    return
+                parts, left = [head], length
+                while left:
+                    body = self._exact(min(CHUNK, left))
+                    if body is None:
+                        break
+                    parts.append(body)
+                    left -= len(body)
+                if left:
+                    self._frames.put((0.0, parts))  # a partial frame: the reader sees it end
                     break
-                self._frames.put((time.monotonic() + self._hold, [head, body]))
+                self._frames.put((time.monotonic() + self._hold, parts))
         except OSError as e:
             self._frames.put(e)
+            return
+        except BaseException as e:  # e.g. MemoryError: the receiver must hear of it
+            self._frames.put(WireError(f"the reader thread stopped: {type(e).__name__}: {e}"))
             return
         self._frames.put(None)  # end of stream
 
@@ -173,7 +198,8 @@ class HeldSocket:
             if item is None:
                 self._frames.put(None)
                 return 0
-            if isinstance(item, OSError):
+            if isinstance(item, Exception):  # an OSError, or the reader's WireError
+                self._frames.put(item)  # every later receive fails the same way
                 raise item
             release, parts = item
             wait = release - time.monotonic()

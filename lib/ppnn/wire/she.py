@@ -113,8 +113,9 @@ _PARTY_OF = {r: p for p, r in ROLE_OF.items()}
 #: ``"client reads logits"`` -- the client decrypts its own stand-in for the encrypted
 #: logits instead of the ones it received
 BROKEN = ("server reads x", "client reads logits")
-#: the largest serialized server key the server's process accepts (the binding's own limit)
-KEY_LIMIT = 1 << 31
+#: the largest serialized server key the server's process accepts (512 MiB; the default
+#: parameters' key is about 130 MB)
+KEY_LIMIT = 1 << 29
 #: what ``BitArray.to_bytes`` puts before the ciphertexts of a 1-D array (bincode): the tag's
 #: length and the tag, the key id, the shape (length 1, the size) and the ciphertext count
 _CONTAINER = struct.Struct("<Q8sQQQQ")
@@ -447,7 +448,10 @@ def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = N
                  "filler after; no key crosses (the simulator has none)")
         compute = ("counted gates and bootstraps on the bit simulator in the server's process "
                    "(its time is not a TFHE time)")
+    rand = ("keys and encryptions: tfhe-rs's own CSPRNG in the client's process"
+            if backend == "real" else "none: the bit simulator draws no randomness")
     return Result(plan.family, backend, np.asarray(client["output"]), led, timings,
-                  {"communication": comm, "compute": compute},
+                  {"communication": comm, "compute": compute,
+                   "randomness": rand + "; the run seed is unused and reaches no process"},
                   {"wall_s": launched.seconds, "wire": summary, "transport": "tcp",
                    "she": info})

@@ -16,9 +16,11 @@ only where values come from:
   OS entropy) before the protocol starts: the client gets garbage weights of the public
   shapes, a server a garbage image, a stand-in for the client's secret key
   (:class:`NotHeld`) and secret-key shares with garbage exponents. Every random draw of the
-  protocol (the masks ``r`` and ``r'``, the shares of Protocols 2 and 3) is the process's
-  own: real for the party that draws it, garbage in every other process (on real Paillier
-  the masks come from the process's OS CSPRNG, as in the in-process real run).
+  protocol (the masks ``r`` and ``r'``, the shares of Protocols 2 and 3, the 2PC's input
+  masks) is the process's own: real for the party that draws it, garbage in every other
+  process. On real Paillier every such draw comes from the process's OS CSPRNG
+  (:class:`~ppnn.core.randomness.SecureRandom`); on the simulator from a generator seeded
+  from OS entropy in the process. No party's process gets the run seed.
 * **Received messages are the only way real values of other parties arrive.** Every booked
   message of SwaNN goes through ``Ledger.transmit`` (the ciphertexts ``[image]``, ``[x + r]``,
   ``[x + r']``, ``[logits]``, the partial decryptions, the secret-key shares, the shares
@@ -33,7 +35,9 @@ only where values come from:
   (and the random OTs) in the unbooked class ``offline ideal`` -- the pattern of Delphi's HE
   in :mod:`.delphi`. The dealer's in-process run (the ledger, the triples, the lab's checks)
   is simulated on both backends and gets the public key only (:class:`NotHeld` for the
-  secret key).
+  secret key). The triples and random OTs it sends come from the OS CSPRNG in its process,
+  on both backends; the run seed drives only that in-process simulation, none of whose
+  draws leaves the process (the logits and the ledger do not depend on it).
 
 **What the sim backend cannot separate: the secret key.** A simulated Paillier ciphertext
 ``[m]`` *is* ``m mod N`` (:class:`~ppnn.he.paillier.SimulatedPaillier`); encryption,
@@ -109,6 +113,7 @@ from gmpy2 import mpz
 
 from ppnn.core import Ledger
 from ppnn.core.dealer import BeaverTriple, BitTriple, Dealer
+from ppnn.core.randomness import SecureRandom
 from ppnn.core.sharing import AdditiveShares, XorShares
 from ppnn.he.paillier import CipherArray, Paillier, SimulatedPaillier, split_private_key
 from ppnn.he.paillier.ciphertexts import PackingLayout
@@ -202,9 +207,6 @@ class SwannWireLedger(Ledger):
         #: the ciphertext messages this process sent and received: counts, booked bits and
         #: the bytes of their frames' payloads (``ciphertext_stats``)
         self.ciphertexts = ciphertext_stats() if ciphertexts is None else ciphertexts
-
-    def __getstate__(self):  # pickled back to the launcher without the process's sockets
-        return {**self.__dict__, "wire": None}
 
     def send(self, sender, receiver, bits, what="", value=None):
         """A message booked by size only (the OT extension's columns, B2A's random OTs): the
@@ -562,20 +564,24 @@ class _RecordingDealer(Dealer):
 
 class _RecordingTwoPC(TwoPC):
     """The in-process 2PC engine, recording the triples its dealer makes and the shapes of
-    its B2A's OTs (the dealer process deals the random OTs for them)."""
+    its B2A's OTs (the dealer process deals the random OTs for them). ``material``: where
+    the triples come from (None: the simulation's ``rng``)."""
 
-    def __init__(self, ledger, parties, rng, ot=None, timings=None, *, events):
+    def __init__(self, ledger, parties, rng, ot=None, timings=None, *, events, material=None):
         super().__init__(ledger, parties, rng, ot, timings)
         self.events = events
-        self.dealer = _RecordingDealer(rng, self._scratch, self.parties, events)
+        self.dealer = _RecordingDealer(rng if material is None else material, self._scratch,
+                                       self.parties, events)
 
     def b2a(self, x, ring):
         self.events.append(("ot", self.parties, ring, x.shares[0].shape))
         return super().b2a(x, ring)
 
 
-def _dealer_run(plan, x, seed):
-    """The in-process run (the simulation's draws and checks) and the 2PC material."""
+def _dealer_run(plan, x, seed, material=None):
+    """The in-process run (the simulation's draws and checks) and the 2PC material, drawn
+    from ``material`` (the dealer process: a :class:`SecureRandom`; None: the simulation's
+    generator of ``seed``, the material a guesser of the seed would redraw)."""
     imp, scenario = plan.impl, SWANN_FAMILIES[plan.family]
     per = 1 if scenario == "client-server" else 2
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
@@ -585,7 +591,8 @@ def _dealer_run(plan, x, seed):
     for j in range(0, len(x), per):
         res = si.run_inference(imp["model"], x[j:j + per], scenario, imp["optimized"],
                                imp["keys"], rng, simulated=True,
-                               twopc=partial(_RecordingTwoPC, events=events),
+                               twopc=partial(_RecordingTwoPC, events=events,
+                                             material=material),
                                paillier=_DealerPaillier)
         led.merge(res.ledger)
         logits += [np.asarray(z, dtype=object) for z in res.logits]
@@ -651,10 +658,9 @@ def _client_keys(keys, scenario: str):
 
 def swann_job(wire: Wire, task: dict) -> dict:
     """What each process of a SwaNN wire run does (module-level for pickling)."""
-    if wire.role == "dealer":
-        _, led, events = _dealer_run(task["plan"], task["x"], task["seed"])
-        _send_material(wire, events, task["roles"],
-                       np.random.default_rng(np.random.SeedSequence()))
+    if wire.role == "dealer":  # the material from the OS CSPRNG (module docstring)
+        _, led, events = _dealer_run(task["plan"], task["x"], task["seed"], SecureRandom())
+        _send_material(wire, events, task["roles"], SecureRandom())
         return {"output": None, "ledger": led}
     scenario, roles = task["scenario"], task["roles"]
     real = task.get("backend", "sim") == "real"
@@ -669,7 +675,10 @@ def swann_job(wire: Wire, task: dict) -> dict:
     else:
         keys = _client_keys(task["keys"], scenario) if real else task["keys"]
     paillier = partial(WireRealPaillier, me=me, garbage=g) if real else WirePaillier
-    rng = np.random.Generator(np.random.SFC64(int(g.integers(1 << 62))))
+    # the process's own draws (2PC masks and shares): the OS CSPRNG on real Paillier, a
+    # generator seeded from OS entropy on the simulator (module docstring)
+    rng = SecureRandom() if real else np.random.Generator(
+        np.random.SFC64(np.random.SeedSequence()))
     per = 1 if scenario == "client-server" else 2
     led, logits, cts = Ledger(si.PARTIES[scenario]), [], ciphertext_stats()
     with reading_owner_mask(task.get("broken", False)):
@@ -780,11 +789,17 @@ def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = N
         ct = "simulated Paillier ciphertexts: their residues at the booked 2 log2 N bits"
         compute = ("measured: the slowest party's process (SPMD with garbage: each runs "
                    "every party's steps, like the simulator)")
+    own = ("the OS CSPRNG in each party's process (SecureRandom)" if backend == "real" else
+           "a generator seeded from OS entropy in each party's process (simulation grade)")
     prov = {"communication": f"measured on a wire: {who} and the dealer as processes over "
             "loopback TCP; ledger booked by every party's process and the dealer's in-process "
             f"run (equal); {ct}; OT extension: zero filler of its booked size (the dealer "
             "supplies the triples)",
-            "compute": compute}
+            "compute": compute,
+            "randomness": f"masks, shares and 2PC input masks: {own}; triples and random OTs: "
+            "the OS CSPRNG in the dealer's process; the run seed drives only the dealer's "
+            "in-process simulation (nothing drawn from it is sent) and reaches no party's "
+            "process"}
     logits = np.asarray(launched["P0"][0]["output"])
     return Result(plan.family, backend, logits, led, timings, prov,
                   {"wall_s": launched.seconds, "wire": summary, "transport": "tcp",

@@ -66,14 +66,16 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from . import split
-from .framing import HEADER, frame_bytes, pack, payload_bytes, unpack
+from .framing import HEADER, MAX_PAYLOAD, frame_bytes, pack, payload_bytes, unpack
 
-__all__ = ["Wire", "WireError", "WireTimeout", "ROLES", "CLASSES", "Traffic", "connect_mesh"]
+__all__ = ["Wire", "WireError", "WireTimeout", "ROLES", "CLASSES", "Traffic", "connect_mesh",
+           "accept_hellos", "HELLO_S"]
 
 ROLES = ("P0", "P1", "P2", "dealer")
 CLASSES = ("online", "offline dealer", "offline setup", "inputs", "offline ideal",
            "unbooked keys", "unbooked base OT", "unbooked sync")
 _HELLO = 17  # 16 bytes of the run's token and the connecting role's index
+_CHUNK = 1 << 20  # a payload whose length the sender states is read this much at a time
 
 
 def _faults() -> int:
@@ -106,12 +108,108 @@ class Traffic:
         self.wire += payload + HEADER.size
 
 
+#: seconds a connection may take to send its hello before it is dropped (a silent one delays
+#: no other: this only bounds how long it holds a socket)
+HELLO_S = 10.0
+#: connections waiting for their hello at most (beyond, the one waiting longest is dropped)
+_PENDING = 64
+
+
+def accept_hellos(listener: socket.socket, token: bytes, roles: Sequence[str], until: float
+                  ) -> dict[str, socket.socket]:
+    """The connections of ``roles`` on ``listener``, each identified by its hello (the run's
+    ``token`` and the role's index in :data:`ROLES`), accepted until every role is there or
+    ``until`` (``time.monotonic()``) has passed (then a :class:`WireTimeout` names the
+    missing roles).
+
+    Any other connection is dropped, and accepting goes on: one whose hello is wrong (not
+    the token, not a missing role), one that closes, one that has sent no hello
+    :data:`HELLO_S` seconds after it was accepted (what has arrived is read first). Hellos
+    are read as they arrive, from every connection at once, so a connection that stays
+    silent delays no other."""
+    import hmac
+    import selectors
+
+    want = set(roles)
+    got: dict[str, socket.socket] = {}
+    pending: dict[socket.socket, tuple[float, bytearray]] = {}  # -> (drop at, hello so far)
+    sel = selectors.DefaultSelector()
+    listener.setblocking(False)
+    sel.register(listener, selectors.EVENT_READ)
+
+    def drop(s: socket.socket) -> None:
+        pending.pop(s, None)
+        sel.unregister(s)
+        s.close()
+
+    def accept() -> None:
+        while True:
+            try:
+                c, _addr = listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            if len(pending) >= _PENDING:  # the one waiting longest goes
+                drop(min(pending, key=lambda q: pending[q][0]))
+            c.setblocking(False)
+            pending[c] = (time.monotonic() + HELLO_S, bytearray())
+            sel.register(c, selectors.EVENT_READ)
+
+    def read(s: socket.socket) -> None:
+        """What has arrived of ``s``'s hello; the whole hello decides: keep or drop."""
+        buf = pending[s][1]
+        try:
+            chunk = s.recv(_HELLO - len(buf))
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            return drop(s)
+        buf += chunk
+        if len(buf) < _HELLO:
+            return None
+        peer = ROLES[buf[16]] if buf[16] < len(ROLES) else None
+        if not hmac.compare_digest(bytes(buf[:16]), token) or peer not in want or peer in got:
+            return drop(s)
+        pending.pop(s)
+        sel.unregister(s)
+        s.setblocking(True)
+        got[peer] = s
+
+    try:
+        while want - set(got):
+            wake = min([until, *(t for t, _ in pending.values())])
+            for key, _ in sel.select(max(0.0, wake - time.monotonic())):
+                if key.fileobj is listener:
+                    accept()
+                elif key.fileobj in pending:
+                    read(key.fileobj)
+            now = time.monotonic()
+            for s in [s for s, (t, _) in pending.items() if t <= now]:
+                read(s)  # what arrived while this process did not run still counts
+                if s in pending:
+                    drop(s)
+            if want - set(got) and now >= until:
+                missing = [r for r in roles if r not in got]
+                raise WireTimeout(f"no connection from {', '.join(missing)}")
+    except BaseException:
+        for s in got.values():
+            s.close()
+        raise
+    finally:
+        for s in list(pending):
+            drop(s)
+        sel.close()
+    return got
+
+
 def connect_mesh(role: str, listener: socket.socket, ports: dict[str, int], token: bytes,
                  timeout: float, hosts: dict[str, str] | None = None,
                  roles: tuple[str, ...] = ROLES) -> dict[str, socket.socket]:
     """Open the connections of ``role`` to every other role: connect to the roles before it
     in :data:`ROLES` (sending the run's ``token`` and its index), accept the roles after it
-    on ``listener`` (checking the token), then close ``listener``. ``hosts``: each role's
+    on ``listener`` (:func:`accept_hellos`: a connection that is not one of them is dropped),
+    then close ``listener``. ``hosts``: each role's
     address (default 127.0.0.1; shaped links give each process its own, :mod:`.links`).
     ``roles``: the roles of the run, in :data:`ROLES` order (a two-party family starts no
     ``P2``, :mod:`.launch`)."""
@@ -125,20 +223,10 @@ def connect_mesh(role: str, listener: socket.socket, ports: dict[str, int], toke
             s = socket.create_connection((host, ports[peer]), timeout=timeout)
             s.sendall(token + bytes([me]))
             socks[peer] = s
-        listener.settimeout(timeout)
-        for _ in after:
-            try:
-                s, _addr = listener.accept()
-            except TimeoutError:
-                missing = [r for r in after if r not in socks]
-                raise WireTimeout(f"{role}: no connection from {missing} within "
-                                  f"{timeout:g} s") from None
-            s.settimeout(timeout)
-            hello = _recv_exact(s, _HELLO, role, "a peer", "connection hello")
-            if hello[:16] != token or hello[16] >= len(ROLES) or ROLES[hello[16]] not in after:
-                s.close()
-                raise WireError(f"{role}: a connection on its port did not belong to this run")
-            socks[ROLES[hello[16]]] = s
+        try:
+            socks.update(accept_hellos(listener, token, after, time.monotonic() + timeout))
+        except WireTimeout as e:
+            raise WireTimeout(f"{role}: {e} within {timeout:g} s") from None
     except BaseException:
         for s in socks.values():
             s.close()
@@ -151,16 +239,17 @@ def connect_mesh(role: str, listener: socket.socket, ports: dict[str, int], toke
     return socks
 
 
-def _recv_exact(sock: socket.socket, n: int, role: str, peer: str, what: str
-                ) -> bytearray:
-    buf = bytearray(n)
-    view, got = memoryview(buf), 0
+def _fill(sock, view: memoryview, role: str, peer: str, what: str) -> None:
+    """Receive exactly ``len(view)`` bytes into ``view``."""
+    got, n = 0, len(view)
     while got < n:
         try:
             k = sock.recv_into(view[got:])
         except TimeoutError:
             raise WireTimeout(f"{role} waited more than {sock.gettimeout():g} s for {what} "
                               f"from {peer} (is {peer} alive?)") from None
+        except WireError as e:  # a held link's reader thread failed (.links.HeldSocket)
+            raise WireError(f"{role}: receiving {what} from {peer} failed: {e}") from None
         except OSError as e:
             raise WireError(f"{role}: the connection from {peer} failed while receiving "
                             f"{what}: {e}") from None
@@ -168,6 +257,26 @@ def _recv_exact(sock: socket.socket, n: int, role: str, peer: str, what: str
             raise WireError(f"{role}: {peer} closed the connection before {what} "
                             f"(did {peer} die?)")
         got += k
+
+
+def _recv_exact(sock: socket.socket, n: int, role: str, peer: str, what: str
+                ) -> bytearray:
+    """``n`` bytes, in one buffer allocated at once (``n`` is what this process expects)."""
+    buf = bytearray(n)
+    _fill(sock, memoryview(buf), role, peer, what)
+    return buf
+
+
+def _recv_chunked(sock, n: int, role: str, peer: str, what: str) -> bytearray:
+    """``n`` bytes whose count the sender stated: the buffer grows by at most
+    :data:`_CHUNK` bytes ahead of what has arrived, so a header that states more than the
+    sender sends costs no memory."""
+    buf = bytearray()
+    while len(buf) < n:
+        got = len(buf)
+        buf.extend(bytes(min(_CHUNK, n - got)))
+        with memoryview(buf) as view:
+            _fill(sock, view[got:], role, peer, what)
     return buf
 
 
@@ -301,6 +410,9 @@ class Wire:
         depth at that round's first message here; None: the current depth)."""
         self._check_peer(peer)
         payload = pack(parts)
+        if len(payload) > MAX_PAYLOAD:
+            raise WireError(f"{self.role}: frame '{what}' to {peer} would carry {len(payload)} "
+                            f"bytes, more than a frame may ({MAX_PAYLOAD}, framing.MAX_PAYLOAD)")
         bits = sum(int(np.size(a)) * int(b) for a, b in parts)
         if len(payload) != payload_bytes(bits):  # pragma: no cover - pack guarantees it
             raise WireError(f"{self.role}: frame '{what}' packs {bits} bits into "
@@ -360,14 +472,15 @@ class Wire:
             self.settle(peer)
         return self._recv(peer, layout, what, cls, into=into)
 
-    def recv_bytes(self, peer: str, what: str, cls: str = "unbooked keys",
-                   limit: int = 1 << 31) -> bytes:
+    def recv_bytes(self, peer: str, what: str, cls: str, limit: int) -> bytes:
         """Receive the next message from ``peer`` as the bytes of its payload, of whatever
-        length its frame states (at most ``limit`` bytes, else a :class:`WireError`): a
-        message whose size the receiver cannot know in advance -- a serialized key, whose
-        size is measured, not booked. Counted as ``8 x length`` bits."""
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-            raise ValueError(f"limit must be an int >= 0, got {limit!r}")
+        length its frame states (at most ``limit`` bytes, stated by the call site, else a
+        :class:`WireError` before any of the payload is read): a message whose size the
+        receiver cannot know in advance -- a serialized key, whose size is measured, not
+        booked. The payload is read in chunks (:func:`_recv_chunked`). Counted as
+        ``8 x length`` bits."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= MAX_PAYLOAD:
+            raise ValueError(f"limit must be an int in [0, {MAX_PAYLOAD}], got {limit!r}")
         self._check_peer(peer)
         if self._later:
             self.settle(peer)
@@ -390,8 +503,8 @@ class Wire:
         if layout is None:  # recv_bytes: the frame states the length
             if got_seq != seq or length > limit:
                 raise WireError(f"{self.role} expected {label} from {peer} (at most {limit} "
-                                f"bytes), got frame #{got_seq} of {length} bytes")
-            payload = _recv_exact(sock, length, self.role, peer, label) if length else b""
+                                f"bytes), got frame #{got_seq} stating {length} bytes")
+            payload = _recv_chunked(sock, length, self.role, peer, label) if length else b""
             self._seq_in[peer] = seq + 1
             self.received[cls].add(8 * length, length)
             return bytes(payload)

@@ -109,8 +109,9 @@ def _row_blocks(shape: tuple[int, ...]) -> tuple:
 
 def key_bytes(seed: int) -> np.ndarray:
     """A PRF key as the 16 bytes its holder hands over (little-endian, ``uint8``): the
-    simulation's key is the seed of its SFC64 generator (below ``2^62``), padded to the 128
-    bits booked for it -- opaque key material, not a share of anything."""
+    simulation's key is the seed of its SFC64 generator (below ``2^62`` in process; 128 bits
+    of OS entropy in wire mode, :mod:`ppnn.wire.falcon`), padded to the 128 bits booked for
+    it -- opaque key material, not a share of anything."""
     return np.frombuffer(int(seed).to_bytes(16, "little"), dtype=np.uint8).copy()
 
 

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ...core import Ledger, Ring
+from ...core.randomness import check_source
 from ...core.timing import Timings
 from ...he.paillier import (
     KEY_BITS,
@@ -176,7 +177,7 @@ def run_inference(model: SwannModel, images, scenario: str = "client-server",
     scenario : "client-server" or "two-server"
     optimized : packing + multi-exponentiation (§5.1) on or off
     keys : the client's keys (generated, 2048-bit -- about 112-bit security -- if omitted)
-    rng : numpy Generator for masks and shares (required)
+    rng : numpy Generator (or a SecureRandom) for masks and shares (required)
     simulated : use :class:`SimulatedPaillier` (same counts; for projections)
     ledger : an empty ledger of the scenario's parties to book on (default: a new one; wire
         mode passes its own, :mod:`ppnn.wire.swann`)
@@ -192,8 +193,7 @@ def run_inference(model: SwannModel, images, scenario: str = "client-server",
         raise ValueError(f"scenario must be one of {SCENARIOS}, got {scenario!r}")
     if not isinstance(model, SwannModel):
         raise TypeError("model must be a SwannModel")
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError("rng must be a numpy.random.Generator (seed it explicitly)")
+    check_source(rng)
     images = np.asarray(images)
     if images.ndim == 3:
         images = images[None]

@@ -40,6 +40,7 @@ from ...core import Ledger, Ring
 from ...core import bits as core_bits
 from ...core.beaver import beaver_and, beaver_mul
 from ...core.dealer import Dealer
+from ...core.randomness import check_source
 from ...core.sharing import AdditiveShares, XorShares
 from ...core.timing import Timings
 from ...core.transcript import SIZE_ONLY
@@ -104,7 +105,7 @@ class TwoPC:
     parties : (str, str)
         Share order: ``shares[0]`` belongs to ``parties[0]``. In SwaNN the first is the
         party that helps (client, or the other server), the second the evaluating server.
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator or SecureRandom
         Randomness of the shares and of the triples.
     ot : OTCostModel
         How the offline triple generation is booked.
@@ -121,8 +122,7 @@ class TwoPC:
         for p in parties:
             if p not in ledger.parties:
                 raise ValueError(f"party {p!r} is not on the ledger {ledger.parties}")
-        if not isinstance(rng, np.random.Generator):
-            raise TypeError("rng must be a numpy.random.Generator")
+        check_source(rng)
         self.ledger, self.parties, self.rng = ledger, parties, rng
         self.ot = ot or OTCostModel()
         self.timings = timings
