@@ -220,7 +220,7 @@ def _fixed_blinding(fal: Falcon, n: int, seed: int = 0) -> tuple[RSS, RSS, RSS]:
     out = (fal.dealer.share(beta, fal.bit, "pc"), fal.dealer.share(beta, fal.field, "pc"),
            fal.dealer.share(m, fal.field, "pc"))
     fal.dealer.book(2 * n * (1 + 2 * fal.field.bits), "private compare: beta (Z_2, Z_p), m",
-                    *out)
+                    *out, names=("beta (Z_2)", "beta (Z_p)", "m"))
     return out
 
 
