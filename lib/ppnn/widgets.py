@@ -315,10 +315,13 @@ class ProtocolPlayer:
     def diagram_html(self, step: int | None = None, seat: str = EVERYONE,
                      live: bool = False) -> str:
         """:meth:`figure` as inline SVG in a ``ppnn-diagram`` block (``data-full``: the
-        diagram is at its widest width, so a label may be cut)."""
+        diagram is at its widest width, so a label may be cut; ``data-seat``, ``data-step``:
+        what it shows)."""
         full = "1" if self.layout(seat).full else "0"
+        at = f" data-step='{int(step)}'" if step is not None else ""
         return (f"<div class='ppnn-diagram' data-full='{full}' data-seat="
-                f"'{html.escape(seat, quote=True)}'>{_svg(self.figure(step, seat, live))}</div>")
+                f"'{html.escape(seat, quote=True)}'{at}>{_svg(self.figure(step, seat, live))}"
+                "</div>")
 
     def static_html(self) -> str:
         """The static twin: the whole diagram and the views table, as the player's seat sees
@@ -354,9 +357,6 @@ class ProtocolPlayer:
 
         def redraw(change=None):
             k, who = slider.value, seat.value
-            line.value = (f"<b class='ppnn-current'>{math_html(self.describe(k, who))}</b>"
-                          f"<br><span class='ppnn-sofar'>so far: "
-                          f"{html.escape(self.so_far(k))}</span>")
             diagram.value = self.diagram_html(k, who, live=True)
             panel.value = self.panel_html(k)
             # the table up to this step, in a box that stays scrolled to its end
@@ -364,6 +364,10 @@ class ProtocolPlayer:
                            "display:flex;flex-direction:column-reverse'>"
                            + _table_html(self.table[self.table["step"] <= k], k, who,
                                          self.seen(who), self.alerts) + "</div>")
+            # the line last: once a page shows it, the diagram and the table are there
+            line.value = (f"<b class='ppnn-current'>{math_html(self.describe(k, who))}</b>"
+                          f"<br><span class='ppnn-sofar'>so far: "
+                          f"{html.escape(self.so_far(k))}</span>")
 
         slider.observe(redraw, names="value")
         seat.observe(redraw, names="value")
