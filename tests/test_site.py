@@ -365,14 +365,12 @@ const look = () => {
       .filter(t => t.includes('Traceback'));
   if (document.body.textContent.includes('An Exception was encountered at'))
       errors.push('papermill: An Exception was encountered');
-  // text a reader sees that is still TeX (MathJax did not typeset it), outside code
+  // math a reader sees still as TeX ($...$ that MathJax did not typeset), outside code
   const raw = [], walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   while (walk.nextNode()) {
     const n = walk.currentNode, p = n.parentElement, t = n.nodeValue;
     if (!p || p.closest('script, style, pre, code, svg, .MathJax_Preview')) continue;
-    if (/\$[^$]*(\\[A-Za-z]+|[_^]\{)[^$]*\$/.test(t)
-        || /\\(mathbb|mathrm|frac|sqrt|lfloor|cdot|ell|times)\b/.test(t))
-      raw.push(t.trim().slice(0, 120));
+    if (/\$[^$]*(\\[A-Za-z]+|[_^]\{)[^$]*\$/.test(t)) raw.push(t.trim().slice(0, 120));
   }
   const reprs = outs.map(o => o.textContent).map(t => {
     const m = REPR.exec(t), i = m ? m.index : Math.max(t.indexOf('<interactive view>'),
