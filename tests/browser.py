@@ -376,7 +376,7 @@ const inView = el => {
 };
 const byId = id => diagram.querySelector(`[id="${id}"]`);
 out.seen = !out.line.includes('does not see');
-out.has_value = out.seen && out.line.includes(' = ');
+out.has_value = out.seen && !!line.querySelector('.ppnn-value');
 out.value_el = !!byId(`ppnn-step-${k}-value`);
 out.line_in_view = inView(line);
 out.row_in_view = inView(byId(`ppnn-step-${k}-value`) || byId(`ppnn-step-${k}-label`));
@@ -393,6 +393,29 @@ out.crossing = texts.filter(t => {
 }).map(t => t.id + ': ' + t.textContent.slice(0, 60));
 return out;
 """
+
+
+_TO_TOP_JS = """
+const el = arguments[0];
+let s = el.parentElement;
+while (s && !(s.scrollHeight > s.clientHeight + 1
+              && /(auto|scroll)/.test(getComputedStyle(s).overflowY))) s = s.parentElement;
+if (!s) { el.scrollIntoView({block: 'start'}); return 0; }
+const d = el.getBoundingClientRect().top - s.getBoundingClientRect().top - 4;
+s.scrollTop += d;
+return d;
+"""
+
+
+def _to_top(driver, el, tries: int = 12) -> None:
+    """Scroll ``el`` to the top of the notebook's scrolling area, as a reader does, until it
+    stays there (JupyterLab draws the cells around it as they come into view, which moves
+    it)."""
+    for _ in range(tries):
+        d = driver.execute_script(_TO_TOP_JS, el)
+        time.sleep(0.15)
+        if abs(d) < 3:
+            return
 
 
 def _player_view(driver, player, step: int | None) -> dict:
@@ -448,8 +471,7 @@ def step_players(driver, timeout: float = 30) -> tuple[list[dict], list[str]]:
             continue
         h = handles[0]
         lo, hi = (int(float(h.get_attribute(a))) for a in ("aria-valuenow", "aria-valuemax"))
-        driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", p)
-        time.sleep(0.2)
+        _to_top(driver, p)
         seat = _player_view(driver, p, None)["seat"]
         found: dict[str, str] = {}  # one finding of each kind per player
         for k in range(lo, hi + 1):

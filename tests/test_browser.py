@@ -126,7 +126,8 @@ def draw(change=None):
         f"<g id='ppnn-step-{k}-label'><text x='60' y='1500'>a long label, cut\u2026</text></g>"
         "<g id='ppnn-current-mark'><text x='5' y='1500'>></text></g></svg></div>")
     line.value = ("<b class='ppnn-current'>" + (f"step {k}/3: P0 does not see this step" if k == 1
-                  else f"step {k}/3 [online]: P0 -> P1: m = [1 2]") + "</b>")
+                  else f"step {k}/3 [online]: P0 -> P1: m<span class='ppnn-value'> = [1 2]"
+                       "</span>") + "</b>")
 
 
 slider.observe(draw, names="value")

@@ -269,21 +269,33 @@ class ProtocolPlayer:
                              f"{d['round'].nunique()} round(s)")
         return "; ".join(parts) or "nothing sent yet"
 
-    def describe(self, step: int, seat: str = EVERYONE) -> str:
-        """One line on ``step`` as ``seat`` sees it (its value included)."""
+    def _describe(self, step: int, seat: str) -> tuple[str, str, str]:
+        """``describe``'s three parts: what happens, the value ('' when none is seen), the
+        alert note."""
         r = self.rows[self.rows["step"] == step].iloc[0]
         seen = self.seen(seat)
         if seen is not None and step not in seen:
-            return f"step {step}/{self.n_steps}: {seat} does not see this step"
+            return f"step {step}/{self.n_steps}: {seat} does not see this step", "", ""
         if r["kind"] == "message":
             text = f"{r['party']} \u2192 {r['peer']}: {r['what']} ({fmt_bits(r['bits'])})"
         elif r["kind"] == "held":
             text = f"{r['party']} holds {r['what']}"
         else:
             text = f"{r['party']} computes locally: {r['what']}"
-        value = f" = {r['shown']}" if r["shown"] else ""
         note = f" [{self.alerts[step]}]" if step in self.alerts else ""
-        return f"step {step}/{self.n_steps} [{r['phase']}]: {text}{value}{note}"
+        return f"step {step}/{self.n_steps} [{r['phase']}]: {text}", r["shown"] or "", note
+
+    def describe(self, step: int, seat: str = EVERYONE) -> str:
+        """One line on ``step`` as ``seat`` sees it (its value included)."""
+        text, value, note = self._describe(step, seat)
+        return text + (f" = {value}" if value else "") + note
+
+    def line_html(self, step: int, seat: str = EVERYONE) -> str:
+        """:meth:`describe` as the live widget's line (the value in a ``ppnn-value`` span)."""
+        text, value, note = self._describe(step, seat)
+        value = f"<span class='ppnn-value'> = {html.escape(value)}</span>" if value else ""
+        return (f"<b class='ppnn-current'>{math_html(text)}{value}{html.escape(note)}</b>"
+                f"<br><span class='ppnn-sofar'>so far: {html.escape(self.so_far(step))}</span>")
 
     def panel_html(self, step: int) -> str:
         """The ``panel`` picture at ``step`` as HTML ('' without a panel)."""
@@ -365,9 +377,7 @@ class ProtocolPlayer:
                            + _table_html(self.table[self.table["step"] <= k], k, who,
                                          self.seen(who), self.alerts) + "</div>")
             # the line last: once a page shows it, the diagram and the table are there
-            line.value = (f"<b class='ppnn-current'>{math_html(self.describe(k, who))}</b>"
-                          f"<br><span class='ppnn-sofar'>so far: "
-                          f"{html.escape(self.so_far(k))}</span>")
+            line.value = self.line_html(k, who)
 
         slider.observe(redraw, names="value")
         seat.observe(redraw, names="value")
