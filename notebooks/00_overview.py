@@ -289,7 +289,7 @@ def secure_sum(salaries, ring, rng):
 
 sum_ledger, total = secure_sum([5100, 4700, 6200], Ring(32), rng)
 print("total =", total)
-protocol_player(sum_ledger, seat="P1", title="A secure sum of three salaries (seat: P1)")
+protocol_player(sum_ledger, seat="P1", title="A secure sum of three salaries")
 
 # %% [markdown]
 # ## 4. The notebooks

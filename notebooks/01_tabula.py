@@ -136,8 +136,7 @@ from ppnn.experiments.tabula import lesson
 demo_ledger, demo_out = lesson.lookup_demo([-300, -5, 0, 77, 1000], b=8, d=3, rng=rng,
                                            ring=Ring(32))
 print("ReLU(x >> 3) opened to the client:", demo_out)
-widgets.protocol_player(demo_ledger, seat="server",
-                        title="Tabula online lookup, b = 8, d = 3 (seat: server)")
+widgets.protocol_player(demo_ledger, seat="server", title="Tabula online lookup, b = 8, d = 3")
 
 # %% [markdown]
 # Row 2 (x = −5) shows the truncation's **off-by-one**: ⌊−5/8⌋ = −1 but the shares sum to 0.

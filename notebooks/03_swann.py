@@ -399,7 +399,7 @@ print(f"{len(demo_cs.messages)} messages recorded; {len(shown_cs.messages)} show
       f"{len(demo_cs.messages) - len(shown_cs.messages)} of 2PC gate traffic folded away")
 print(demo_outputs(demo_cs))
 protocol_player(shown_cs, seat="client", group=None,
-                title="Protocols 1-3 on four values, client-server (seat: client)")
+                title="Protocols 1-3 on four values, client-server")
 
 # %% [markdown]
 # In the **two-server** setting server1 evaluates and server2 helps; neither holds the key.
@@ -413,7 +413,7 @@ protocol_player(shown_cs, seat="client", group=None,
 demo_2s = lesson.switch_demo("two-server", n=4, seed=SEED, keys=keys)
 print(demo_outputs(demo_2s))
 protocol_player(lesson.switching_steps(demo_2s), seat="server2", group=None,
-                title="Protocols 1-3 on four values, two-server (seat: server2)")
+                title="Protocols 1-3 on four values, two-server")
 
 # %% [markdown]
 # ### The helper's view as an experiment, and a broken mask

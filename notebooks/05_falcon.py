@@ -262,8 +262,7 @@ pc_out = F.private_compare(fpl, fpl.share(F.bits_of(fpl.ring, r2), fpl.field), x
                            fpl.share(b2, fpl.bit), fpl.share(b2, fpl.field),
                            fpl.share(np.array([3, 7], np.uint64), fpl.field))
 print("r > x:", fpl.reveal(pc_out), "(the simulator reveals it; no party did)")
-protocol_player(pc_ledger, seat="P2", title="Private compare (Algorithm 1) on two elements, "
-                                            "seat P2")
+protocol_player(pc_ledger, seat="P2", title="Private compare (Algorithm 1) on two elements")
 
 # %% [markdown]
 # ### What P2's view reveals: an experiment
@@ -418,39 +417,13 @@ display(pd.DataFrame(rows).set_index("checks"))
 #
 # (Why P2: the simulator keeps one copy of every component and reconstructs an opened value
 # as P0 does; P2's resharing goes to P1 and its first copy of an opening to P0, so what the
-# simulation carries on is exactly what the honest parties hold.) With a live kernel the
-# choices re-draw the player; a static copy of the notebook shows the first choice.
+# simulation carries on is exactly what the honest parties hold.) The list offers only the
+# messages a change does something to in the chosen protocol: in the malicious one, its
+# multiplication checks come last, marked as checks. With a live kernel the choices re-draw
+# the player; a static copy of the notebook shows the first choice.
 
 # %%
-from html import escape
-
-from IPython.display import HTML
-
-target_dd = widgets.Dropdown(options=L.tamper_targets(SEED), value=L.DEFAULT_TARGET,
-                             description="P2 changes", layout=widgets.Layout(width="80%"))
-mode_tb = widgets.ToggleButtons(options=["malicious", "semi-honest"], value="malicious",
-                                description="protocol")
-
-
-def tamper_view(target: str, mode: str):
-    """What happened, in words, and the player of the tampered run."""
-    demo = L.tamper_demo(target, mode == "malicious", SEED)
-    return HTML(f"<p><b>{mode}</b>: {escape(demo.summary())}</p>"), demo.player()
-
-
-display(widgets.VBox([mode_tb, target_dd]))
-said, player = tamper_view(target_dd.value, mode_tb.value)
-said_h, player_h = display(said, display_id=True), display(player, display_id=True)
-
-
-def _retamper(*_):
-    said, player = tamper_view(target_dd.value, mode_tb.value)
-    said_h.update(said)
-    player_h.update(player)
-
-
-target_dd.observe(_retamper, "value")
-mode_tb.observe(_retamper, "value")
+L.tamper_explorer(SEED)
 
 # %% [markdown]
 # The same change in the semi-honest twin, and a resharing whose change the semi-honest

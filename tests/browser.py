@@ -10,6 +10,8 @@ checkout's) and reports, from the saved file and from the page:
   fallbacks;
 * ``images_expected`` / ``images_shown`` -- image outputs in the file and ``<img>`` elements
   the page shows in output areas;
+* ``players`` / ``player_failures`` -- every protocol player stepped from its opening step to
+  its last and every seat taken (:func:`step_players`), and what a student could not read;
 * ``screenshot`` -- a PNG of the page after the run;
 * ``walk`` / ``walk_failures`` / ``walk_notes`` -- every widget control moved to its ends and
   a middle position (:func:`walk_widgets`), and what :func:`check_page` found wrong on the
@@ -89,9 +91,11 @@ class RunReport:
     dialogs: list[str] = field(default_factory=list)
     cells: int = 0
     executed: int = 0
-    #: each protocol player's (current-step line, views-table text) before and after its
-    #: slider was moved to the last step (:func:`move_players`)
+    #: each protocol player's (current-step line, views-table text) at opening and at its
+    #: last step, and the steps and seats checked (:func:`step_players`)
     players: list[dict] = field(default_factory=list)
+    #: what :func:`step_players` found wrong with a player as a student reads it
+    player_failures: list[str] = field(default_factory=list)
     #: each control moved by :func:`walk_widgets`: cell, widget, kind, positions reached
     walk: list[dict] = field(default_factory=list)
     #: what :func:`check_page` found after Run All and after each move (each finding once,
@@ -118,6 +122,7 @@ class RunReport:
                 out.append(f"protocol player {i + 1}: moving its slider changed nothing "
                            f"(line before: {p.get('before', '')[:80]!r}, after: "
                            f"{p.get('after', '')[:80]!r})")
+        out += [f"player: {p}" for p in self.player_failures]
         if self.images_shown < self.images_expected:
             out.append(f"{self.images_expected - self.images_shown} of "
                        f"{self.images_expected} figures not displayed")
@@ -216,8 +221,8 @@ def _busy(driver) -> bool:
 def run_notebook(url: str, token: str, root_dir: Path, name: str, shots: Path,
                  timeout: float = 600, walk: bool = True) -> RunReport:
     """Open ``name`` (an .ipynb under ``root_dir``) in JupyterLab, Run All, check the page,
-    move the protocol players and (``walk``) every widget, checking the page after each
-    move (:func:`walk_widgets`), save, report."""
+    step through the protocol players (:func:`step_players`) and (``walk``) move every
+    widget, checking the page after each move (:func:`walk_widgets`), save, report."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as EC
     from selenium.webdriver.support.ui import WebDriverWait
@@ -270,9 +275,9 @@ def run_notebook(url: str, token: str, root_dir: Path, name: str, shots: Path,
         record = _recorder(driver, rep, shots)
         settle(driver)
         record(check_page(driver), "", "after Run All")
-        rep.players = move_players(driver)
+        rep.players, rep.player_failures = step_players(driver)
         settle(driver)
-        record(check_page(driver), "", "after every protocol player moved to its last step")
+        record(check_page(driver), "", "after every protocol player stepped to its last step")
         rep.widgets_rendered = page["drawn"]
         rep.widget_failures = page["failures"]
         rep.images_shown = page["images"]
@@ -345,35 +350,169 @@ _PLAYERS_JS = """
 """
 
 
-def move_players(driver, settle: float = 20) -> list[dict]:
-    """Move the step slider of every protocol player on the page (``.ppnn-player``) to its
-    last step, as a user does with the keyboard (focus the handle, End), and report for each
-    the current-step line, the highlighted text of the diagram and the views table before and
-    after; ``moved`` when the line and the table both changed."""
+_PLAYER_VIEW_JS = r"""
+const [player, k] = arguments;
+const line = player.querySelector('.ppnn-current');
+const diagram = player.querySelector('.ppnn-diagram');
+const out = {step: diagram ? +diagram.dataset.step : null, line: line ? line.textContent : '',
+             seat: diagram ? diagram.dataset.seat : '',
+             full: !!diagram && diagram.dataset.full === '1'};
+if (!diagram || !line || k === null) return out;
+// what a reader sees: the window, less what the notebook's scrolling area hides
+let vis = {top: 0, left: 0, bottom: window.innerHeight, right: window.innerWidth};
+for (let p = player.parentElement; p; p = p.parentElement) {
+  const s = getComputedStyle(p);
+  if (/(auto|scroll)/.test(s.overflowY + s.overflowX) && p.clientHeight > 200) {
+    const r = p.getBoundingClientRect();
+    vis = {top: Math.max(vis.top, r.top), left: Math.max(vis.left, r.left),
+           bottom: Math.min(vis.bottom, r.bottom), right: Math.min(vis.right, r.right)};
+  }
+}
+const inView = el => {
+  if (!el) return false;
+  const r = el.getBoundingClientRect();
+  return r.height > 0 && r.top >= vis.top - 1 && r.bottom <= vis.bottom + 1
+         && r.left >= vis.left - 1 && r.right <= vis.right + 1;
+};
+const byId = id => diagram.querySelector(`[id="${id}"]`);
+out.seen = !out.line.includes('does not see');
+out.has_value = out.seen && !!line.querySelector('.ppnn-value');
+out.value_el = !!byId(`ppnn-step-${k}-value`);
+out.line_in_view = inView(line);
+out.row_in_view = inView(byId(`ppnn-step-${k}-value`) || byId(`ppnn-step-${k}-label`));
+out.mark_in_view = inView(byId('ppnn-current-mark'));
+out.title = ((byId('ppnn-title') || {}).textContent || '').replace(/\s+/g, '');
+// texts cut with an ellipsis, and texts that cross a lane line
+const texts = [...diagram.querySelectorAll('[id^="ppnn-step-"]')];
+out.cut = texts.map(t => t.textContent).filter(t => t.includes('…'));
+const lanes = [...diagram.querySelectorAll('[id^="ppnn-lane-"]')].map(l => {
+  const r = l.getBoundingClientRect(); return (r.left + r.right) / 2; });
+out.crossing = texts.filter(t => {
+  const r = t.getBoundingClientRect();
+  return lanes.some(x => r.left + 1 < x && x < r.right - 1);
+}).map(t => t.id + ': ' + t.textContent.slice(0, 60));
+return out;
+"""
+
+
+_TO_TOP_JS = """
+const el = arguments[0];
+let s = el.parentElement;
+while (s && !(s.scrollHeight > s.clientHeight + 1
+              && /(auto|scroll)/.test(getComputedStyle(s).overflowY))) s = s.parentElement;
+if (!s) { el.scrollIntoView({block: 'start'}); return 0; }
+const d = el.getBoundingClientRect().top - s.getBoundingClientRect().top - 4;
+s.scrollTop += d;
+return d;
+"""
+
+
+def _to_top(driver, el, tries: int = 12) -> None:
+    """Scroll ``el`` to the top of the notebook's scrolling area, as a reader does, until it
+    stays there (JupyterLab draws the cells around it as they come into view, which moves
+    it)."""
+    for _ in range(tries):
+        d = driver.execute_script(_TO_TOP_JS, el)
+        time.sleep(0.15)
+        if abs(d) < 3:
+            return
+
+
+def _player_view(driver, player, step: int | None) -> dict:
+    return driver.execute_script(_PLAYER_VIEW_JS, player, step)
+
+
+def _view_problems(v: dict, k: int, seat: str) -> list[str]:
+    """What is wrong with a player at step ``k`` (from :data:`_PLAYER_VIEW_JS`)."""
+    out = []
+    if "line_in_view" not in v:
+        return [f"step {k} (seat {seat}): the player shows no current-step line or diagram"]
+    if not v["line_in_view"]:
+        out.append("the current-step line is out of view")
+    if v["has_value"] and not v["value_el"]:
+        out.append("the current step's value is not drawn in the diagram")
+    if not v["row_in_view"]:
+        out.append("the current step's row of the diagram is out of view")
+    if not v["mark_in_view"]:
+        out.append("the current step's mark is out of view")
+    if v["cut"] and not v["full"]:
+        out.append(f"a label is cut while the figure has room: {v['cut'][0]!r}")
+    if v["crossing"]:
+        out.append(f"a label crosses a lane line: {v['crossing'][0]}")
+    return [f"step {k} (seat {seat}): {p}" for p in out]
+
+
+def step_players(driver, timeout: float = 30) -> tuple[list[dict], list[str]]:
+    """Every protocol player on the page (``.ppnn-player``) as a student reads it: scrolled to
+    the top of the notebook's view, its opening step checked (one its seat sees), then
+    stepped with the keyboard (Right arrow on the slider's handle) from there to the last
+    step -- at each step the current-step line, the current row of the diagram (its value
+    when the seat sees one) and the current mark must be in view, no label cut while the
+    diagram has room, none across a lane line -- then every seat taken, the diagram's title
+    naming it. Returns, per player, the current-step line, the highlighted text of the
+    diagram and the views table at opening and at the last step (``moved`` when all three
+    changed) and the steps checked, and the problems found."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
 
     before = driver.execute_script(_PLAYERS_JS)
     players = driver.find_elements(By.CSS_SELECTOR, ".ppnn-player")
-    for p in players:
+    out, problems = [], []
+    for i, (p, b) in enumerate(zip(players, before)):
+        name = f"player {i + 1}"
+        entry = {"before": b["line"], "after": b["line"], "red_before": b["red"],
+                 "red_after": b["red"], "moved": False, "steps": 0, "seats": 0}
+        out.append(entry)
+        if "does not see" in b["line"]:
+            problems.append(f"{name} opens on a step its seat does not see: {b['line'][:80]!r}")
         handles = p.find_elements(By.CSS_SELECTOR, ".widget-slider .noUi-handle")
         if not handles:
             continue
-        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", handles[0])
-        handles[0].click()
-        handles[0].send_keys(Keys.END)
-    out = []
-    deadline = time.monotonic() + settle
-    while True:  # the kernel redraws each player (a round trip per slider)
-        after = driver.execute_script(_PLAYERS_JS)
-        out = [{"before": b["line"], "after": a["line"], "red_before": b["red"],
-                "red_after": a["red"],
-                "moved": a["line"] != b["line"] and a["table"] != b["table"]
-                and a["red"] != b["red"]}
-               for b, a in zip(before, after)]
-        if all(o["moved"] for o in out) or time.monotonic() > deadline:
-            return out
-        time.sleep(1)
+        h = handles[0]
+        lo, hi = (int(float(h.get_attribute(a))) for a in ("aria-valuenow", "aria-valuemax"))
+        _to_top(driver, p)
+        seat = _player_view(driver, p, None)["seat"]
+        found: dict[str, str] = {}  # one finding of each kind per player
+        for k in range(lo, hi + 1):
+            if k > lo:
+                driver.execute_script("arguments[0].focus({preventScroll: true})", h)
+                h.send_keys(Keys.ARROW_RIGHT)
+            deadline = time.monotonic() + timeout
+            while True:  # the line is drawn last: once it shows step k, so does the rest
+                v = _player_view(driver, p, k)
+                if v["step"] == k and v["line"].startswith(f"step {k}/"):
+                    break
+                if time.monotonic() > deadline:
+                    problems.append(f"{name}: step {k} was not drawn within {timeout:.0f} s")
+                    break
+                time.sleep(0.03)
+            entry["steps"] += 1
+            for f in _view_problems(v, k, seat):
+                found.setdefault(f.split(": ", 1)[1], f)
+        problems += [f"{name} {f}" for f in found.values()]
+        after = driver.execute_script(_PLAYERS_JS)[i]
+        entry.update(after=after["line"], red_after=after["red"],
+                     moved=after["line"] != b["line"] and after["table"] != b["table"]
+                     and after["red"] != b["red"])
+        # every seat: the title follows it
+        select = p.find_elements(By.CSS_SELECTOR, ".widget-dropdown select")
+        if select:
+            sel = Select(select[0])
+            options = [o.text.replace("\u00a0", " ") for o in sel.options]
+            first = next((j for j, o in enumerate(sel.options) if o.is_selected()), 0)
+            for j, option in enumerate(options):
+                sel.select_by_index(j)
+                settle(driver)
+                v = _player_view(driver, p, hi)
+                entry["seats"] += 1
+                if v["seat"] != option or f"(seat:{option})" not in v.get("title", ""):
+                    problems.append(f"{name}: seat {option!r} taken, the title says "
+                                    f"{v.get('title', '')[:80]!r} (diagram of seat "
+                                    f"{v['seat']!r})")
+            sel.select_by_index(first)
+            settle(driver)
+    return out, problems
 
 
 def prepare_copy(src_dir: Path, names: list[str], dest: Path) -> Path:

@@ -50,6 +50,14 @@ def test_every_notebook_runs_all_cells_in_jupyterlab(lab):
     # the current-step line, the highlighted arrow and the views table all change
     no_player = [r.notebook for r in reports if not r.players]
     assert not no_player, f"notebooks without a protocol player: {no_player}"
+    # every player was read as a student reads it: stepped through from its opening step to
+    # its last (the current step's line, row and value in view at each step, no label cut
+    # while the diagram has room, none across a lane), and every seat taken (the title
+    # follows it); what went wrong is in problems() above
+    for r in reports:
+        not_stepped = [i + 1 for i, p in enumerate(r.players) if not p["steps"] or not p["seats"]]
+        assert not not_stepped, f"{r.notebook}: players not stepped or seated: {not_stepped}"
+    print("players stepped:", {r.notebook: [p["steps"] for p in r.players] for r in reports})
     # the walk moved every notebook's widgets (each has a player: play, step slider, seat)
     not_walked = [r.notebook for r in reports
                   if {"play", "slider", "dropdown"} - {w["kind"] for w in r.walk}]
@@ -99,6 +107,58 @@ def test_the_harness_sees_a_player_whose_slider_moves_nothing(lab):
     rep = run_notebook(url, token, work, "zz_player.ipynb", SHOTS / "harness", timeout=120)
     assert len(rep.players) == 1 and not rep.players[0]["moved"]
     assert any("protocol player 1" in p for p in rep.problems())
+
+
+_BAD_PLAYER = '''\
+import ipywidgets as w
+
+slider = w.IntSlider(value=1, min=1, max=3, description="step")
+seat = w.Dropdown(options=["everyone", "P0"], description="seat")
+line, diagram = w.HTML(), w.HTML()
+
+
+def draw(change=None):
+    k = slider.value
+    diagram.value = (
+        f"<div class='ppnn-diagram' data-full='0' data-seat='{seat.value}' data-step='{k}'>"
+        "<svg width='300' height='1600'><g id='ppnn-title'><text x='5' y='15'>demo (seat: P1)"
+        "</text></g><g id='ppnn-lane-0'><path d='M 100 20 L 100 1600' stroke='black'/></g>"
+        f"<g id='ppnn-step-{k}-label'><text x='60' y='1500'>a long label, cut\u2026</text></g>"
+        "<g id='ppnn-current-mark'><text x='5' y='1500'>></text></g></svg></div>")
+    line.value = ("<b class='ppnn-current'>" + (f"step {k}/3: P0 does not see this step" if k == 1
+                  else f"step {k}/3 [online]: P0 -> P1: m<span class='ppnn-value'> = [1 2]"
+                       "</span>") + "</b>")
+
+
+slider.observe(draw, names="value")
+seat.observe(draw, names="value")
+draw()
+box = w.VBox([w.HBox([slider, seat]), line, diagram])
+box.add_class("ppnn-player")
+box
+'''
+
+
+def test_the_harness_sees_a_player_a_student_cannot_read(lab):
+    """A player that opens on an unseen step, whose current row sits far below the controls
+    with no value drawn, whose label is cut with room to spare and crosses a lane, and whose
+    title keeps one seat: each is reported."""
+    url, token, work = lab
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(_BAD_PLAYER)]
+    nbformat.write(nb, work / "zz_bad_player.ipynb")
+    rep = run_notebook(url, token, work, "zz_bad_player.ipynb", SHOTS / "harness", timeout=120,
+                       walk=False)
+    found = "\n".join(rep.player_failures)
+    assert rep.players and rep.players[0]["steps"] == 3 and rep.players[0]["seats"] == 2
+    for words in ("opens on a step its seat does not see",
+                  "the current step's row of the diagram is out of view",
+                  "the current step's value is not drawn", "a label is cut while the figure",
+                  "a label crosses a lane line", "seat 'P0' taken, the title says"):
+        assert words in found, (words, found)
+    assert any(p.startswith("player: ") for p in rep.problems())
 
 
 _WALKED = '''\

@@ -159,7 +159,7 @@ def test_replicated_open_records_the_missing_component():
 
 def test_recorded_text_is_short():
     r = Recorded("array", (8,), "uint64", 8, np.arange(8, dtype=np.uint64))
-    assert r.text() == "[0 1 2 3 4 5 ...] (8,)"
+    assert r.text() == "[0 1 2 3 4 5 ...] (8 elements)"
 
 
 def test_size_only_material_is_listed_and_says_why_it_has_no_value():
@@ -199,3 +199,21 @@ def test_parts_are_recorded_as_their_concatenation_without_building_it():
     assert r.shape == (15,) and r.size == 15 and r.head.tolist() == [0, 1, 2, 3, 4, 100, 101]
     whole = ValueBook(ValueBudget(max_elements=None)).record(p)
     assert whole.complete and np.array_equal(whole.array(), p.array())
+
+
+def test_named_parts_say_what_a_concatenated_value_holds():
+    from ppnn.core.transcript import Parts
+
+    book = ValueBook(ValueBudget(max_elements=None))
+    triple = book.record(Parts([np.arange(3)] * 3, np.uint64, ("a", "b", "c")))
+    assert triple.text().endswith("] a, b, c (3 each)")
+    table = book.record(Parts([np.arange(5), np.zeros((5, 256))], np.uint64, ("s_0", "[T]_0")))
+    assert table.text().endswith("] s_0 (5), [T]_0 (5 x 256)")
+    assert Recorded("array", (32, 2), "uint64", 64, np.arange(64)).text().endswith("(32 x 2)")
+    with pytest.raises(ValueError, match="names must be 2 non-empty strings"):
+        Parts([np.arange(2), np.arange(2)], names=("a",))
+    # the dealer's material names its parts: a Beaver triple, Tabula's table share
+    led, *_ = _beaver(True)
+    shown = [led.values[i].text() for i, m in enumerate(led.messages)
+             if m.what == "beaver triple"]
+    assert shown and all(t.endswith("a, b, c (4 each)") for t in shown), shown

@@ -168,3 +168,174 @@ def test_interactive_table_shows_one_static_copy_and_a_refused_setting_as_text()
     s.value = 2
     view2, _ = interactive_table(fn, static="<p>all steps</p>", n=s)
     assert view2._repr_mimebundle_()["text/html"] == "<p>all steps</p>"
+
+
+# -- the player as a student reads it ------------------------------------------------------------
+def _lookup():
+    from ppnn.experiments.tabula import lesson
+
+    return lesson.lookup_demo([-300, -5, 0, 77, 1000], 8, 3, np.random.default_rng(0),
+                              Ring(32))[0]
+
+
+def _long_run(n=40):
+    """A three-party run of ``n`` messages, every value recorded."""
+    led = Ledger(["P0", "P1", "P2"], record_values=True)
+    rng = np.random.default_rng(1)
+    for i in range(n):
+        a, b = [("P0", "P1"), ("P1", "P2"), ("P2", "P0"), ("P0", "P2")][i % 4]
+        with led.round():
+            led.send(a, b, 64, f"message {i}", value=rng.integers(0, 1000, 3))
+    return led
+
+
+def _texts(fig):
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)  # the artists stay readable
+    return {t.get_gid(): t for t in fig.findobj(lambda a: hasattr(a, "get_text"))
+            if t.get_gid()}
+
+
+def _widget_parts(p):
+    wd = p.widget()
+    play, slider, seat = wd.children[0].children
+    line, diagram, _, table = wd.children[1:]
+    return slider, seat, line, diagram, table
+
+
+def test_the_title_follows_the_seat():
+    pytest = __import__("pytest")
+    pytest.importorskip("ipywidgets")
+    p = protocol_player(_lookup(), seat="server", title="Tabula online lookup")
+    slider, seat, line, diagram, _ = _widget_parts(p)
+    assert "Tabula online lookup (seat: server)" in diagram.value
+    seat.value = "client"
+    assert "Tabula online lookup (seat: client)" in diagram.value
+    assert "(seat: server)" not in diagram.value
+    assert "(seat: server)" in p.static_html()  # the static twin: the player's own seat
+
+
+def test_a_player_opens_on_the_first_step_its_seat_sees():
+    pytest = __import__("pytest")
+    pytest.importorskip("ipywidgets")
+    led = _lookup()
+    p = protocol_player(led, seat="server")
+    assert 1 not in p.seen("server")  # the client's own share comes first
+    slider, _, line, _, _ = _widget_parts(p)
+    assert slider.value == p.first_seen("server") == min(p.seen("server"))
+    assert "does not see" not in line.value
+    assert _widget_parts(protocol_player(led))[0].value == 1
+
+
+def test_the_live_diagram_reveals_the_steps_so_far_and_keeps_the_current_one_last():
+    p = protocol_player(_long_run(), window=6)
+    for k in (1, 4, 6, 23, 40):
+        fig = p.figure(k, live=True)
+        drawn = fig.ppnn["steps"]
+        assert drawn[-1] == k and len(drawn) == min(k, 6)
+        assert fig.ppnn["hidden"] == max(0, k - 6)
+        assert f"ppnn-step-{k}-value" in _texts(fig)  # the current step's value is drawn
+        assert fig.get_size_inches()[1] == p.figure(40, live=True).get_size_inches()[1]
+    # the current step and its value are on the line next to the controls
+    assert "message 22" in p.describe(23) and "= [" in p.describe(23)
+
+
+def test_values_are_drawn_past_24_rows():
+    led = _long_run(40)
+    fig = sequence_diagram(led, group=None)
+    values = [g for g in _texts(fig) if g.endswith("-value")]
+    assert len(values) == 40
+
+
+def test_an_unseen_current_step_looks_unseen():
+    import matplotlib.colors as mc
+
+    led = _lookup()
+    p = protocol_player(led, seat="server")
+    unseen = min(set(p.rows["step"]) - p.seen("server"))
+    texts = _texts(p.figure(unseen, "server"))
+    label = texts[f"ppnn-step-{unseen}-label"]
+    assert mc.to_hex(label.get_color()) != "#c0392b" and label.get_fontweight() == "normal"
+    assert f"ppnn-step-{unseen}-value" not in texts  # and its value stays hidden
+    seen = min(p.seen("server"))
+    assert mc.to_hex(_texts(p.figure(seen, "server"))[f"ppnn-step-{seen}-label"]
+                     .get_color()) == "#c0392b"
+    slider, *_ = _widget_parts(p)
+    slider.value = unseen
+    table = p.widget().children[4].value
+    row = table.split(f"data-step='{unseen}'")[0].rsplit("<tr", 1)[-1]
+    assert "#c0392b" not in table.split(f"data-step='{unseen}'")[1].split("</tr>")[0]
+    assert "ppnn-current-row" in row
+
+
+def _extents(fig):
+    """Each text's x-range in inches, and the lanes' x positions."""
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    dpi = fig.dpi
+    lanes_x = [ln.get_xdata()[0] for ln in fig.axes[0].lines
+               if (ln.get_gid() or "").startswith("ppnn-lane-")]
+    out = {}
+    for gid, t in _texts(fig).items():
+        if gid.startswith("ppnn-step-"):
+            e = t.get_window_extent(r)
+            out[gid] = (e.x0 / dpi, e.x1 / dpi)
+    return out, lanes_x
+
+
+def test_no_label_crosses_a_lane_or_is_cut_while_the_figure_has_room():
+    import ppnn.protocols.falcon as F
+
+    pc = Ledger(F.PARTIES, record_values=True)
+    fal = F.Falcon(np.random.default_rng(0), ledger=pc)
+    r, x, b = (np.array(v, dtype=np.uint64) for v in ([1000, 5], [999, 5], [0, 1]))
+    F.private_compare(fal, fal.share(F.bits_of(fal.ring, r), fal.field), x,
+                      fal.share(b, fal.bit), fal.share(b, fal.field),
+                      fal.share(np.array([3, 7], np.uint64), fal.field))
+    for led in (_lookup(), pc, _demo(), _long_run(12)):
+        for seat in [None, *lanes(led)]:
+            p = protocol_player(led, seat=seat or "everyone")
+            fig = p.figure(seat=p.seat)
+            spans, lanes_x = _extents(fig)
+            assert len(lanes_x) == len(lanes(led))
+            for gid, (x0, x1) in spans.items():
+                crossed = [x for x in lanes_x if x0 + 0.01 < x < x1 - 0.01]
+                assert not crossed, (gid, x0, x1, lanes_x)
+            assert not p.layout(p.seat).full and not fig.ppnn["cut"], fig.ppnn["cut"]
+    # the old cut at 34 characters: a long value on a middle lane now fits
+    assert not protocol_player(_lookup()).figure().ppnn["cut"]
+    # a figure held to a narrow width cuts, and says it is at its widest
+    p = protocol_player(_lookup(), max_width=4)
+    assert p.layout().full and p.figure().ppnn["cut"]
+    assert "data-full='1'" in p.static_html()
+
+
+def test_concatenated_material_names_its_parts_in_the_player():
+    p = protocol_player(_demo())
+    assert any("a, b, c (3 each)" in s for s in p.rows["shown"])
+    assert "(9,)" not in p.static_html()
+    t = protocol_player(_lookup())
+    assert any("s_0 (5), [T]_0 (5 x 256)" in s for s in t.rows["shown"])
+
+
+def test_tex_in_a_label_is_rendered_not_shown_raw():
+    from ppnn.textfit import math_html, math_text
+
+    led = Ledger(["server1", "server2"], record_values=True)
+    led.send("server1", "server2", 2048, "partial decryption c^{d_i}", value=b"\x01" * 256)
+    p = protocol_player(led)
+    label = _texts(p.figure(1))["ppnn-step-1-label"]
+    assert "$c^{d_i}$" in label.get_text()  # mathtext
+    assert "c<sup>d<sub>i</sub></sup>" in p.static_html()
+    assert "c^{d_i}" not in p.static_html().split("<table", 1)[1]
+    assert math_text("a $5 price, x^{2}") == r"a \$5 price, $x^{2}$"
+    assert math_html("2^(l-1) and x_r^2") == "2^(l-1) and x_r^2"  # no braces: as written
+
+
+def test_player_arguments_are_checked():
+    pytest = __import__("pytest")
+    with pytest.raises(ValueError, match="window must be an int >= 1"):
+        protocol_player(_demo(), window=0)
+    with pytest.raises(ValueError, match="max_width must be >"):
+        protocol_player(_demo(), max_width=1).layout()

@@ -7,17 +7,22 @@ The browser check builds the site from the quick runs the notebook tests leave i
 ``build/quick/notebooks/`` (``make test`` runs tests/test_notebooks.py before this file), serves
 it on 127.0.0.1 and opens every page in Debian's headless Chromium: every relative link
 resolves to a file of the site and its ``#anchor`` exists on that page, every ``<img>`` is
-shown (naturalWidth > 0; inline SVG counts as present), no output area holds an error, and
-each notebook page shows its protocol players' static diagrams. Run alone, it builds from the
-quick runs that exist; when there are none it runs 00_overview in quick mode first (about a
-minute). External links are not followed (the browser resolves no host but 127.0.0.1).
+shown (naturalWidth > 0; inline SVG counts as present), no output area holds an error or a
+widget's repr, MathJax (the site's own copy: the browser reaches no network) typeset every
+``$...$``, and each notebook page shows its protocol players' static diagrams. Run alone, it
+builds from the quick runs that exist; when there are none it runs 00_overview in quick mode
+first (about a minute). External links are not followed (the browser resolves no host but
+127.0.0.1).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import html
 import http.server
+import re
+import shutil
 import struct
 import threading
 import zlib
@@ -59,9 +64,16 @@ def _player_output():
         "text/html": PLAYER_SVG, "text/plain": "<protocol player: 3 steps>"})
 
 
-def _checkout(tmp: Path, intro: str = "", error: bool = False) -> Path:
+#: what a widget with no static twin leaves in an executed notebook: its repr
+WIDGET_REPR = ("VBox(children=(ToggleButtons(description='protocol', options=('malicious', "
+               "'semi-honest'), value='malicious'), Dropdown(description='P2 changes')))")
+
+
+def _checkout(tmp: Path, intro: str = "", error: bool = False, bare_widget: bool = False
+              ) -> Path:
     """A tiny repository: two notebooks (00_a run in full and quick mode, 01_b in quick
-    mode only), README, GLOSSARY, figures/REPORT.md with a figure, pyproject.toml."""
+    mode only; math in their text; ``bare_widget``: a widget output with no static twin),
+    README, GLOSSARY, figures/REPORT.md with a figure, pyproject.toml."""
     root = tmp / "repo"
     for d in ("notebooks", "figures/x", "build/full/notebooks", "build/quick/notebooks",
               "lib/pkg"):
@@ -87,9 +99,15 @@ def _checkout(tmp: Path, intro: str = "", error: bool = False) -> Path:
             " Really.\n\nSee [a Beaver triple](../GLOSSARY.md#beaver-triple), "
             "[the report](../figures/REPORT.md#report), [the next one](01_b.ipynb), "
             "[the code](../lib/pkg/mod.py), [away](https://example.org/x) and "
-            "![the figure](../figures/x/fig.png).\n\n## What you will learn\n1. shares")
+            "![the figure](../figures/x/fig.png).\n\nShares live in $\\mathbb{Z}_{2^{16}}$."
+            "\n\n## What you will learn\n1. shares")
         code = nbformat.v4.new_code_cell("player", execution_count=1)
         code.outputs = [_player_output()]
+        if bare_widget:
+            code.outputs.append(nbformat.v4.new_output("display_data", data={
+                "application/vnd.jupyter.widget-view+json": {
+                    "model_id": "def", "version_major": 2, "version_minor": 0},
+                "text/plain": WIDGET_REPR}))
         if error:
             code.outputs.append(nbformat.v4.new_output(
                 "error", ename="ValueError", evalue="boom",
@@ -231,6 +249,63 @@ def test_the_site_has_every_page_with_links_rewritten_assets_copied_and_svg_kept
     assert "00 — quick copy" in (tmp_path / "quick-site" / "00_a.html").read_text()
 
 
+def test_pages_load_math_from_the_site_itself_not_a_cdn(tmp_path):
+    root = _checkout(tmp_path)
+    out = site.build(root=root, run_missing=False)["out"]
+    for name in ("00_a.html", "index.html", "report.html", "glossary.html"):
+        page = (out / name).read_text()
+        assert f'src="{site.MATHJAX_URL}"' in page, name
+        assert "cdnjs" not in page and "mathjax/2.7" not in page.lower(), name
+    mathjax = out / "assets" / "mathjax"
+    assert (mathjax / "MathJax.js").is_file()
+    assert (mathjax / "config" / "TeX-AMS-MML_HTMLorMML-full.js").is_file()
+    assert "STIX-Web" in (mathjax / "config" / "local" / "ppnn.js").read_text()
+    assert any((mathjax / "fonts" / "HTML-CSS" / "STIX-Web").rglob("*.woff"))
+
+
+#: a widget's repr, as nbconvert shows a widget output that has only text/plain
+_WIDGET_REPR = re.compile(
+    r"\b(?:VBox|HBox|Box|GridBox|IntSlider|FloatSlider|IntRangeSlider|SelectionSlider|"
+    r"Dropdown|ToggleButtons|ToggleButton|RadioButtons|Select|Checkbox|Button|Play|Output|"
+    r"HTML|HTMLMath|Label|Text|Textarea|Tab|Accordion)\((?:children|value|options|"
+    r"description|layout|index|outputs|min|max)=")
+
+
+def widget_reprs(nb) -> list[str]:
+    """The outputs of an executed notebook that would show a widget's repr on a static page:
+    a widget view with no text/html twin, or text that reads like a widget repr."""
+    found = []
+    for i, c in enumerate(nb.cells):
+        for o in c.get("outputs", []) if c.cell_type == "code" else []:
+            data = o.get("data", {})
+            text = data.get("text/plain", "") if "text/html" not in data else ""
+            text = text or (o.get("text", "") if o.get("output_type") == "stream" else "")
+            if "application/vnd.jupyter.widget-view+json" in data and "text/html" not in data:
+                found.append(f"cell {i}: a widget with no static twin: {text[:120]!r}")
+            elif _WIDGET_REPR.search(text) or "<interactive view>" in text:
+                found.append(f"cell {i}: a widget repr: {text[:120]!r}")
+    return found
+
+
+def test_the_check_for_widget_reprs_finds_a_widget_without_a_static_twin(tmp_path):
+    root = _checkout(tmp_path, bare_widget=True)
+    nb = nbformat.read(root / "build" / "quick" / "notebooks" / "00_a.ipynb", as_version=4)
+    assert len(widget_reprs(nb)) == 1 and "no static twin" in widget_reprs(nb)[0]
+    page = (site.build(root=root, run_missing=False)["out"] / "00_a.html").read_text()
+    assert _WIDGET_REPR.search(html.unescape(page))  # what the site would show
+    assert not widget_reprs(nbformat.read(
+        _checkout(tmp_path / "ok") / "build" / "quick" / "notebooks" / "00_a.ipynb", 4))
+
+
+def test_every_widget_of_the_executed_notebooks_leaves_a_static_output():
+    have = sorted(p for p in QUICK_NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")
+                  if not p.name.endswith(".input.ipynb"))
+    if not have:
+        pytest.skip("no quick runs in build/quick/notebooks (make test runs them first)")
+    found = {p.stem: widget_reprs(nbformat.read(p, as_version=4)) for p in have}
+    assert not {k: v for k, v in found.items() if v}, found
+
+
 def test_a_failed_build_leaves_the_previous_site_and_no_temporary_folder(tmp_path):
     root = _checkout(tmp_path)
     site.build(root=root, run_missing=False)
@@ -280,33 +355,59 @@ def _serve(folder: Path):
         server.server_close()
 
 
-_PAGE_JS = """
-const imgs = [...document.images];
-const outs = [...document.querySelectorAll(
-    '.jp-OutputArea-output, [data-mime-type="application/vnd.jupyter.stderr"]')];
-const errors = outs.map(o => o.textContent)
-    .filter(t => t.includes('Traceback'));
-if (document.body.textContent.includes('An Exception was encountered at'))
-    errors.push('papermill: An Exception was encountered');
-return {
-  ids: [...document.querySelectorAll('[id]')].map(e => e.id)
-        .concat([...document.querySelectorAll('a[name]')].map(a => a.name)),
-  hrefs: [...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href')),
-  broken: imgs.filter(i => !(i.complete && i.naturalWidth > 0))
-              .map(i => (i.getAttribute('src') || '').slice(0, 120)),
-  images: imgs.length,
-  svgs: document.querySelectorAll('svg').length,
-  players: document.querySelectorAll('.ppnn-player-static svg').length,
-  tables: document.querySelectorAll('table').length,
-  errors: errors.map(t => t.slice(0, 300)),
+_PAGE_JS = r"""
+const done = arguments[arguments.length - 1], REPR = new RegExp(arguments[0]);
+const look = () => {
+  const imgs = [...document.images];
+  const outs = [...document.querySelectorAll(
+      '.jp-OutputArea-output, [data-mime-type="application/vnd.jupyter.stderr"]')];
+  const errors = outs.map(o => o.textContent)
+      .filter(t => t.includes('Traceback'));
+  if (document.body.textContent.includes('An Exception was encountered at'))
+      errors.push('papermill: An Exception was encountered');
+  // math a reader sees still as TeX ($...$ that MathJax did not typeset), outside code
+  const raw = [], walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walk.nextNode()) {
+    const n = walk.currentNode, p = n.parentElement, t = n.nodeValue;
+    if (!p || p.closest('script, style, pre, code, svg, .MathJax_Preview')) continue;
+    if (/\$[^$]*(\\[A-Za-z]+|[_^]\{)[^$]*\$/.test(t)) raw.push(t.trim().slice(0, 120));
+  }
+  const reprs = outs.map(o => o.textContent).map(t => {
+    const m = REPR.exec(t), i = m ? m.index : Math.max(t.indexOf('<interactive view>'),
+                                                      t.indexOf('<protocol player'));
+    return i >= 0 ? t.slice(i) : null;
+  }).filter(t => t !== null);
+  done({
+    ids: [...document.querySelectorAll('[id]')].map(e => e.id)
+          .concat([...document.querySelectorAll('a[name]')].map(a => a.name)),
+    hrefs: [...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href')),
+    broken: imgs.filter(i => !(i.complete && i.naturalWidth > 0))
+                .map(i => (i.getAttribute('src') || '').slice(0, 120)),
+    images: imgs.length,
+    svgs: document.querySelectorAll('svg').length,
+    players: document.querySelectorAll('.ppnn-player-static svg').length,
+    tables: document.querySelectorAll('table').length,
+    errors: errors.map(t => t.slice(0, 300)),
+    mathjax: !!(window.MathJax && window.MathJax.Hub),
+    math: document.querySelectorAll('.MathJax, .MathJax_Display, mjx-container').length,
+    math_errors: [...document.querySelectorAll('.MathJax_Error, merror, .mjx-merror')]
+                 .map(e => e.textContent.slice(0, 120)),
+    raw_math: raw,
+    reprs: reprs.map(t => t.slice(0, 200)),
+  });
 };
+// MathJax typesets after the page loads: wait for its start-up (typesetting included)
+if (window.MathJax && MathJax.Hub && MathJax.Hub.Register)
+  MathJax.Hub.Register.StartupHook('End', () => setTimeout(() => MathJax.Hub.Queue(look)));
+else look();
 """
 
 
 def check_site(folder: Path) -> tuple[dict[str, list[str]], dict[str, dict]]:
-    """Open every page of the site in headless Chromium; ``(problems, seen)``: the problems
-    of each page (broken link, missing anchor, image not shown, error output) and what each
-    page holds (images, svgs, players, tables)."""
+    """Open every page of the site in headless Chromium with no network; ``(problems,
+    seen)``: the problems of each page (broken link, missing anchor, image not shown, error
+    output, a widget's repr, math MathJax did not typeset) and what each page holds (images,
+    svgs, players, tables, typeset math)."""
     problems: dict[str, list[str]] = defaultdict(list)
     seen: dict[str, dict] = {}
     pages = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.html"))
@@ -314,14 +415,20 @@ def check_site(folder: Path) -> tuple[dict[str, list[str]], dict[str, dict]]:
         driver = _browser()
         try:
             driver.set_page_load_timeout(60)
+            driver.set_script_timeout(120)
             for rel in pages:
                 driver.get(base + rel)
-                seen[rel] = driver.execute_script(_PAGE_JS)
+                seen[rel] = driver.execute_async_script(_PAGE_JS, _WIDGET_REPR.pattern)
         finally:
             driver.quit()
     for rel, info in seen.items():
         problems[rel] += [f"image not shown: {src}" for src in info["broken"]]
         problems[rel] += [f"error output: {t}" for t in info["errors"]]
+        problems[rel] += [f"a widget's repr on the page: {t}" for t in info["reprs"]]
+        problems[rel] += [f"math not rendered: {t}" for t in info["raw_math"]]
+        problems[rel] += [f"math error: {t}" for t in info["math_errors"]]
+        if not info["mathjax"]:
+            problems[rel].append("no MathJax on the page")
         for href in info["hrefs"]:
             parts = urlsplit(urljoin(base + rel, href))
             if not (parts.scheme + "://" + parts.netloc + "/").startswith(base):
@@ -352,15 +459,30 @@ def test_the_check_finds_broken_links_missing_images_and_error_cells(tmp_path, b
     """The check can fail: a page with a link to nowhere, an anchor that does not exist, an
     image that is not there and an error output."""
     root = _checkout(tmp_path, intro="[gone](../nowhere.md), [no term](../GLOSSARY.md#nope), "
-                                     "![missing](../figures/x/missing.png) ", error=True)
+                                     "![missing](../figures/x/missing.png) ", error=True,
+                     bare_widget=True)
     site.build(root=root, run_missing=False)
-    problems, _ = check_site(root / "build" / "site")
+    problems, seen = check_site(root / "build" / "site")
     found = "\n".join(problems.get("00_a.html", []))
     assert "broken link: ../nowhere.md" in found
     assert "no anchor #nope on glossary.html" in found
     assert "image not shown: ../figures/x/missing.png" in found
     assert "error output: " in found and "Traceback" in found
+    assert "a widget's repr on the page: VBox(children=(ToggleButtons(" in found
+    assert "math not rendered" not in found  # MathJax typeset it, from the site's own copy
+    assert seen["00_a.html"]["math"] > 0
     assert not problems.get("report.html") and not problems.get("glossary.html")
+
+
+@pytest.mark.browser
+def test_the_check_sees_math_that_is_not_typeset(tmp_path, browser_ok):
+    """Without the site's MathJax (as with a CDN and no network), the TeX stays raw."""
+    root = _checkout(tmp_path)
+    out = site.build(root=root, run_missing=False)["out"]
+    shutil.rmtree(out / "assets" / "mathjax")
+    problems, _ = check_site(out)
+    found = "\n".join(problems.get("00_a.html", []))
+    assert "math not rendered: " in found and "mathbb" in found, found
 
 
 @pytest.mark.browser
@@ -385,6 +507,7 @@ def test_every_page_of_the_quick_site_opens_with_no_broken_link_image_or_error(
         assert seen[f"{stem}.html"]["players"] >= players, f"{stem}: player diagrams lost"
     assert sum(v["images"] for v in seen.values()) > 0
     assert sum(v["players"] for v in seen.values()) > 0
+    assert sum(v["math"] for v in seen.values()) > 0  # typeset with no network
     assert seen["report.html"]["tables"] > 0
     print(f"site: {len(seen)} pages from {len(built)} quick runs, built in "
           f"{res['seconds']:.1f} s")

@@ -182,3 +182,35 @@ def test_the_output_is_opened_on_the_ledger_and_each_party_holds_it(key, runs):
         (mine,) = held(led, p, "logits (opened)")
         assert np.array_equal(fxp.decode(mine).reshape(res.logits.shape) * plan.impl["scale"],
                               res.logits)
+
+
+def test_the_tamper_dropdown_offers_only_changes_that_do_something_in_its_protocol():
+    semi, mal = L.tamper_targets(0, malicious=False), L.tamper_targets(0)
+    assert len(semi) == 9 and len(mal) == 30
+    assert mal[:len(semi)] == semi  # the protocol's own messages first, then the checks
+    assert all(label.startswith(L.CHECK_LABEL) for label, _ in mal[len(semi):])
+    checks = [label.removeprefix(L.CHECK_LABEL).split(":")[0] for label, _ in mal[len(semi):]]
+    assert checks == sorted(checks, key=["mult-check rho", "mult-check sigma",
+                                         "mult-check v"].index)  # grouped by check
+    for _, step in semi:  # every semi-honest choice changes a message the run sends
+        assert L.tamper_demo(step, malicious=False, seed=0).tampered_index is not None
+
+
+def test_the_tamper_explorer_has_a_static_twin_and_narrows_its_choices_semi_honestly():
+    pytest.importorskip("ipywidgets")
+    view = L.tamper_explorer(0)
+    static = view._repr_mimebundle_()["text/html"]
+    assert "ppnn-player-static" in static and "<svg" in static
+    assert "VBox(" not in static and "ToggleButtons(" not in static
+    assert "30 messages" in static and "9 in the semi-honest" in static
+    mode, target, said, holder = view.widget.children
+    assert len(target.options) == 30 and "aborts" in said.value
+    target.value = "private_compare::pc step 9: m * prod c level 2"
+    mode.value = "semi-honest"
+    assert len(target.options) == 9 and target.value.endswith("level 2")
+    assert "semi-honest" in said.value and "WRONG" in said.value
+    assert "ppnn-player" in holder.children[0]._dom_classes
+    mode.value = "malicious"
+    target.value = next(s for label, s in target.options if label.startswith(L.CHECK_LABEL))
+    mode.value = "semi-honest"  # a check does not exist here: back to the default
+    assert target.value == L.DEFAULT_TARGET

@@ -28,6 +28,11 @@ does not exist is left as it is (``tests/test_site.py`` fails on it). Headings a
 GitHub's anchor (``#what-you-will-learn``) beside nbconvert's (``#What-you-will-learn``), so
 links written for GitHub keep their ``#anchor``.
 
+**Math.** Pages typeset their ``$...$`` with MathJax 2 copied into ``assets/mathjax/`` from
+the ``jupyter-server-mathjax`` package (:func:`mathjax_dir`), never from a CDN, and load no
+other script from the network (the lab template's require.js and mermaid are left out): the
+site reads the same offline.
+
 The site is written to a temporary folder beside ``--out`` and renamed into place at the end:
 a failed build leaves the previous site as it was.
 """
@@ -49,13 +54,53 @@ from urllib.parse import unquote, urlsplit
 from . import frontdoor, paths
 
 __all__ = ["Source", "find_sources", "rewrite_url", "rewrite_links", "github_anchors",
-           "rebase_markdown_links",
+           "rebase_markdown_links", "mathjax_dir", "MATHJAX_URL",
            "notebook_summary", "build", "main"]
 
 #: files copied into ``assets/`` when a page links to them (besides everything under figures/)
 ASSET_SUFFIXES = {".png", ".svg", ".jpg", ".jpeg", ".gif", ".webp", ".csv", ".pdf"}
 _ATTR = re.compile(r"""\b(href|src)=(["'])(.*?)\2""", re.S)
 _HEADING = re.compile(r"<h([1-6]) id=\"([^\"]*)\">(.*?)</h\1>", re.S)
+
+
+#: where a page loads MathJax from (relative: every page is at the site's top level); the
+#: config is the package's own plus ``local/ppnn`` (:data:`_MATHJAX_LOCAL`)
+MATHJAX_URL = "assets/mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe,local/ppnn"
+#: the package ships MathJax's STIX web fonts only: use them, and no image fonts
+_MATHJAX_LOCAL = """MathJax.Hub.Config({
+  "HTML-CSS": {availableFonts: [], preferredFont: null, webFont: "STIX-Web", imageFont: null},
+  menuSettings: {zoom: "None"}
+});
+MathJax.Ajax.loadComplete("[MathJax]/config/local/ppnn.js");
+"""
+
+
+#: nbconvert's lab template without the scripts it would fetch from a CDN and no page of the
+#: site uses (require.js; mermaid, for diagrams no notebook draws)
+_TEMPLATE = """{%- extends 'index.html.j2' -%}
+{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+"""
+
+
+def mathjax_dir() -> Path:
+    """The MathJax 2 folder (``MathJax.js``, its config, jax and fonts) of the installed
+    ``jupyter-server-mathjax`` package (found without importing it)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("jupyter_server_mathjax")
+    where = [Path(p) / "static" for p in (spec.submodule_search_locations or [])] if spec else []
+    found = next((p for p in where if (p / "MathJax.js").is_file()), None)
+    if found is None:
+        raise RuntimeError("the site's math renderer comes from the jupyter-server-mathjax "
+                           "package, which is not installed: pip install -e . (make setup)")
+    return found
+
+
+def _copy_mathjax(dest: Path) -> None:
+    shutil.copytree(mathjax_dir(), dest, ignore=shutil.ignore_patterns("__pycache__"))
+    (dest / "config" / "local").mkdir(parents=True, exist_ok=True)
+    (dest / "config" / "local" / "ppnn.js").write_text(_MATHJAX_LOCAL, encoding="utf-8")
 
 
 @dataclass(frozen=True)
@@ -291,6 +336,7 @@ def build(out: Path | None = None, quick_only: bool = False, run_missing: bool =
           progress: bool = True) -> dict:
     """Build the site into ``out`` (default ``build/site``); returns a summary: the pages
     written, each notebook's source and mode, the seconds it took."""
+    import jinja2
     import nbformat
     from nbconvert import HTMLExporter
 
@@ -313,7 +359,10 @@ def build(out: Path | None = None, quick_only: bool = False, run_missing: bool =
                                           progress=progress)
             sources[nb.stem] = Source(path, "quick")
 
-    exporter = HTMLExporter(template_name="lab", sanitize_html=False)
+    exporter = HTMLExporter(template_name="lab", sanitize_html=False, mathjax_url=MATHJAX_URL,
+                            extra_loaders=[jinja2.DictLoader({"ppnn_site.html.j2": _TEMPLATE})],
+                            template_file="ppnn_site.html.j2")
+    mathjax_dir()  # before anything is written: the site needs its math renderer
     repo_url = _repo_url(root)
     assets: set[str] = set()
     executed = {s: nbformat.read(src.path, as_version=4) for s, src in sources.items() if src}
@@ -363,6 +412,7 @@ def build(out: Path | None = None, quick_only: bool = False, run_missing: bool =
             dest = tmp / "assets" / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(root / rel, dest)
+        _copy_mathjax(tmp / "assets" / "mathjax")
         os.chmod(tmp, 0o755)
         _replace_dir(tmp, out)
     except BaseException:

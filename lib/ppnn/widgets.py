@@ -12,7 +12,8 @@ import pandas as pd
 
 from .core.ledger import Ledger
 from .core.views import EVERYONE
-from .sequence import alert_steps, fmt_bits, lanes, sequence_diagram, steps
+from .sequence import MAX_WIDTH, alert_steps, fmt_bits, lanes, layout, sequence_diagram, steps
+from .textfit import math_html
 
 __all__ = ["transcript_frame", "transcript_stepper", "interactive_table", "protocol_player",
            "views_table", "ProtocolPlayer", "InteractiveView", "Progress", "progress"]
@@ -154,37 +155,43 @@ def views_table(ledger: Ledger, rows: pd.DataFrame | None = None,
 
 
 def _svg(fig) -> str:
+    """``fig`` as inline SVG (closed after), scaled down to fit a narrower output area."""
     import matplotlib.pyplot as plt
 
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight")
     plt.close(fig)
     text = buf.getvalue()
-    return text[text.index("<svg"):]
+    return text[text.index("<svg"):].replace("<svg ", "<svg style='max-width:100%;height:auto' ",
+                                             1)
 
 
 def _table_html(df: pd.DataFrame, current: int | None = None, seat: str = EVERYONE,
                 seen: set[int] | None = None, alerts: dict[int, str] | None = None) -> str:
-    """The views table as HTML: the current step in bold red, steps the seat cannot see grey
-    with their values hidden, alerted steps (step -> note) red on pink."""
+    """The views table as HTML: the current step in bold red (grey on a grey band when the
+    seat does not see it), steps the seat cannot see grey with their values hidden, alerted
+    steps (step -> note) red on pink."""
     lanes_ = [c for c in df.columns if c not in
               ("step", "phase/round", "from", "to", "what", "size")]
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
     body = []
     for r in df.itertuples(index=False):
         step = int(r[0])
-        style = []
-        if current is not None and step == current:
-            style.append("color:#c0392b;font-weight:bold")
-        if seen is not None and step not in seen:
-            style.append("color:#aaa")
-        if alerts and step in alerts:
-            style.append("background:#fbe3e0;color:#c0392b")
         hide = seen is not None and step not in seen  # the seat's lanes show nothing here
-        cells = [f"<td>{'' if hide and c in lanes_ else html.escape(str(v))}</td>"
+        style = []
+        if alerts and step in alerts:
+            style.append("background:#fbe3e0" + ("" if hide else ";color:#c0392b"))
+        if current is not None and step == current:
+            style.append("background:#e8e8e8;color:#999" if hide else
+                         "color:#c0392b;font-weight:bold")
+        elif hide:
+            style.append("color:#aaa")
+        cells = ["<td></td>" if hide and c in lanes_ else
+                 f"<td>{math_html(str(v)) if c == 'what' else html.escape(str(v))}</td>"
                  for c, v in zip(df.columns, r)]
-        body.append(f"<tr class='ppnn-step' data-step='{step}' style='{';'.join(style)}'>"
-                    + "".join(cells) + "</tr>")
+        current_cls = " ppnn-current-row" if current is not None and step == current else ""
+        body.append(f"<tr class='ppnn-step{current_cls}' data-step='{step}' "
+                    f"style='{';'.join(style)}'>" + "".join(cells) + "</tr>")
     return ("<table class='ppnn-views' style='font-size:12px;font-family:monospace'>"
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
 
@@ -194,32 +201,44 @@ class ProtocolPlayer:
     seat selector (everyone, or one party: the steps it cannot see greyed and its values
     hidden), the views table and the bytes and rounds so far.
 
-    Displayed in a live notebook, it is a widget (step slider, play button, seat); anywhere
-    else (papermill, nbconvert, a static page) the same output holds the whole diagram and
-    the views table as HTML, so an executed notebook shows the protocol.
+    Displayed in a live notebook, it is a widget: step slider, play button and seat on top;
+    under them the current step in words with its value, then the diagram of the steps so
+    far (the last ``window`` of them: the current step is its last row, always next to the
+    controls), then the views table up to that step (scrolled to its end). It opens on the
+    first step its seat sees, and its title says which seat is taken. Anywhere else
+    (papermill, nbconvert, a static page) the same output holds the whole diagram and the
+    views table as HTML, as the player's seat sees them, so an executed notebook shows the
+    protocol.
 
-    ``split_ops``: one step per operation booking (see :func:`ppnn.sequence.steps`);
-    ``panel``: ``panel(step) -> matplotlib figure, HTML string or None``, a picture the same
-    slider drives (e.g. the slot diagram of a packed-HE kernel after that step); the static
-    twin shows it at the last step. ``alert``: ledger message index -> note
-    (``{57: "tampered"}``): those messages' rows red on a pink band in the diagram and the
-    table, the note shown with them (default: none)."""
+    ``title``: what the run is (the player adds the seat); ``split_ops``: one step per
+    operation booking (see :func:`ppnn.sequence.steps`); ``panel``: ``panel(step) ->
+    matplotlib figure, HTML string or None``, a picture the same slider drives (e.g. the slot
+    diagram of a packed-HE kernel after that step); the static twin shows it at the last
+    step. ``alert``: ledger message index -> note (``{57: "tampered"}``): those messages' rows
+    red on a pink band in the diagram and the table, the note shown with them (default:
+    none). ``window``: rows of the live diagram (>= 1); ``max_width``: the diagram's widest
+    width in inches (its labels are cut only past it)."""
 
     def __init__(self, ledger: Ledger, seat: str = EVERYONE, group: str | None = "auto",
                  title: str | None = None, max_rows: int = 40, split_ops: bool = False,
                  panel: Callable[[int], object] | None = None,
-                 alert: dict[int, str] | None = None):
+                 alert: dict[int, str] | None = None, window: int = 8,
+                 max_width: float = MAX_WIDTH):
         seats = [EVERYONE, *lanes(ledger)]
         if seat not in seats:
             raise ValueError(f"seat must be one of {seats}, got {seat!r}")
         if panel is not None and not callable(panel):
             raise TypeError(f"panel must be a callable step -> figure or HTML, got {panel!r}")
+        if not isinstance(window, int) or window < 1:
+            raise ValueError(f"window must be an int >= 1 (rows), got {window!r}")
         self.ledger, self.seat, self.title, self.seats = ledger, seat, title, seats
-        self.panel = panel
+        self.panel, self.window = panel, window
         self.rows = steps(ledger, group, max_rows=max_rows, split_ops=split_ops)
         self.table = views_table(ledger, self.rows)
         self.alert = dict(alert or {})
         self.alerts = alert_steps(self.rows, self.alert)  # step -> note
+        self.max_width = float(max_width)
+        self._layouts: dict[str, object] = {}
         self._widget = None
 
     @property
@@ -229,6 +248,15 @@ class ProtocolPlayer:
     def seen(self, seat: str) -> set[int] | None:
         """Steps ``seat`` takes part in (None: every step)."""
         return None if seat == EVERYONE else _seen_by(self.rows, seat)
+
+    def first_seen(self, seat: str) -> int:
+        """The first step ``seat`` sees (1 when it sees none): where the player opens."""
+        seen = self.seen(seat)
+        return min(seen) if seen else 1
+
+    def title_for(self, seat: str) -> str:
+        """The diagram's title as ``seat`` sees it: the run's title and the seat taken."""
+        return f"{self.title} (seat: {seat})" if self.title else f"seat: {seat}"
 
     def so_far(self, step: int) -> str:
         """Bytes and rounds booked up to ``step``, per phase."""
@@ -241,21 +269,33 @@ class ProtocolPlayer:
                              f"{d['round'].nunique()} round(s)")
         return "; ".join(parts) or "nothing sent yet"
 
-    def describe(self, step: int, seat: str = EVERYONE) -> str:
-        """One line on ``step`` as ``seat`` sees it."""
+    def _describe(self, step: int, seat: str) -> tuple[str, str, str]:
+        """``describe``'s three parts: what happens, the value ('' when none is seen), the
+        alert note."""
         r = self.rows[self.rows["step"] == step].iloc[0]
         seen = self.seen(seat)
         if seen is not None and step not in seen:
-            return f"step {step}/{self.n_steps}: {seat} does not see this step"
+            return f"step {step}/{self.n_steps}: {seat} does not see this step", "", ""
         if r["kind"] == "message":
             text = f"{r['party']} \u2192 {r['peer']}: {r['what']} ({fmt_bits(r['bits'])})"
         elif r["kind"] == "held":
             text = f"{r['party']} holds {r['what']}"
         else:
             text = f"{r['party']} computes locally: {r['what']}"
-        value = f" = {r['shown']}" if r["shown"] else ""
         note = f" [{self.alerts[step]}]" if step in self.alerts else ""
-        return f"step {step}/{self.n_steps} [{r['phase']}]: {text}{value}{note}"
+        return f"step {step}/{self.n_steps} [{r['phase']}]: {text}", r["shown"] or "", note
+
+    def describe(self, step: int, seat: str = EVERYONE) -> str:
+        """One line on ``step`` as ``seat`` sees it (its value included)."""
+        text, value, note = self._describe(step, seat)
+        return text + (f" = {value}" if value else "") + note
+
+    def line_html(self, step: int, seat: str = EVERYONE) -> str:
+        """:meth:`describe` as the live widget's line (the value in a ``ppnn-value`` span)."""
+        text, value, note = self._describe(step, seat)
+        value = f"<span class='ppnn-value'> = {html.escape(value)}</span>" if value else ""
+        return (f"<b class='ppnn-current'>{math_html(text)}{value}{html.escape(note)}</b>"
+                f"<br><span class='ppnn-sofar'>so far: {html.escape(self.so_far(step))}</span>")
 
     def panel_html(self, step: int) -> str:
         """The ``panel`` picture at ``step`` as HTML ('' without a panel)."""
@@ -267,9 +307,33 @@ class ProtocolPlayer:
         body = out if isinstance(out, str) else _svg(out)
         return f"<div class='ppnn-panel' data-step='{int(step)}'>{body}</div>"
 
-    def figure(self, step: int | None = None, seat: str = EVERYONE):
+    def layout(self, seat: str = EVERYONE):
+        """The diagram's lanes as ``seat`` sees the run (:func:`ppnn.sequence.layout`: the
+        room its texts need; the same at every step)."""
+        if seat not in self._layouts:
+            self._layouts[seat] = layout(self.rows, lanes(self.ledger), None, self.max_width,
+                                         self.alerts, self.seen(seat))
+        return self._layouts[seat]
+
+    def figure(self, step: int | None = None, seat: str = EVERYONE, live: bool = False):
+        """The diagram as ``seat`` sees it, ``step`` current; ``live``: as the widget draws
+        it, the steps up to ``step`` only, the last :attr:`window` of them."""
         return sequence_diagram(self.ledger, highlight=step, visible=self.seen(seat),
-                                rows=self.rows, title=self.title, alert=self.alert)
+                                rows=self.rows, title=self.title_for(seat), alert=self.alert,
+                                upto=step if live else None,
+                                window=self.window if live else None,
+                                lay=self.layout(seat))
+
+    def diagram_html(self, step: int | None = None, seat: str = EVERYONE,
+                     live: bool = False) -> str:
+        """:meth:`figure` as inline SVG in a ``ppnn-diagram`` block (``data-full``: the
+        diagram is at its widest width, so a label may be cut; ``data-seat``, ``data-step``:
+        what it shows)."""
+        full = "1" if self.layout(seat).full else "0"
+        at = f" data-step='{int(step)}'" if step is not None else ""
+        return (f"<div class='ppnn-diagram' data-full='{full}' data-seat="
+                f"'{html.escape(seat, quote=True)}'{at}>{_svg(self.figure(step, seat, live))}"
+                "</div>")
 
     def static_html(self) -> str:
         """The static twin: the whole diagram and the views table, as the player's seat sees
@@ -280,7 +344,7 @@ class ProtocolPlayer:
         table = _table_html(self.table, seat=self.seat, seen=self.seen(self.seat),
                             alerts=self.alerts)
         return (f"<div class='ppnn-player-static'>{seat}"
-                f"{_svg(self.figure(seat=self.seat))}"
+                f"{self.diagram_html(seat=self.seat)}"
                 f"{self.panel_html(self.n_steps)}"
                 f"<p>{html.escape(self.so_far(self.n_steps))}</p>"
                 f"{table}</div>")
@@ -292,8 +356,9 @@ class ProtocolPlayer:
         import ipywidgets as w
 
         n = max(self.n_steps, 1)
-        play = w.Play(value=1, min=1, max=n, step=1, interval=900, description="play")
-        slider = w.IntSlider(value=1, min=1, max=n, description="step",
+        start = self.first_seen(self.seat)
+        play = w.Play(value=start, min=1, max=n, step=1, interval=900, description="play")
+        slider = w.IntSlider(value=start, min=1, max=n, description="step",
                              continuous_update=False)
         w.jslink((play, "value"), (slider, "value"))
         seat = w.Dropdown(options=self.seats, value=self.seat, description="seat")
@@ -304,13 +369,15 @@ class ProtocolPlayer:
 
         def redraw(change=None):
             k, who = slider.value, seat.value
-            line.value = (f"<b class='ppnn-current'>{html.escape(self.describe(k, who))}</b>"
-                          f"<br><span class='ppnn-sofar'>so far: "
-                          f"{html.escape(self.so_far(k))}</span>")
-            diagram.value = _svg(self.figure(k, who))
+            diagram.value = self.diagram_html(k, who, live=True)
             panel.value = self.panel_html(k)
-            table.value = _table_html(self.table[self.table["step"] <= k], k, who,
-                                      self.seen(who), self.alerts)
+            # the table up to this step, in a box that stays scrolled to its end
+            table.value = ("<div class='ppnn-table-box' style='max-height:16em;overflow:auto;"
+                           "display:flex;flex-direction:column-reverse'>"
+                           + _table_html(self.table[self.table["step"] <= k], k, who,
+                                         self.seen(who), self.alerts) + "</div>")
+            # the line last: once a page shows it, the diagram and the table are there
+            line.value = self.line_html(k, who)
 
         slider.observe(redraw, names="value")
         seat.observe(redraw, names="value")
@@ -336,9 +403,11 @@ class ProtocolPlayer:
 def protocol_player(ledger: Ledger, seat: str = EVERYONE, group: str | None = "auto",
                     title: str | None = None, max_rows: int = 40, split_ops: bool = False,
                     panel: Callable[[int], object] | None = None,
-                    alert: dict[int, str] | None = None) -> ProtocolPlayer:
+                    alert: dict[int, str] | None = None, window: int = 8,
+                    max_width: float = MAX_WIDTH) -> ProtocolPlayer:
     """Step through a recorded run (see :class:`ProtocolPlayer`); display the result."""
-    return ProtocolPlayer(ledger, seat, group, title, max_rows, split_ops, panel, alert)
+    return ProtocolPlayer(ledger, seat, group, title, max_rows, split_ops, panel, alert,
+                          window, max_width)
 
 
 class Progress:

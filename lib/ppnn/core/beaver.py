@@ -19,6 +19,7 @@ from .dealer import Dealer
 from .ledger import Ledger
 from .ring import Ring
 from .sharing import AdditiveShares, ReplicatedShares, XorShares
+from .transcript import Parts
 
 __all__ = ["beaver_mul", "beaver_matmul", "beaver_and", "replicated_mul", "zero_sharing"]
 
@@ -41,7 +42,8 @@ def beaver_mul(x: AdditiveShares, y: AdditiveShares, dealer: Dealer,
     e_sh, f_sh = x - t.a, y - t.b
     n = int(np.prod(x.shape, dtype=np.int64))
     ledger.exchange(parties, 2 * n * ring.bits, "beaver: x-a, y-b",
-                    values={p: np.stack([e_sh.shares[i], f_sh.shares[i]])
+                    values={p: Parts([e_sh.shares[i], f_sh.shares[i]], names=("x-a", "y-b"),
+                                     shape=(2, *x.shape))
                             for i, p in enumerate(parties)} if ledger.records_values else None)
     e, f = e_sh.reveal(), f_sh.reveal()
     # z = c + e*b + f*a + e*f (the public e*f added once, by party 0)
@@ -63,7 +65,7 @@ def beaver_matmul(x: AdditiveShares, y: AdditiveShares, dealer: Dealer,
     e_sh, f_sh = x - t.a, y - t.b
     n = int(np.prod(x.shape)) + int(np.prod(y.shape))
     ledger.exchange(parties, n * ring.bits, "beaver matmul: X-A, Y-B",
-                    values={p: np.concatenate([e_sh.shares[i].ravel(), f_sh.shares[i].ravel()])
+                    values={p: Parts([e_sh.shares[i], f_sh.shares[i]], names=("X-A", "Y-B"))
                             for i, p in enumerate(parties)} if ledger.records_values else None)
     e, f = e_sh.reveal(), f_sh.reveal()
     shares = np.stack([
@@ -85,7 +87,8 @@ def beaver_and(x: XorShares, y: XorShares, dealer: Dealer,
     d_sh, e_sh = x ^ t.a, y ^ t.b
     n = int(np.prod(x.shape, dtype=np.int64))
     ledger.exchange(parties, 2 * n * x.k, "beaver AND: x^a, y^b",
-                    values={p: np.stack([d_sh.shares[i], e_sh.shares[i]])
+                    values={p: Parts([d_sh.shares[i], e_sh.shares[i]], names=("x^a", "y^b"),
+                                     shape=(2, *x.shape))
                             for i, p in enumerate(parties)} if ledger.records_values else None)
     d, e = d_sh.reveal(), e_sh.reveal()
     z = XorShares(t.c.shares ^ (t.b.shares & d) ^ (t.a.shares & e), x.k)

@@ -80,13 +80,13 @@ class Dealer:
         self.rng, self.ledger, self.parties = rng, ledger, parties
         self._queue: list[tuple[int, str, list | None]] = []
 
-    def _values(self, *shared) -> list | None:
-        """Per party, its components of ``shared`` (flattened, concatenated): what the dealer
-        sends it -- only when the ledger records values."""
+    def _values(self, *shared, names=None) -> list | None:
+        """Per party, its components of ``shared`` (flattened, concatenated; ``names``: what
+        each sharing is): what the dealer sends it -- only when the ledger records values."""
         if not self.ledger.records_values:
             return None
         return [Parts([s.shares[i] if hasattr(s, "shares") else s.components[i]
-                       for s in shared], np.uint64) for i in range(len(self.parties))]
+                       for s in shared], np.uint64, names) for i in range(len(self.parties))]
 
     def _book(self, bits_per_party: int, what: str, values: list | None = None) -> None:
         """Book material for every party, one offline round per request; asked for inside an
@@ -114,7 +114,8 @@ class Dealer:
         n = int(np.prod(shape, dtype=np.int64))
         t = BeaverTriple(self._share(a, ring), self._share(b, ring),
                          self._share(ring.mul(a, b), ring))
-        self._book(3 * n * ring.bits, "beaver triple", self._values(t.a, t.b, t.c))
+        self._book(3 * n * ring.bits, "beaver triple",
+                   self._values(t.a, t.b, t.c, names=("a", "b", "c")))
         return t
 
     def matrix_triple(self, ring: Ring, shape_a, shape_b) -> MatrixTriple:
@@ -126,7 +127,8 @@ class Dealer:
         c = ring.matmul(a, b)
         n = a.size + b.size + c.size
         t = MatrixTriple(self._share(a, ring), self._share(b, ring), self._share(c, ring))
-        self._book(n * ring.bits, "matrix triple", self._values(t.a, t.b, t.c))
+        self._book(n * ring.bits, "matrix triple",
+                   self._values(t.a, t.b, t.c, names=("A", "B", "C")))
         return t
 
     def truncation_pair(self, ring: Ring, shape, d: int, r_bits: int | None = None
@@ -143,7 +145,8 @@ class Dealer:
         r_trunc = ring.reduce(ring.to_signed(r) >> d)
         n = int(np.prod(shape, dtype=np.int64))
         pair = TruncationPair(self._share(r, ring), self._share(r_trunc, ring), d)
-        self._book(2 * n * ring.bits, "truncation pair", self._values(pair.r, pair.r_trunc))
+        self._book(2 * n * ring.bits, "truncation pair",
+                   self._values(pair.r, pair.r_trunc, names=("r", "r >> d")))
         return pair
 
     def random_bits(self, ring: Ring, shape) -> tuple[AdditiveShares, XorShares]:
@@ -151,7 +154,8 @@ class Dealer:
         bits = self.rng.integers(0, 2, size=shape, dtype=np.uint64)
         n = int(np.prod(shape, dtype=np.int64))
         arith, xor = self._share(bits, ring), share_xor(bits, 1, self.rng, len(self.parties))
-        self._book(n * (ring.bits + 1), "random bits", self._values(arith, xor))
+        self._book(n * (ring.bits + 1), "random bits",
+                   self._values(arith, xor, names=("r (arithmetic)", "r (XOR)")))
         return arith, xor
 
     def bit_triples(self, shape, k: int = 1) -> BitTriple:
@@ -162,7 +166,7 @@ class Dealer:
         np_ = len(self.parties)
         t = BitTriple(share_xor(a, k, self.rng, np_), share_xor(b, k, self.rng, np_),
                       share_xor(a & b, k, self.rng, np_))
-        self._book(3 * n * k, "bit triple", self._values(t.a, t.b, t.c))
+        self._book(3 * n * k, "bit triple", self._values(t.a, t.b, t.c, names=("a", "b", "c")))
         return t
 
 

@@ -27,20 +27,35 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["Recorded", "ValueBudget", "ValueBook", "Hold", "SIZE_ONLY", "Parts",
-           "EVERY_ELEMENT"]
+           "EVERY_ELEMENT", "parts_text"]
 
 
 class Parts:
     """A value sent as the concatenation of several arrays (flattened, in order, cast to
     ``dtype``) -- a dealer's components of several sharings -- recorded without building the
-    concatenation: the ledger keeps its total size and its first elements only."""
+    concatenation: the ledger keeps its total size and its first elements only. ``names``
+    (one per array, e.g. ``("a", "b", "c")`` for a Beaver triple) say what each part is: the
+    recorded value's :meth:`Recorded.text` names them with their shapes. ``shape``: the
+    recorded value's shape (default: flat, ``(size,)``; e.g. ``(2, n)`` for two stacked
+    parts of ``n``)."""
 
-    __slots__ = ("arrays", "dtype")
+    __slots__ = ("arrays", "dtype", "names", "shape")
 
-    def __init__(self, arrays, dtype=None):
+    def __init__(self, arrays, dtype=None, names=None, shape=None):
         self.arrays = tuple(np.asarray(a) for a in arrays)
         self.dtype = np.dtype(dtype) if dtype is not None else (
             np.result_type(*self.arrays) if self.arrays else np.dtype(np.uint64))
+        if names is not None:
+            names = tuple(names)
+            if len(names) != len(self.arrays) or not all(
+                    isinstance(n, str) and n for n in names):
+                raise ValueError(f"names must be {len(self.arrays)} non-empty strings (one "
+                                 f"per part), got {names!r}")
+        self.names = names
+        if shape is not None and int(np.prod(shape, dtype=np.int64)) != self.size:
+            raise ValueError(f"shape {tuple(shape)} does not hold the {self.size} elements "
+                             "of the parts")
+        self.shape = None if shape is None else tuple(int(d) for d in shape)
 
     @property
     def size(self) -> int:
@@ -105,6 +120,7 @@ class Recorded:
     size: int                 # elements of an array; bytes of a ciphertext
     head: np.ndarray | None   # first elements (arrays), None when over the budget
     digest: str = ""          # ciphertexts: first 12 hex digits of SHA-256
+    parts: tuple = ()         # a concatenation of named parts: ((name, shape), ...)
 
     @property
     def complete(self) -> bool:
@@ -119,7 +135,8 @@ class Recorded:
         return self.head.reshape(self.shape)
 
     def text(self, n: int = 6) -> str:
-        """A short human-readable rendering: ``[3 17 250 ...] (8,) uint64``."""
+        """A short human-readable rendering: ``[3 17 250 ...] (8 elements)``, ``[0 1 ...]
+        (32 x 2)``, or the named parts of a concatenation: ``[...] a, b, c (3 each)``."""
         if self.kind == "ciphertext":
             return f"ciphertext {self.size} B #{self.digest}"
         if self.kind == "size only":
@@ -127,12 +144,33 @@ class Recorded:
         if self.kind == "opaque":
             return f"<{self.dtype}>"
         if self.head is None:
-            return f"{self.shape} {self.dtype} (not kept: budget)"
+            what = parts_text(self.parts) if self.parts else self.shape
+            return f"{what} {self.dtype} (not kept: budget)"
         vals = " ".join(_fmt(v) for v in self.head[:n])
         more = " ..." if self.size > n else ""
         whole_vector = len(self.shape) <= 1 and self.size <= n  # every element on show
-        shape = "" if whole_vector else f" {self.shape}"
+        shape = "" if whole_vector else (f" ({self.size} elements)" if len(self.shape) == 1
+                                         else f" ({_dims(self.shape)})")
+        if self.parts:
+            shape = f" {parts_text(self.parts)}"
         return f"[{vals}{more}]{shape}"
+
+
+def _dims(shape: tuple) -> str:
+    return " x ".join(str(int(d)) for d in shape) if shape else "1"
+
+
+def parts_text(parts) -> str:
+    """``((name, shape), ...)`` in words: ``'a, b, c (3 each)'``, or
+    ``'s_0 (5), [T]_0 (5 x 256)'`` when the shapes differ."""
+    groups: list[tuple[list[str], tuple]] = []
+    for name, shape in parts:
+        if groups and groups[-1][1] == tuple(shape):
+            groups[-1][0].append(name)
+        else:
+            groups.append(([name], tuple(shape)))
+    return ", ".join(f"{', '.join(names)} ({_dims(shape)}{' each' if len(names) > 1 else ''})"
+                     for names, shape in groups)
 
 
 def _fmt(v) -> str:
@@ -217,11 +255,14 @@ class ValueBook:
     def _parts(self, parts: Parts) -> Recorded:
         """The concatenation of ``parts`` (flattened), summarized without being built."""
         size, dtype = parts.size, parts.dtype
+        named = (tuple((name, tuple(a.shape)) for name, a in zip(parts.names, parts.arrays))
+                 if parts.names else ())
+        shape = parts.shape or (size,)
         n = size if self.budget.max_elements is None else min(size, self.budget.max_elements)
         cost = _OVERHEAD + n * dtype.itemsize
         if self.used + cost > self.budget.max_bytes:
             self.dropped += 1
-            return Recorded("array", (size,), str(dtype), size, None)
+            return Recorded("array", shape, str(dtype), size, None, parts=named)
         self.used += cost
         head, left = [], n
         for a in parts.arrays:
@@ -231,7 +272,7 @@ class ValueBook:
             head.append(take)
             left -= take.size
         head = np.concatenate(head) if head else np.zeros(0, dtype)
-        return Recorded("array", (size,), str(dtype), size, head)
+        return Recorded("array", shape, str(dtype), size, head, parts=named)
 
     def _ciphertext(self, parts: list[bytes], shape: tuple) -> Recorded:
         """Ciphertext bytes sent as ``parts`` (in order): their total size and the digest of

@@ -58,7 +58,8 @@ class ReusedMaskDealer(Dealer):
         t = BeaverTriple(self._share(a, ring), self._share(b, ring),
                          self._share(ring.mul(a, b), ring))
         n = int(np.prod(shape, dtype=np.int64))
-        self._book(3 * n * ring.bits, "beaver triple", self._values(t.a, t.b, t.c))
+        self._book(3 * n * ring.bits, "beaver triple",
+                   self._values(t.a, t.b, t.c, names=("a", "b", "c")))
         return t
 
 

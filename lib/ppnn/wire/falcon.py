@@ -187,7 +187,8 @@ class WireDealer(FalconDealer):
         _garbage(alg, comps.shape[1:], self.wire.garbage, out=comps[(self.wire.party - 1) % 3])
         return RSS(comps, alg)
 
-    def book(self, bits_per_party: int, what: str, *material: RSS) -> None:
+    def book(self, bits_per_party: int, what: str, *material: RSS,
+             names: tuple[str, ...] | None = None) -> None:
         if not material:
             raise WireError(f"dealer material '{what}' was booked without its sharings: "
                             "wire mode cannot send it")
@@ -204,7 +205,7 @@ class WireDealer(FalconDealer):
                 w.recv("dealer", [(a.shape, a.dtype, b) for a, b in parts], what,
                        "offline dealer", into=[a for a, _ in parts])
         # (a party's third component is still the garbage of :meth:`share`)
-        super().book(bits_per_party, what, *material)
+        super().book(bits_per_party, what, *material, names=names)
 
 
 class WireFalcon(Falcon):

@@ -1,7 +1,8 @@
 """05_falcon's protocol lessons: a tampered message played in the protocol player, and the
 view experiment of private compare.
 
-**Tampering** (:func:`tamper_demo`). Private compare (Algorithm 1) of a handful of secret
+**Tampering** (:func:`tamper_demo`; the lesson's controls with a static twin:
+:func:`tamper_explorer`). Private compare (Algorithm 1) of a handful of secret
 ``r`` against public ``x``, its output bit opened to everyone, with every value recorded.
 The corrupt party :data:`CORRUPT` (P2) changes the first message it sends at one chosen step
 (a resharing or an opening; ``Deviation(..., "inconsistent_send")``). Malicious, an honest
@@ -38,9 +39,9 @@ from ...protocols.falcon.algebra import bits_of
 from ...protocols.falcon.comparison import pc_material, private_compare
 from ...protocols.falcon.runtime import PARTIES, RSS, Deviation, Falcon, MaliciousAbort
 
-__all__ = ["CORRUPT", "PC_R", "PC_X", "OUTPUT_STEP", "DEFAULT_TARGET", "pc_with_output",
-           "tamper_targets", "TamperDemo", "tamper_demo", "pc_view", "PCViewExperiment",
-           "pc_view_experiment", "plot_pc_views"]
+__all__ = ["CORRUPT", "PC_R", "PC_X", "OUTPUT_STEP", "DEFAULT_TARGET", "CHECK_LABEL",
+           "pc_with_output", "tamper_targets", "TamperDemo", "tamper_demo", "tamper_explorer",
+           "pc_view", "PCViewExperiment", "pc_view_experiment", "plot_pc_views"]
 
 #: the corrupt party of the tamper lesson (see the module docstring for why P2)
 CORRUPT = "P2"
@@ -76,18 +77,33 @@ def _step(m) -> str:
     return f"{m.label}::{m.what}"
 
 
-def tamper_targets(seed: int = 0) -> list[tuple[str, str]]:
-    """The online steps at which :data:`CORRUPT` sends something in the malicious run, as
-    ``(what, step)`` pairs (a dropdown's options): resharings, openings, and the malicious
-    protocol's own messages (multiplication checks, and the redundant copies sent at the same
-    steps as the first ones)."""
-    fal = Falcon(np.random.default_rng(seed), malicious=True)
-    pc_with_output(fal)
-    seen: dict[str, str] = {}
-    for m in fal.ledger.messages:
-        if m.phase == "online" and m.sender == CORRUPT:
-            seen.setdefault(_step(m), m.what)
-    return [(what, step) for step, what in seen.items()]
+#: the prefix of a dropdown label of a message only the malicious protocol sends
+CHECK_LABEL = "check (malicious only): "
+
+
+def tamper_targets(seed: int = 0, malicious: bool = True) -> list[tuple[str, str]]:
+    """The online steps at which :data:`CORRUPT` sends something, as ``(label, step)`` pairs
+    (a dropdown's options), the ones a change there does something to in that protocol.
+    Semi-honest: the protocol's own messages (resharings, openings). Malicious: those first,
+    then the malicious protocol's own -- the messages of the multiplication checks (rho,
+    sigma, v), grouped by check and labelled :data:`CHECK_LABEL` ``+ what``."""
+    def sends(mal: bool) -> dict[str, str]:
+        fal = Falcon(np.random.default_rng(seed), malicious=mal)
+        pc_with_output(fal)
+        seen: dict[str, str] = {}
+        for m in fal.ledger.messages:
+            if m.phase == "online" and m.sender == CORRUPT:
+                seen.setdefault(_step(m), m.what)
+        return seen
+
+    own = sends(False)
+    out = [(what, step) for step, what in own.items()]
+    if malicious:
+        checks = [(what, step) for step, what in sends(True).items() if step not in own]
+        order = {"rho": 0, "sigma": 1, "v": 2}
+        checks.sort(key=lambda ws: order.get(ws[0].split(":")[0].rsplit(" ", 1)[-1], 3))
+        out += [(CHECK_LABEL + what, step) for what, step in checks]
+    return out
 
 
 @dataclass
@@ -210,6 +226,63 @@ def tamper_demo(target: str = DEFAULT_TARGET, malicious: bool = True, seed: int 
                       output, expected, abort)
 
 
+def tamper_explorer(seed: int = 0):
+    """The tamper lesson as controls: the protocol (malicious or semi-honest) and the message
+    :data:`CORRUPT` changes (only the ones that do something in that protocol:
+    :func:`tamper_targets`), what happened in words and the player of the run
+    (:meth:`TamperDemo.player`). An :class:`ppnn.widgets.InteractiveView`: its static twin
+    shows the first choice -- the words, the player's diagram and views table -- and what a
+    live kernel lets a reader choose."""
+    import html
+
+    import ipywidgets as w
+
+    from ...widgets import InteractiveView
+
+    targets = {mal: tamper_targets(seed, mal) for mal in (True, False)}
+    mode = w.ToggleButtons(options=["malicious", "semi-honest"], value="malicious",
+                           description="protocol")
+    target = w.Dropdown(options=targets[True], value=DEFAULT_TARGET,
+                        description=f"{CORRUPT} changes", layout=w.Layout(width="80%"))
+    said, holder = w.HTML(), w.VBox()
+    busy = False
+
+    def words(demo: TamperDemo) -> str:
+        return f"<p class='ppnn-tamper-said'><b>{demo.mode}</b>: {html.escape(demo.summary())}</p>"
+
+    def show(change=None):
+        if busy:
+            return
+        demo = tamper_demo(target.value, mode.value == "malicious", seed)
+        said.value = words(demo)
+        holder.children = (demo.player().widget(),)
+
+    def switch(change):
+        nonlocal busy
+        busy = True  # the options change first, then one redraw
+        try:
+            keep, opts = target.value, targets[mode.value == "malicious"]
+            target.options = opts
+            target.value = keep if keep in {s for _, s in opts} else DEFAULT_TARGET
+        finally:
+            busy = False
+        show()
+
+    mode.observe(switch, names="value")
+    target.observe(show, names="value")
+    first = tamper_demo(DEFAULT_TARGET, True, seed)
+    said.value = words(first)
+    holder.children = (first.player().widget(),)
+    choices = (f"<p class='ppnn-tamper-choices'>protocol: <b>malicious</b>; {CORRUPT} "
+               f"changes: <b>{html.escape(first.what)}</b>. With a live kernel, pick the "
+               f"protocol and any of the {len(targets[True])} messages {CORRUPT} sends in the "
+               f"malicious protocol ({len(targets[False])} in the semi-honest one: the "
+               "multiplication checks exist only in the malicious protocol).</p>")
+    static = (f"<div class='ppnn-tamper-static'>{choices}{words(first)}"
+              f"{first.player().static_html()}</div>")
+    return InteractiveView(w.VBox([mode, target, said, holder]), static)
+
+
 # ---------------------------------------------------------------------------------------------
 def _fixed_blinding(fal: Falcon, n: int, seed: int = 0) -> tuple[RSS, RSS, RSS]:
     """The broken dealer: ``beta`` and ``m`` from a fixed seed, so the same bit and mask for
@@ -220,7 +293,7 @@ def _fixed_blinding(fal: Falcon, n: int, seed: int = 0) -> tuple[RSS, RSS, RSS]:
     out = (fal.dealer.share(beta, fal.bit, "pc"), fal.dealer.share(beta, fal.field, "pc"),
            fal.dealer.share(m, fal.field, "pc"))
     fal.dealer.book(2 * n * (1 + 2 * fal.field.bits), "private compare: beta (Z_2, Z_p), m",
-                    *out)
+                    *out, names=("beta (Z_2)", "beta (Z_p)", "m"))
     return out
 
 

@@ -197,7 +197,7 @@ def pc_material(fal: Falcon, shape) -> tuple[RSS, RSS, RSS]:
            fal.dealer.share(m, fal.field, "pc"))
     n = int(np.prod(shape, dtype=np.int64))
     fal.dealer.book(2 * n * (1 + 2 * fal.field.bits), "private compare: beta (Z_2, Z_p), m",
-                    *out)
+                    *out, names=("beta (Z_2)", "beta (Z_p)", "m"))
     return out
 
 
@@ -228,7 +228,8 @@ def wrap3_protocol(fal: Falcon, a: RSS) -> RSS:
                                                fal.bit), fal.bit, "wrap")
         size = int(np.prod(n, dtype=np.int64))
         fal.dealer.book(2 * size * (ring.bits + ring.k * fal.field.bits + 1),
-                        "wrap3: r, bits of r in Z_p, alpha", r_sh, r_bits, alpha)
+                        "wrap3: r, bits of r in Z_p, alpha", r_sh, r_bits, alpha,
+                        names=("r", "bits of r", "alpha"))
         x_sh = a + r_sh
         beta = RSS(wrap2(ring, a.components, r_sh.components), fal.bit)
         x, xc = fal.open_components(x_sh, "wrap3 step 2: open x = a + r", "masked", "wrap3 r")
@@ -264,7 +265,7 @@ def bit_inject(fal: Falcon, b: RSS, what: str = "bit injection: open b xor c") -
     c2 = fal.dealer.share(c, fal.bit, "bits")
     cL = fal.dealer.share(fal._material("bit c (Z_L)", c, ring), ring, "bits")
     fal.dealer.book(2 * int(np.prod(b.shape, dtype=np.int64)) * (1 + ring.bits),
-                    "random bit in Z_2 and Z_L", c2, cL)
+                    "random bit in Z_2 and Z_L", c2, cL, names=("c (Z_2)", "c (Z_L)"))
     e = fal.open(b + c2, what, "masked", "bit c")
     return cL.mul_public(ring.reduce(1 - 2 * e.astype(np.int64))).add_public(e)
 

@@ -123,11 +123,17 @@ class FalconDealer(ReplicatedDealer):
     its two components ``x_i`` then ``x_{i+1}`` (flattened, concatenated, in the widest dtype
     among them). Recording off, nothing is built."""
 
-    def book(self, bits_per_party: int, what: str, *material: RSS) -> None:
+    def book(self, bits_per_party: int, what: str, *material: RSS,
+             names: tuple[str, ...] | None = None) -> None:
         values = None
+        if names is not None and len(names) != len(material):
+            raise ValueError(f"names must name each of the {len(material)} sharings of "
+                             f"'{what}', got {names!r}")
         if material and self.ledger.records_values:
             dt = np.result_type(*(m.components.dtype for m in material))
-            values = [Parts([m.components[j] for m in material for j in (i, (i + 1) % 3)], dt)
+            values = [Parts([m.components[j] for m in material for j in (i, (i + 1) % 3)], dt,
+                            None if names is None else
+                            [f"{n}_{j}" for n in names for j in (i, (i + 1) % 3)])
                       for i in range(3)]
         self._book(bits_per_party, what, values)
 
@@ -794,7 +800,7 @@ class Falcon:
         ta, tb = self.dealer.share(a, alg, "triple"), self.dealer.share(b, alg, "triple")
         tc = self.dealer.share(c, alg, "triple")
         self.dealer.book(2 * (a.size + b.size + c.size) * alg.bits, "multiplication triple",
-                         ta, tb, tc)
+                         ta, tb, tc, names=("a", "b", "c"))
         return ta, tb, tc
 
     def _material(self, name: str, x: np.ndarray, alg) -> np.ndarray:
@@ -902,7 +908,7 @@ class Falcon:
         ta, tb = self.dealer.share(a, ring, "triple"), self.dealer.share(b, ring, "triple")
         tc = self.dealer.share(c, ring, "triple")
         self.dealer.book(2 * (a.size + b.size + c.size) * ring.bits, "matrix triple",
-                         ta, tb, tc)
+                         ta, tb, tc, names=("A", "B", "C"))
         return ta, tb, tc
 
     def _check_matmul(self, x: RSS, w: RSS, z: RSS, triple, what: str, tampered: bool,
@@ -959,7 +965,7 @@ class Falcon:
                                     ring, "trunc")
         self.dealer.book(3 * 2 * int(np.prod(x.shape, dtype=np.int64)) * ring.bits,
                          "truncation pair (r, msb(r), (r mod 2^(k-1)) >> d)",
-                         sh_r, sh_msb, sh_lowt)
+                         sh_r, sh_msb, sh_lowt, names=("r", "msb(r)", "r' >> d"))
         offset = np.uint64(1 << (k - 2))
         c = self.open((x + offset) + sh_r, what, "masked", "truncation r")
         c_msb, c_low = c >> np.uint64(k - 1), c & (half - np.uint64(1))
@@ -994,7 +1000,7 @@ def truncate_aby3_plain(fal: Falcon, x: RSS, d: int, what: str = "truncate (plai
     sh_r = fal.dealer.share(r, ring, "trunc")
     sh_rt = fal.dealer.share(ring.reduce(ring.to_signed(r) >> d), ring, "trunc")
     fal.dealer.book(2 * 2 * int(np.prod(x.shape, dtype=np.int64)) * ring.bits,
-                    "truncation pair (r, r >> d)", sh_r, sh_rt)
+                    "truncation pair (r, r >> d)", sh_r, sh_rt, names=("r", "r >> d"))
     c = fal.open(x - sh_r, what, "masked", "truncation r")
     return sh_rt.add_public(ring.reduce(ring.to_signed(c) >> d))
 

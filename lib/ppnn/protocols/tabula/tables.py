@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ppnn.core import Z2_64, FixedPoint, Ledger, Ring
-from ppnn.core.transcript import SIZE_ONLY
+from ppnn.core.transcript import SIZE_ONLY, Parts
 
 __all__ = [
     "MAX_TABLE_BITS", "check_table_bits", "signed_inputs", "function_table", "relu", "gelu",
@@ -214,7 +214,7 @@ def _book_dealer(ledger: Ledger, parties, n: int, b: int, ring: Ring,
         for i, party in enumerate(parties):
             v = SIZE_ONLY
             if values is not None and ledger.records_values:
-                v = np.concatenate([values[i][0].ravel(), values[i][1].ravel()])
+                v = Parts(values[i], names=(f"s_{i}", f"[T]_{i}"))
             ledger.send(Ledger.DEALER, party, n * ((1 << b) * ring.bits + b),
                         "Tabula table (ideal)", value=v)
 
