@@ -262,3 +262,18 @@ def test_params_roundtrip_and_errors():
         nn.init_params(small, 0)
     with pytest.raises(ValueError, match="batch axis"):
         nn.forward(small, nn.init_params(small, np.random.default_rng(0)), np.zeros((1, 28, 28)))
+
+
+def test_forward_nodes_keeps_every_node_of_a_residual_network():
+    net = nn.zoo.resnet_cifar(3, (2, 4, 8), 8)
+    params = nn.init_params(net, np.random.default_rng(0), dtype=np.float64)
+    x = np.random.default_rng(1).random((3, *net.input_shape))
+    outs = nn.forward_nodes(net, params, x)
+    assert list(outs) == [n.name for n in net.nodes()]  # evaluation order, Add rows included
+    for n in net.nodes():
+        assert outs[n.name].shape == (3, *n.out_shape), n.name
+    top = nn.forward(net, params, x, return_layers=True)
+    names = net.layer_names
+    assert np.array_equal(outs["block1.add"], top[names.index("block1")])
+    assert np.array_equal(outs["relu2"], np.maximum(outs["block1.add"], 0))
+    assert np.array_equal(outs[net.nodes()[-1].name], top[-1])

@@ -34,8 +34,8 @@ from .layers import (
 )
 from .network import Network, _auto_names
 
-__all__ = ["init_params", "forward", "forward_fixed", "fold_batchnorm", "check_params",
-           "flatten_params", "unflatten_params", "predict"]
+__all__ = ["init_params", "forward", "forward_nodes", "forward_fixed", "fold_batchnorm",
+           "check_params", "flatten_params", "unflatten_params", "predict"]
 
 
 # -- parameters ------------------------------------------------------------------------------
@@ -205,6 +205,33 @@ def forward(net: Network, params, x, return_layers: bool = False):
     with blas_threads(1):
         y = _fwd_seq(net.layers, params, x, outs)
     return outs if return_layers else y
+
+
+def _fwd_nodes(layers, params, x, prefix, outs):
+    for name, layer, p in zip(_auto_names(layers), layers, params):
+        full = f"{prefix}{name}"
+        if isinstance(layer, Residual):
+            x = (_fwd_nodes(layer.body, p["body"], x, f"{full}.body.", outs)
+                 + _fwd_nodes(layer.shortcut, p["shortcut"], x, f"{full}.shortcut.", outs))
+            outs[f"{full}.add"] = x
+        else:
+            x = _fwd_layer(layer, p, x)
+            outs[full] = x
+    return x
+
+
+def forward_nodes(net: Network, params, x) -> dict[str, np.ndarray]:
+    """Float inference that keeps every node's output: ``{name: output}`` for every row of
+    :meth:`Network.nodes` (leaf layers inside residual bodies and shortcuts, and each block's
+    ``<block>.add``), in evaluation order. What the integer compilers calibrate a residual
+    network on (:func:`forward` keeps the top-level outputs only)."""
+    x = _batch_input(net, x, "forward_nodes")
+    if x.dtype not in (np.float32, np.float64):
+        x = x.astype(np.float64)
+    outs: dict[str, np.ndarray] = {}
+    with blas_threads(1):
+        _fwd_nodes(net.layers, params, x, "", outs)
+    return outs
 
 
 def predict(net: Network, params, x, batch_size: int = 1000) -> np.ndarray:
