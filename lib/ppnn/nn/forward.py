@@ -35,7 +35,7 @@ from .layers import (
 from .network import Network, _auto_names
 
 __all__ = ["init_params", "forward", "forward_nodes", "forward_fixed", "fold_batchnorm",
-           "check_params", "flatten_params", "unflatten_params", "predict"]
+           "check_params", "flatten_params", "unflatten_params", "predict", "node_params"]
 
 
 # -- parameters ------------------------------------------------------------------------------
@@ -137,6 +137,23 @@ def unflatten_params(net: Network, flat: dict[str, np.ndarray]) -> list:
     params = build(net.layers, "")
     check_params(net, params)
     return params
+
+
+def node_params(net: Network, params) -> dict[str, dict]:
+    """``{node name: that leaf layer's parameter dict}`` for every leaf of :meth:`Network.nodes`
+    (names as there: ``conv1``, ``block2.shortcut.conv1``, ...)."""
+    out: dict[str, dict] = {}
+
+    def walk(layers, ps, prefix):
+        for name, layer, p in zip(_auto_names(layers), layers, ps):
+            if isinstance(layer, Residual):
+                walk(layer.body, p["body"], f"{prefix}{name}.body.")
+                walk(layer.shortcut, p["shortcut"], f"{prefix}{name}.shortcut.")
+            else:
+                out[f"{prefix}{name}"] = p
+
+    walk(net.layers, params, "")
+    return out
 
 
 def _batch_input(net: Network, x: np.ndarray, what: str) -> np.ndarray:

@@ -14,7 +14,9 @@ same, and they live here so the families configure them instead of re-implementi
    pre-activation below a limit (:func:`pow2_rescale`; Falcon; in a residual network the two
    branches of every block end at one scale), and the truncation shift that keeps a
    calibrated value in ``b`` bits (:func:`shift_for`; Tabula's tables);
-5. **the exact integer forward** of a linear layer, the core of every family's oracle
+5. **average pooling** on integers: a window sum and a public integer factor, the division
+   by ``k^2`` moved into the scale (:func:`mean_factor`);
+6. **the exact integer forward** of a linear layer, the core of every family's oracle
    (:func:`int_linear`: float64 BLAS while every partial sum provably stays below ``2^53``,
    exact ``Z_2^64`` arithmetic otherwise).
 """
@@ -33,7 +35,7 @@ from .network import Network, _auto_names
 from .ops import conv2d
 
 __all__ = ["activation_ranges", "to_fixed", "fixed_weights", "fixed_bias", "pow2_rescale",
-           "shift_for", "int_linear"]
+           "shift_for", "int_linear", "mean_factor"]
 
 _TWO64 = 1 << 64
 
@@ -175,6 +177,21 @@ def shift_for(max_abs: float, step: float, bits: int, margin: float = 1.0) -> tu
         raise ValueError(f"step and margin must be > 0, got {step} and {margin}")
     l_bits = max(1, math.ceil(math.log2(max_abs * margin / step + 1)))
     return l_bits, max(l_bits + 1 - int(bits), 0)
+
+
+def mean_factor(kk: int, bits: int = 8) -> tuple[int, int]:
+    """``(c, t)``: a mean over ``kk`` values as ``c * sum / 2^t`` -- the window sum (local on
+    shares, a plain sum under additive HE), times the public integer ``c``, at ``t`` more
+    fraction bits. ``kk`` a power of two: ``(1, log2 kk)``, exact; otherwise
+    ``c = round(2^t / kk)`` with ``t = ceil(log2 kk) + bits`` (relative error below
+    ``2^-(bits+1)``)."""
+    if isinstance(kk, bool) or not isinstance(kk, int | np.integer) or kk < 1:
+        raise ValueError(f"kk must be a positive int (the pool's window size), got {kk!r}")
+    kk = int(kk)
+    if kk & (kk - 1) == 0:
+        return 1, kk.bit_length() - 1
+    t = (kk - 1).bit_length() + int(bits)
+    return round(2**t / kk), t
 
 
 def int_linear(layer, W_int, x_int, wrap: bool = False) -> np.ndarray:
