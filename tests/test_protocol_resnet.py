@@ -18,7 +18,7 @@ import ppnn
 from ppnn import nn
 from ppnn.protocols import api
 
-KEYS = [k for k in api._REGISTRY if k != "she"]  # SHE follows
+KEYS = list(api._REGISTRY)
 #: families whose residual Add is a local sum of shares (no message, no operation booked);
 #: SwaNN's is the evaluator's Paillier product, SHE's an adder circuit (no message either)
 LOCAL_ADD = ("delphi_gc", "delphi_tabula", "gazelle_gc", "gala_gc", "falcon_sh", "falcon_mal")
