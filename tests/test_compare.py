@@ -176,6 +176,21 @@ def test_hegc_equals_gala_integer_oracle(method):
         hegc.secure_inference(plan, x[:2], he, method, rng)
 
 
+@pytest.mark.parametrize("method", ["GAZELLE", "GALA"])
+def test_hegc_network_ending_in_relu_returns_the_oracles_rectified_logits(method):
+    """Falcon's networks end with a ReLU after the last layer: the garbled ReLU there does not
+    rescale (the logits have no clip), as GALA's integer pipeline does."""
+    rng = np.random.default_rng(4)
+    net = nn.Network("relu_out", (1, 6, 6), (nn.Conv2d(2, 3), nn.ReLU(), nn.Flatten(),
+                                             nn.Dense(4), nn.ReLU()))
+    x = rng.uniform(0, 1, (4, 1, 6, 6))
+    he = BFVSim(n=256)
+    plan = hegc.HEGCPlan.build(net, nn.init_params(net, rng), x, he.p)
+    assert plan.steps[-1].kind == "act" and plan.steps[-1].spec.d == 0
+    logits, _ = hegc.secure_inference(plan, x[0], he, method, rng)
+    assert np.array_equal(logits, plan.forward_int(x[:1])) and (logits >= 0).all()
+
+
 # -- the whole comparison -----------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def cmp():

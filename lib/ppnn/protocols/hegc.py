@@ -133,9 +133,11 @@ class HEGCPlan:
                     pool = layers[i + 2] if i + 2 < len(layers) else None
                     pool = pool if isinstance(pool, MaxPool) else None
                     m = pool.kernel**2 if pool is not None else 1
+                    # after the last linear layer (no clip) the logits are not rescaled:
+                    # GALA's integer_forward applies the ReLU to them as they are
+                    d = q.f_w if q.clip is not None else 0
                     steps.append(Step("act", names[i + 1], layers[i + 1], q, pool=pool,
-                                      spec=gc_act.ActSpec(k, q.f_w, m, p=int(p),
-                                                          clip=q.clip)))
+                                      spec=gc_act.ActSpec(k, d, m, p=int(p), clip=q.clip)))
                     i += 3 if pool is not None else 2
                     continue
                 if q.clip is not None:
