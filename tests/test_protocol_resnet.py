@@ -176,6 +176,27 @@ def test_tabula_without_truncation_equals_its_oracle_bit_for_bit():
     np.testing.assert_array_equal(ppnn.run(plan, x, seed=1).logits, plan.oracle(x))
 
 
+@pytest.mark.parametrize("key", ["delphi_tabula", "falcon_sh"])
+def test_wire_mode_runs_a_residual_network_as_in_process(key):
+    """The parties as processes (the client's / servers' copies hold garbage weights inside
+    the blocks too): the same logits and ledger as the in-process run."""
+    net = nn.zoo.resnet_cifar(**REDUCED, image=8)
+    plan = ppnn.compile(key, net, resnet_params(net, 0), calib=_images(net, 16, 1))
+    x = _images(net, 1, 2)
+    ref = ppnn.run(plan, x, seed=1)
+    res = ppnn.run(plan, x, seed=1, transport="tcp")
+    np.testing.assert_array_equal(res.logits, ref.logits)
+    assert res.ledger.messages == ref.ledger.messages
+
+
+def test_wire_mode_refuses_residual_he_plans_by_name():
+    net = nn.zoo.resnet_cifar(**REDUCED, image=8)
+    plan = ppnn.compile("gala_gc", net, resnet_params(net, 0), calib=_images(net, 16, 1),
+                        n=256)
+    with pytest.raises(ValueError, match="residual blocks or mean pools: run it in process"):
+        ppnn.run(plan, _images(net, 1, 2), transport="tcp")
+
+
 # -- slow: ResNet-20 itself -----------------------------------------------------------------
 @pytest.fixture(scope="module")
 def resnet20():
