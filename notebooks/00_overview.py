@@ -416,6 +416,30 @@ plt.close(fig)
 display(Image(filename=str(png)))
 
 # %% [markdown]
+# ### A ResNet beside MiniONN
+#
+# MiniONN's network is a chain of four layers; the first network most people bring is a
+# ResNet, whose blocks add two branches. Every family compiles He et al.'s CIFAR ResNet-20
+# (3 stages of 3 basic blocks, 16/32/64 channels; random weights and batch-norm statistics,
+# calibrated on random images) and **counts** one inference with `ppnn.count` -- the ledger
+# a run would book, without running it. So its WAN column is the network time of the
+# counted rounds and bytes only, no compute. To keep the [quick mode](../GLOSSARY.md#quick-mode)
+# quick, it counts the same graph at widths 2/4/8 on 16 × 16 images; the full pipeline counts
+# ResNet-20 itself.
+# `06_your_model` runs a ResNet through every family end to end (and shows which layers
+# dominate), as `python -m ppnn compare resnet20.onnx` does.
+
+# %%
+from ppnn.experiments.compare import resnet as resnet_exp
+
+resnet_counts = resnet_exp.resnet_counts(QUICK, SEED, progress=print)
+print(f"{resnet_counts.attrs['network']}: {resnet_counts.attrs['macs']:,} MACs, "
+      f"{resnet_counts.attrs['relus']:,} ReLUs (MiniONN's network: "
+      f"{cmp.workload.net.n_macs:,} MACs, {cmp.workload.net.n_relus:,} ReLUs)")
+both = resnet_exp.side_by_side(cmp.frame, resnet_counts)
+display(both.style.format({c: "{:.3g}" for c in both.columns if c != "family"}))
+
+# %% [markdown]
 # ### Which approach for which setting
 #
 # The guide below is generated from the table (change the seed, the mode or the network

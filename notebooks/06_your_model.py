@@ -29,7 +29,9 @@
 # 1. how to export a model to ONNX and load it into PPNN Lab (`ppnn.nn.from_onnx`);
 # 2. the one protocol interface: `ppnn.families()`, `ppnn.compile`, `ppnn.run`, `ppnn.count`;
 # 3. what each family does to your network (its integer plan) and what it cannot run;
-# 4. the comparison table for your network, and the command that makes it from a terminal.
+# 4. the comparison table for your network, and the command that makes it from a terminal;
+# 5. a ResNet from ONNX: how each family adds the two branches of a residual block, and which
+#    layers dominate its cost.
 
 # %% tags=["parameters"]
 QUICK = True
@@ -69,10 +71,11 @@ print(f"this notebook writes under {out} (never into figures/)")
 # ```
 #
 # and in Keras with `tf2onnx.convert.from_keras(model, output_path="my_model.onnx")`. PPNN
-# Lab reads Conv, Gemm (or MatMul + Add), Relu, MaxPool, AveragePool, BatchNormalization and
-# Flatten / Reshape; anything else is refused with the op and node named. Set `MODEL` above
-# to your file. Without one, we train a small LeNet-style network here (neither PyTorch nor
-# Keras is needed) and export it exactly as those would.
+# Lab reads Conv, Gemm (or MatMul + Add), Relu, MaxPool, AveragePool, GlobalAveragePool,
+# BatchNormalization, Flatten / Reshape and residual blocks (the `Add` of two branches, §5);
+# anything else is refused with the op and node named. Set `MODEL` above to your file.
+# Without one, we train a small LeNet-style network here (neither PyTorch nor Keras is
+# needed) and export it exactly as those would.
 
 # %%
 x_train, y_train, x_test, y_test = data.load_mnist()
@@ -212,16 +215,89 @@ print("wrote", paths.atomic_write(out / "wire_measured_vs_projected_timings.csv"
                                   wire_mine.to_csv(index=False)))
 
 # %% [markdown]
-# ## 5. The same from a terminal
+# ## 5. A ResNet: residual blocks through every family
+#
+# The first network most people bring is a ResNet. He et al.'s CIFAR ResNet-20 (3 stages of 3
+# basic blocks, 16/32/64 channels, a global average pool; `nn.zoo.get("resnet20_cifar10")`)
+# adds two branches in every block -- the block's input itself (*identity shortcut*) or, where
+# the shape changes, a strided 1x1 convolution (*projection*) -- and puts a batch-norm after
+# every convolution. PyTorch exports it with `torch.onnx.export` exactly like the LeNet above;
+# here the project's own exporter writes it (random weights: no training, no download), and
+# `from_onnx` reads it back: every tensor read by two nodes opens a block, the `Add` of the two
+# branches closes it.
+#
+# Each family adds the two branches the way its paper would, and compiles the rest as for any
+# network:
+#
+# | family | the residual Add | batch-norm, average pool |
+# |---|---|---|
+# | Delphi + GC, Delphi + Tabula, Falcon | local: each party adds its shares (the identity shortcut first shifted to the body's fixed-point scale); the next garbled ReLU / table / [truncation](../GLOSSARY.md#truncation) rescales the sum | folded into the convolution; the pool is a local window sum, its 1/k² in the scale |
+# | [GAZELLE](../GLOSSARY.md#gazelle) / GALA + GC | the two branches' HE results added where they are, on the shares mod p; the identity lifted by 2^f_w, the rescale and clip in the next garbled ReLU | folded; the pool sums the shares ("without extra cost", GALA §II) |
+# | SwaNN | a product of the two branches' [Paillier](../GLOSSARY.md#paillier) ciphertexts at the server, the identity raised to 2^f_w first: operations, no message | folded before anything is switched; the scaled mean pool of Paillier |
+# | SHE | a ripple-carry adder on the gate level, the coarser branch shifted (free wiring), then the block's ReLU-and-saturate unit | folded; an adder tree, 1/k² in the next layer's weights |
+#
+# In [quick mode](../GLOSSARY.md#quick-mode) the same graph runs at widths 2/4/8 on 16 × 16
+# images (a few seconds per family); the full pipeline runs ResNet-20 itself on random
+# 32 × 32 images (minutes per family: SHE's billion gates, SwaNN's Paillier), with
+# `ppnn.count` beside every run.
+
+# %%
+from ppnn.experiments.compare import resnet as resnet_exp
+
+resnet = resnet_exp.resnet_network(QUICK)
+resnet_path = nn.to_onnx(resnet, resnet_exp.random_params(resnet, SEED),
+                         out / f"{resnet.name}.onnx")
+rnet, rparams = nn.from_onnx(resnet_path)
+assert rnet.layers == resnet.layers  # identity and projection shortcuts read back as blocks
+rows = rnet.summary()
+print(f"{resnet_path.name}: {rnet.n_macs:,} MACs, {rnet.n_relus:,} ReLUs, "
+      f"{(rows['kind'] == 'Add').sum()} residual blocks")
+# an identity block (block3) and the first projection block (block4)
+display(rows[rows["name"].str.startswith(("block3.", "block4."))][
+    ["name", "kind", "in_shape", "out_shape", "relus", "macs"]])
+
+# %% [markdown]
+# Every family on it: one random image each, the protocol checked against the family's
+# oracle, compute measured or projected with the unit costs measured in §4.
+
+# %%
+with progress("every family on the ResNet", total=len(ppnn.families())) as bar:
+    rcmp, kinds = resnet_exp.compare_resnet(QUICK, SEED, units, net=rnet, params=rparams,
+                                            progress=lambda line: bar.step(note=line))
+display(Markdown(compare.to_markdown(rcmp.frame)))
+rdir = out / "resnet"
+rwritten = compare.save(rcmp, figures=False, directory=rdir)
+display(compare.seconds_frame(rcmp.results).drop(columns="key").dropna(axis=1, how="all")
+        .style.format({"compile_s": "{:.2f}", "run_s": "{:.2f}", "count_s": "{:.2f}"}))
+
+# %% [markdown]
+# **Which layers dominate.** The same ledgers by layer kind: the convolutions and the ReLUs
+# carry almost everything; the residual Adds cost nothing where they are local (Delphi,
+# Tabula, GAZELLE, GALA, Falcon), Paillier operations in SwaNN and an adder circuit in SHE.
+
+# %%
+fig = cmp_table.plot_layer_kinds(kinds)
+for p in savefig(fig, "your_model", "resnet_layer_kinds", directory=rdir):
+    rwritten.append(p)
+plt.close(fig)
+display(Image(str(rdir / "resnet_layer_kinds.png")))
+display(kinds.pivot_table(index="family", columns="kind", values="comm_MB", sort=False)
+        .style.format("{:.3g}"))
+print("written:", ", ".join(sorted(p.name for p in rwritten)))
+
+# %% [markdown]
+# ## 6. The same from a terminal
 #
 # ```bash
 # python -m ppnn compare my_model.onnx                       # every family, 200 images
 # python -m ppnn compare my_model.onnx --families falcon_sh she --images 1000
+# python -m ppnn compare resnet20_cifar10.onnx               # a ResNet, random 32x32 images
 # python -m ppnn families                                    # what each family is
 # python -m ppnn wire falcon_sh minionn_mnist --link wan     # one family in wire mode
 # ```
 #
-# It prints this table and writes the CSV, Markdown and figures under
+# It prints this table and each family's compile, run and count seconds, and writes the CSV,
+# Markdown and figures (the per-layer-kind breakdown among them) under
 # `build/compare/<model>/`.
 #
 # ### Exercises

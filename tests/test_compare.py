@@ -176,6 +176,21 @@ def test_hegc_equals_gala_integer_oracle(method):
         hegc.secure_inference(plan, x[:2], he, method, rng)
 
 
+@pytest.mark.parametrize("method", ["GAZELLE", "GALA"])
+def test_hegc_network_ending_in_relu_returns_the_oracles_rectified_logits(method):
+    """Falcon's networks end with a ReLU after the last layer: the garbled ReLU there does not
+    rescale (the logits have no clip), as GALA's integer pipeline does."""
+    rng = np.random.default_rng(4)
+    net = nn.Network("relu_out", (1, 6, 6), (nn.Conv2d(2, 3), nn.ReLU(), nn.Flatten(),
+                                             nn.Dense(4), nn.ReLU()))
+    x = rng.uniform(0, 1, (4, 1, 6, 6))
+    he = BFVSim(n=256)
+    plan = hegc.HEGCPlan.build(net, nn.init_params(net, rng), x, he.p)
+    assert plan.steps[-1].kind == "act" and plan.steps[-1].spec.d == 0
+    logits, _ = hegc.secure_inference(plan, x[0], he, method, rng)
+    assert np.array_equal(logits, plan.forward_int(x[:1])) and (logits >= 0).all()
+
+
 # -- the whole comparison -----------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def cmp():
@@ -267,6 +282,43 @@ def test_outputs_are_written(cmp, tmp_path, monkeypatch):
             "comparison_comm_latency.svg", "comparison_breakdown.png"} <= names
     back = pd.read_csv(tmp_path / "tables" / "overview_comparison.csv")
     assert list(back["key"]) == list(FAMILIES)
+
+
+def test_layer_kind_breakdown_adds_up_to_each_familys_ledger_and_projection(cmp):
+    kf = compare.layer_kind_frame(cmp.results, cmp.workload, WAN)
+    assert set(kf["kind"]) == set(compare.KINDS)
+    for r in cmp.results:
+        sub = kf[kf["key"] == r.key]
+        per = r.images_per_run
+        assert sub["comm_MB"].sum() == pytest.approx(r.ledger.total_bytes() / 1e6 / per)
+        pr = project(r.ledger, WAN)
+        assert sub["network_s"].sum() == pytest.approx((pr.latency_s + pr.transfer_s) / per)
+        assert sub["compute_s"].sum() == pytest.approx(r.compute_run_s / per)
+        # MiniONN has no residual block: nothing is booked under an Add
+        assert sub.loc[sub["kind"] == "Add", ["comm_MB", "time_s"]].to_numpy().sum() == 0
+    relu = kf[kf["kind"] == "ReLU"].set_index("key")["comm_MB"]
+    assert (relu.drop(["she"]) > 0).all()  # every interactive family pays for its ReLUs
+
+
+def test_random_images_workload_measures_agreement_with_the_float_model():
+    net = nn.zoo.resnet_cifar(3, (2, 4, 8), 8)
+    params = nn.init_params(net, np.random.default_rng(0))
+    w = compare.make_workload(True, 0, n_run=1, n_acc=3, n_calib=16, net=net, params=params,
+                              dataset="random")
+    assert w.x_acc.shape == (3, 3, 8, 8) and w.x_calib.shape == (16, 3, 8, 8)
+    assert w.float_accuracy == 1.0  # the labels are the float model's predictions
+    with pytest.raises(ValueError, match="dataset must be one of"):
+        compare.make_workload(dataset="svhn")
+
+
+def test_resnet_counts_sit_beside_the_comparison(cmp):
+    counts = compare.resnet.resnet_counts(True, 0, families=["delphi_tabula", "falcon_sh"])
+    assert counts.attrs["network"] == "resnet20_w2-4-8_16px"
+    both = compare.resnet.side_by_side(cmp.frame, counts)
+    assert list(both["family"]) == [FAMILIES[k].name for k in ("delphi_tabula", "falcon_sh")]
+    name = counts.attrs["network"]
+    assert (both[f"online rounds, {name}"] > both["online rounds"]).all()  # 19 activations
+    assert (both[f"WAN network s, {name}"] > 0).all()
 
 
 def test_one_time_key_material_is_split_off():

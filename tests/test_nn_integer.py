@@ -91,3 +91,49 @@ def test_pow2_rescale_bounds_pre_activations_and_keeps_predictions():
     assert np.allclose(nn.forward(net, scaled, x) * scale, nn.forward(net, params, x))
     with pytest.raises(ValueError, match="calibration images"):
         activation_ranges(net, params, x[0])
+
+
+def _random_resnet(widths=(2, 4, 8), image=8, seed=0, gain=3.0):
+    """A reduced ResNet-20 graph with non-trivial batch-norm statistics (large activations)."""
+    net = nn.zoo.resnet_cifar(3, widths, image)
+    rng = np.random.default_rng(seed)
+    params = nn.init_params(net, rng, dtype=np.float64)
+    for k, v in nn.flatten_params(params).items():
+        if k.endswith(("mean", "beta")):
+            v[...] = rng.normal(0, 0.3, v.shape)
+        if k.endswith(("var", "gamma")):
+            v[...] = rng.uniform(0.5, 2, v.shape) * (gain if k.endswith("gamma") else 1)
+    return net, params
+
+
+def test_pow2_rescale_of_a_resnet_aligns_both_branches_and_keeps_predictions():
+    net, params = _random_resnet()
+    net, params = nn.fold_batchnorm(net, params)
+    x = np.random.default_rng(1).random((16, *net.input_shape))
+    scaled, scale = pow2_rescale(net, params, x, limit=2.0)
+    assert scale > 1 and np.log2(scale) == int(np.log2(scale))
+    # the same function up to the output scale: both branches of every block end at one scale
+    assert np.allclose(nn.forward(net, scaled, x) * scale, nn.forward(net, params, x))
+    outs = nn.forward_nodes(net, scaled, x)
+    kinds = {n.name: n.kind for n in net.nodes()}
+    peaks = [np.abs(v).max() for k, v in outs.items() if kinds[k] in ("Conv2d", "Dense", "Add")]
+    assert max(peaks) <= 2.0
+    # an identity shortcut straight from the image cannot be rescaled
+    bad = nn.Network("id_first", (1, 4, 4), (nn.Residual((nn.Conv2d(1, 3, 1, 1),)), nn.ReLU(),
+                                                nn.Flatten(), nn.Dense(2)))
+    bp = nn.init_params(bad, np.random.default_rng(2))
+    with pytest.raises(ValueError, match="identity shortcut reads the input image"):
+        pow2_rescale(bad, bp, np.ones((2, 1, 4, 4)) * 50, limit=1.0)
+
+
+def test_canonicalize_folds_the_batch_norms_inside_residual_blocks():
+    from ppnn.nn.canonical import canonicalize
+
+    net, params = _random_resnet(gain=1.0)
+    folded, fparams, notes = canonicalize(net, params)
+    assert not any(n.kind == "BatchNorm" for n in folded.nodes())
+    assert any(isinstance(layer, nn.Residual) for layer in folded.layers)
+    n_bn = sum(n.kind == "BatchNorm" for n in net.nodes())
+    assert notes == [f"folded {n_bn} batch-norm layer(s) into the preceding linear layer"]
+    x = np.random.default_rng(3).random((4, *net.input_shape))
+    assert np.allclose(nn.forward(folded, fparams, x), nn.forward(net, params, x))

@@ -112,11 +112,25 @@ def test_export_is_checked_named_after_layers_and_has_symbolic_batch(tmp_path):
     assert not list(tmp_path.glob("sub/*.tmp*"))
 
 
-def test_residual_network_exports_but_import_is_a_clear_error(tmp_path):
-    net = nn.zoo.get("resnet32_cifar10")
-    path = nn.to_onnx(net, random_params(net, 0), tmp_path / "r.onnx")
-    with pytest.raises(ValueError, match=r"'relu1' feeds 2 inputs .*block1\.add.*branching"):
-        nn.from_onnx(path)
+@pytest.mark.parametrize("name", ["resnet20_cifar10", "resnet32_cifar10"])
+def test_resnet_round_trip_gives_equal_blocks_and_forward(name, tmp_path):
+    net = nn.zoo.get(name)
+    params = random_params(net, 2)
+    net2, params2 = nn.from_onnx(nn.to_onnx(net, params, tmp_path / "r.onnx"))
+    assert net2.layers == net.layers and net2.name == "r"
+    blocks = [layer for layer in net2.layers if isinstance(layer, Residual)]
+    assert {len(b.shortcut) for b in blocks} == {0, 2}  # identity and projection (conv + BN)
+    x = np.random.default_rng(3).random((2, *net.input_shape)).astype(np.float32)
+    np.testing.assert_array_equal(nn.forward(net2, params2, x), nn.forward(net, params, x))
+
+
+def test_reduced_resnet_export_equals_onnx_reference_evaluator(tmp_path):
+    net = nn.zoo.resnet_cifar(3, (2, 4, 8), 8)
+    params = random_params(net, 4, np.float64)
+    model = onnx.load(str(nn.to_onnx(net, params, tmp_path / "r.onnx")))
+    x = np.random.default_rng(5).random((2, *net.input_shape))
+    (y,) = ReferenceEvaluator(model).run(None, {"input": x})
+    np.testing.assert_allclose(nn.forward(net, params, x), y, rtol=1e-9, atol=1e-9)
 
 
 def test_to_onnx_rejects_bad_opset_and_bad_params(tmp_path):
@@ -183,6 +197,98 @@ def test_pytorch_style_model_imports_with_its_weights(tmp_path):
     x = np.random.default_rng(8).standard_normal((5, 1, 8, 8)).astype(np.float32)
     (y_onnx,) = ReferenceEvaluator(model).run(None, {"input.1": x})
     np.testing.assert_allclose(nn.forward(net, params, x), y_onnx, rtol=1e-5, atol=1e-5)
+
+
+def torchvision_style_resnet(rng, fused_bn: bool):
+    """What ``torch.onnx.export`` writes for a torchvision-style ResNet (a 3x3 stem, one
+    BasicBlock with an identity shortcut and one with a stride-2 1x1 ``downsample``,
+    ``AdaptiveAvgPool2d(1)`` -> GlobalAveragePool, ``torch.flatten(x, 1)`` -> Flatten,
+    ``fc`` -> Gemm(transB=1)): node and tensor names in PyTorch's style; convolutions with
+    bias (``fused_bn``: the exporter folded each BatchNorm, eval mode) or without bias,
+    followed by BatchNormalization. The downsample's nodes come before the block's body (any
+    topological order imports the same)."""
+    w, nodes = {}, []
+
+    def conv(name, x, c_out, c_in, k, s, p):
+        y = f"/{name}/Conv_output_0"
+        w[f"{name}.weight"] = (rng.standard_normal((c_out, c_in, k, k))
+                               * np.sqrt(2 / (c_in * k * k))).astype(np.float32)
+        ins = [x, f"{name}.weight"]
+        if fused_bn:
+            w[f"{name}.bias"] = rng.normal(0, 0.2, c_out).astype(np.float32)
+            ins.append(f"{name}.bias")
+        nodes.append(helper.make_node("Conv", ins, [y], name=f"/{name}/Conv", dilations=[1, 1],
+                                      group=1, kernel_shape=[k, k], pads=[p] * 4,
+                                      strides=[s, s]))
+        if fused_bn:
+            return y
+        bn = name.replace("conv", "bn").replace("downsample.0", "downsample.1")
+        z = f"/{bn}/BatchNormalization_output_0"
+        for key, v in (("weight", rng.uniform(.5, 2, c_out)), ("bias", rng.normal(0, .2, c_out)),
+                       ("running_mean", rng.normal(0, .2, c_out)),
+                       ("running_var", rng.uniform(.5, 2, c_out))):
+            w[f"{bn}.{key}"] = v.astype(np.float32)
+        nodes.append(helper.make_node(
+            "BatchNormalization", [y] + [f"{bn}.{k}" for k in ("weight", "bias", "running_mean",
+                                                               "running_var")],
+            [z], name=f"/{bn}/BatchNormalization", epsilon=1e-5, momentum=0.9))
+        return z
+
+    def relu(name, x):
+        nodes.append(helper.make_node("Relu", [x], [f"/{name}/Relu_output_0"],
+                                      name=f"/{name}/Relu"))
+        return f"/{name}/Relu_output_0"
+
+    x = relu("relu", conv("conv1", "input.1", 4, 3, 3, 1, 1))
+    # layer1.0: identity shortcut
+    a = relu("layer1/layer1.0/relu", conv("layer1/layer1.0/conv1", x, 4, 4, 3, 1, 1))
+    a = conv("layer1/layer1.0/conv2", a, 4, 4, 3, 1, 1)
+    nodes.append(helper.make_node("Add", [a, x], ["/layer1/layer1.0/Add_output_0"],
+                                  name="/layer1/layer1.0/Add"))
+    x = relu("layer1/layer1.0/relu_1", "/layer1/layer1.0/Add_output_0")
+    # layer2.0: stride-2 downsample (1x1 conv + BN) listed first
+    ds = conv("layer2/layer2.0/downsample/downsample.0", x, 8, 4, 1, 2, 0)
+    a = relu("layer2/layer2.0/relu", conv("layer2/layer2.0/conv1", x, 8, 4, 3, 2, 1))
+    a = conv("layer2/layer2.0/conv2", a, 8, 8, 3, 1, 1)
+    nodes.append(helper.make_node("Add", [a, ds], ["/layer2/layer2.0/Add_output_0"],
+                                  name="/layer2/layer2.0/Add"))
+    x = relu("layer2/layer2.0/relu_1", "/layer2/layer2.0/Add_output_0")
+    nodes.append(helper.make_node("GlobalAveragePool", [x], ["/avgpool/GlobalAveragePool_output_0"],
+                                  name="/avgpool/GlobalAveragePool"))
+    nodes.append(helper.make_node("Flatten", ["/avgpool/GlobalAveragePool_output_0"],
+                                  ["/Flatten_output_0"], name="/Flatten", axis=1))
+    w["fc.weight"] = rng.standard_normal((10, 8)).astype(np.float32)
+    w["fc.bias"] = rng.standard_normal(10).astype(np.float32)
+    nodes.append(helper.make_node("Gemm", ["/Flatten_output_0", "fc.weight", "fc.bias"], ["191"],
+                                  name="/fc/Gemm", alpha=1.0, beta=1.0, transB=1))
+    return make_model(nodes, w, in_dims=("batch_size", 3, 8, 8), out_dims=["batch_size", 10])
+
+
+@pytest.mark.parametrize("fused_bn", [True, False])
+def test_torchvision_style_resnet_imports_with_identity_and_projection_shortcuts(fused_bn):
+    model = torchvision_style_resnet(np.random.default_rng(11), fused_bn)
+    onnx.checker.check_model(model, full_check=True)
+    net, params = nn.from_onnx(model)
+    bn = () if fused_bn else (BatchNorm(),)
+    conv3 = (lambda c, s=1: Conv2d(c, 3, s, 1, bias=fused_bn))
+    assert net.layers == (
+        conv3(4), *bn, ReLU(),
+        Residual((conv3(4), *bn, ReLU(), conv3(4), *bn), ()), ReLU(),
+        Residual((conv3(8, 2), *bn, ReLU(), conv3(8), *bn),
+                 (Conv2d(8, 1, 2, 0, bias=fused_bn), *bn)), ReLU(),
+        MeanPool(4), Flatten(), Dense(10))
+    x = np.random.default_rng(12).random((3, 3, 8, 8)).astype(np.float32)
+    (y_onnx,) = ReferenceEvaluator(model).run(None, {"input.1": x})
+    np.testing.assert_allclose(nn.forward(net, params, x), y_onnx, rtol=1e-5, atol=1e-5)
+    # folding at import: no batch-norm left, the same function as the float forward pass
+    folded, fparams = nn.from_onnx(model, fold_bn=True)
+    assert not any(n.kind == "BatchNorm" for n in folded.nodes())
+    assert [n.kind for n in folded.nodes()].count("Add") == 2
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(nn.forward(folded, fparams, x64), nn.forward(net, params, x64),
+                               rtol=1e-5, atol=1e-5)
+    with pytest.raises(TypeError, match="fold_bn must be a bool"):
+        nn.from_onnx(model, fold_bn="yes")
 
 
 def test_matmul_add_reshape_constant_batchnorm_and_skipped_ops_import():
@@ -296,13 +402,49 @@ def test_static_batch_dimension_is_accepted():
     assert net.input_shape == (1, 28, 28) and net.dataset == "mnist"
 
 
-def test_branching_graph_is_an_error():
+def test_two_branches_added_import_as_a_residual_block():
     nodes = [helper.make_node("Relu", ["input.1"], ["a"], name="left"),
              helper.make_node("Relu", ["input.1"], ["b"], name="right"),
              helper.make_node("Add", ["a", "b"], ["y"], name="join")]
-    with pytest.raises(ValueError, match=r"'input.1' feeds 2 inputs \(left, right\).*"
-                                         r"not a branching graph"):
-        nn.from_onnx(make_model(nodes, {}))
+    net, params = nn.from_onnx(make_model(nodes, {}))
+    assert net.layers == (Residual((ReLU(),), (ReLU(),)),) and params == [
+        {"body": [{}], "shortcut": [{}]}]
+
+
+@pytest.mark.parametrize("nodes, inits, match", [
+    ([helper.make_node("Relu", ["input.1"], ["a"], name="r1"),
+      helper.make_node("Relu", ["input.1"], ["b"], name="r2"),
+      helper.make_node("Relu", ["input.1"], ["c"], name="r3"),
+      helper.make_node("Add", ["a", "b"], ["d"], name="j1"),
+      helper.make_node("Add", ["d", "c"], ["y"], name="j2")], {},
+     r"'input.1' feeds 3 nodes \(r1, r2, r3\): .*not a wider branching graph"),
+    ([helper.make_node("Relu", ["input.1"], ["a"], name="left"),
+      helper.make_node("Relu", ["input.1"], ["b"], name="right"),
+      helper.make_node("Concat", ["a", "b"], ["y"], name="cat", axis=1)], {},
+     r"unsupported ONNX op 'Concat' at node 'cat': .*DenseNet / Inception"),
+    ([helper.make_node("Relu", ["input.1"], ["a"], name="q"),
+      helper.make_node("Relu", ["input.1"], ["b"], name="k"),
+      helper.make_node("MatMul", ["a", "b"], ["y"], name="scores")], {},
+     r"'scores' \(MatMul\): reads \['a', 'b'\]: .*attention-style products are out"),
+    ([helper.make_node("Relu", ["input.1"], ["a"], name="r"),
+      helper.make_node("Add", ["a", "a"], ["y"], name="twice")], {},
+     r"'twice' \(Add\): Add is supported only as the bias after a MatMul or as the Add of "
+     r"a residual block's two branches"),
+    ([helper.make_node("Relu", ["input.1"], ["y"], name="r"),
+      helper.make_node("Relu", ["input.1"], ["z"], name="dangling")], {},
+     r"'r' \(Relu\): its output 'y' is read by no node and is not the graph output 'z'"),
+    ([helper.make_node("Relu", ["input.1"], ["a"], name="rA"),
+      helper.make_node("Relu", ["input.1"], ["b"], name="rB"),
+      helper.make_node("Relu", ["a"], ["c"], name="rC"),
+      helper.make_node("Relu", ["a"], ["d"], name="rD"),
+      helper.make_node("Add", ["c", "b"], ["e"], name="add1"),
+      helper.make_node("Add", ["d", "e"], ["y"], name="add2")], {},
+     r"'rD' \(Relu\): tensor 'a' opens two branches \(rC, rD\) that do not meet in one Add "
+     r"\(they end at add1, add2\)"),
+])
+def test_graphs_out_of_scope_name_the_node_and_op(nodes, inits, match):
+    with pytest.raises(ValueError, match=match):
+        nn.from_onnx(make_model(nodes, inits, out_dims=None))
 
 
 def test_dynamic_flatten_through_shape_is_an_error_with_a_hint():

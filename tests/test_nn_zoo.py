@@ -41,7 +41,9 @@ def test_every_paper_architecture_is_in_the_zoo(paper):
 @pytest.mark.parametrize("name", zoo.names())
 def test_zoo_entry_builds_with_source_and_sane_counts(name):
     net = zoo.get(name)
-    assert net.name == name and len(net.source) > 40 and net.dataset and net.papers
+    assert net.name == name and len(net.source) > 40 and net.dataset
+    # a network none of the papers evaluates says so in its source
+    assert net.papers or "none of the five papers" in net.source
     classes = {"mnist": 10, "cifar10": 10, "cifar100": 100, "imagenet": 1000,
                "tinyimagenet": 200}[net.dataset]
     # the public Falcon VGG16/CIFAR-10 config really has 1000 outputs (documented in source)

@@ -198,3 +198,30 @@ def test_command_line_compare_writes_the_table_and_names_what_cannot_run(tmp_pat
     assert list(df["key"]) == ["falcon_sh", "delphi_gc"] and (df["n_accuracy"] == 20).all()
     assert main(["compare", str(tmp_path / "missing.onnx")]) == 2
     assert main(["compare", str(path), "--families", "cheetah"]) == 2
+
+
+def test_command_line_compare_on_a_resnet_runs_all_nine_families(tmp_path, capsys):
+    """A ResNet-20 graph (reduced copy: widths 2/4/8 on 16x16 images) written by the project's
+    exporter: every family compiles, runs and counts it; the table, each family's compile /
+    run / count seconds and the per-layer-kind breakdown come out."""
+    from ppnn.__main__ import main
+    from ppnn.experiments.compare import resnet
+
+    net = nn.zoo.resnet_cifar(3, (2, 4, 8), 16)
+    path = nn.to_onnx(net, resnet.random_params(net, 0), tmp_path / "resnet20.onnx")
+    out = tmp_path / "out"
+    assert main(["compare", str(path), "--calib", "32", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "9 residual blocks" in text and "random uniform images of shape (3, 16, 16)" in text
+    for spec in ppnn.families().values():
+        assert f"| {spec.name} |" in text
+    assert "count = run's ledger: NO" not in text and text.count("count = run's ledger: yes") == 9
+    assert {"comparison_layer_kinds.png", "comparison_layer_kinds_timings.csv",
+            "comparison_seconds_timings.csv"} <= {p.name for p in out.iterdir()}
+    import pandas as pd
+
+    kinds = pd.read_csv(out / "comparison_layer_kinds_timings.csv")
+    assert set(kinds["key"]) == set(KEYS)
+    secs = pd.read_csv(out / "comparison_seconds_timings.csv")
+    assert secs["count_equals_run"].all() and (secs[["compile_s", "run_s", "count_s"]] > 0).all(
+        axis=None)

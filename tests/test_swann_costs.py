@@ -109,3 +109,47 @@ def test_projection_is_counts_times_units():
         assert ms.loc[lab, "client"] == pytest.approx(1e3 * (enc["client"] + gates))
         assert ms.loc[lab, "server"] == pytest.approx(1e3 * (enc["server"] + gates))
     assert ms.loc["Conv 1", "client"] == 0
+
+
+def _tiny_residual():
+    """An identity block and a stride-2 projection block, a mean pool folded into the FC."""
+    layers = [nn.Conv2d(3, 3, 1, 1), nn.ReLU(),
+              nn.Residual((nn.Conv2d(3, 3, 1, 1), nn.ReLU(), nn.Conv2d(3, 3, 1, 1))), nn.ReLU(),
+              nn.Residual((nn.Conv2d(4, 3, 2, 1),), (nn.Conv2d(4, 1, 2, 0),)), nn.ReLU(),
+              nn.MeanPool(3), nn.Flatten(), nn.Dense(3)]
+    return nn.Network("tiny_residual", (1, 6, 6), layers)
+
+
+@pytest.mark.parametrize("scenario", ["client-server", "two-server"])
+@pytest.mark.parametrize("optimized", [True, False])
+def test_residual_formulas_equal_simulated_ledger_and_the_add_sends_nothing(keys, scenario,
+                                                                           optimized):
+    rng = np.random.default_rng(5)
+    net = _tiny_residual()
+    model = SwannModel(net, init_params(net, rng), "hybrid", calibration=rng.random((20, 1, 6, 6)))
+    adds = [s for s in model.steps if s.kind == "add"]
+    assert [s.lift for s in adds] == [(0, 8), (0, 0)]  # identity shortcut lifted by 2^f_w
+    n = 1 if scenario == "client-server" else 2
+    x = rng.random((n, 1, 6, 6))
+    run = run_inference(model, x, scenario, optimized, keys, np.random.default_rng(1),
+                        simulated=True)
+    _check(run, count_model(model, scenario, optimized, n_bits=1024))
+    for z, img in zip(run.logits, x):
+        assert np.array_equal(np.asarray(z, object), model.forward_int(model.encode(img)))
+    for s in adds:  # the evaluator's own Paillier operations: no message
+        assert run.ledger.total_bits(None, s.label) == 0
+        per = int(np.prod(s.in_shape))
+        assert run.ledger.op_count("paillier_mul", label=s.label) == n * per
+        assert run.ledger.op_count("paillier_exp", label=s.label) == n * per * sum(
+            lift > 0 for lift in s.lift)
+
+
+def test_residual_add_on_real_paillier_equals_the_integer_model(keys):
+    rng = np.random.default_rng(6)
+    net = _tiny_residual()
+    model = SwannModel(net, init_params(net, rng), "hybrid", calibration=rng.random((9, 1, 6, 6)))
+    x = rng.random((1, 1, 6, 6))
+    run = run_inference(model, x, "client-server", True, keys, np.random.default_rng(4))
+    assert np.array_equal(np.asarray(run.logits[0], object),
+                          model.forward_int(model.encode(x[0])))
+    _check(run, count_model(model, "client-server", True, n_bits=1024))

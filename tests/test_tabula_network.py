@@ -5,7 +5,18 @@ import pytest
 
 from ppnn.core import Ledger, Ring, share_additive
 from ppnn.he import gc
-from ppnn.nn import BatchNorm, Conv2d, Dense, Flatten, MaxPool, MeanPool, Network, ReLU, zoo
+from ppnn.nn import (
+    BatchNorm,
+    Conv2d,
+    Dense,
+    Flatten,
+    MaxPool,
+    MeanPool,
+    Network,
+    ReLU,
+    init_params,
+    zoo,
+)
 from ppnn.protocols.tabula import network as tn
 
 PARTIES = ("client", "server")
@@ -110,8 +121,10 @@ def test_gc_counter_books_what_gc_relu_sends_in_each_phase(bits):
 
 
 def test_bad_networks_and_modes_raise():
-    with pytest.raises(ValueError, match="sequential"):
-        tn.build_plan(zoo.get("resnet32_cifar10"), [], np.zeros((1, 3, 32, 32)),
+    bad = Network("bn_after_relu", (1, 4, 4), [Conv2d(2, 3, 1, 1), ReLU(), BatchNorm(),
+                                                Flatten(), Dense(2)])
+    with pytest.raises(ValueError, match="must follow a Conv2d or Dense"):
+        tn.build_plan(bad, init_params(bad, np.random.default_rng(0)), np.zeros((1, 1, 4, 4)),
                       tn.TabulaConfig())
     net, params, x = _tiny()
     with pytest.raises(ValueError, match="x_calib"):

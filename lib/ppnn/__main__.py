@@ -18,12 +18,15 @@ the processes for the families of :data:`ppnn.wire.REAL_WIRE_FAMILIES`, the secr
 the client's process only.
 
 ``compare`` loads an ONNX model (:func:`ppnn.nn.from_onnx`: Conv, Gemm / MatMul + Add, Relu,
-MaxPool, AveragePool, BatchNormalization, Flatten / Reshape), runs it through the chosen
-families on the same test images (the overview notebook's comparison: counted communication
-and rounds, measured or projected compute, LAN/WAN latency from one time model, accuracy of
-each family's integer model, each protocol run checked against it), prints the table and
-writes it as CSV and Markdown with two figures under ``build/compare/<model>/``. A family that
-cannot run the network is reported with the layer and the reason, and the others go on.
+MaxPool, AveragePool, GlobalAveragePool, BatchNormalization, Flatten / Reshape, and residual
+blocks -- the Add of two branches) and runs it through the chosen families on the same
+images (MNIST for 1x28x28 inputs, else random images of the input shape unless
+``--dataset``): counted communication and rounds, measured or projected compute, LAN/WAN
+latency from one time model, accuracy of each family's integer model, each protocol run
+checked against it. It prints the table and each family's compile / run / count seconds,
+and writes CSV, Markdown and three figures (communication vs latency, the layer-type and the
+per-layer-kind breakdown) under ``build/compare/<model>/``. A family that cannot run the
+network is reported with the layer and the reason, and the others go on.
 
 A user's error (a bad argument, a file that is not a model ppnn imports, a network no family
 can run, a scheduler that does not answer) prints ``error: <what>: <why>`` on stderr and
@@ -120,7 +123,7 @@ def _client(args):
 
 
 def _compare(args) -> int:
-    from ppnn import nn, paths
+    from ppnn import data, nn, paths
     from ppnn.experiments import compare
     from ppnn.protocols import api
 
@@ -133,13 +136,22 @@ def _compare(args) -> int:
                        f"{', '.join(map(repr, unknown))}; choose from {', '.join(registry)}")
     with _about(f"ONNX file {model}"):
         net, params = nn.from_onnx(model)
-    with _about(f"--dataset {args.dataset}", also=(OSError,)):
-        w = compare.make_workload(not args.full, args.seed, n_run=args.runs,
-                                  n_acc=args.images, n_calib=args.calib, net=net,
-                                  params=params, dataset=args.dataset)
-    print(f"{net.name}: {len(net.layers)} layers, input {net.input_shape}, "
-          f"{net.n_relus:,} ReLUs, {net.n_macs:,} MACs; float accuracy on the first "
-          f"{args.images} {args.dataset} test images: {w.float_accuracy:.4f}", flush=True)
+    dataset = args.dataset or ("mnist" if net.input_shape == (1, 28, 28) else "random")
+    images = args.images or (200 if dataset != "random" else args.runs)
+    with _about(f"--dataset {dataset}", also=(OSError, data.DatasetUnavailable)):
+        w = compare.make_workload(not args.full, args.seed, n_run=min(args.runs, images),
+                                  n_acc=images, n_calib=args.calib, net=net, params=params,
+                                  dataset=dataset)
+    blocks = sum(n.kind == "Add" for n in net.nodes())
+    print(f"{net.name}: {len(net.layers)} layers{f' ({blocks} residual blocks)' if blocks else ''}"
+          f", input {net.input_shape}, {net.n_relus:,} ReLUs, {net.n_macs:,} MACs", flush=True)
+    if dataset == "random":
+        print(f"images: {images} random uniform images of shape {net.input_shape} (no "
+              "dataset for this input; --dataset cifar10 reads CIFAR-10 from $PPNN_CIFAR10): "
+              "accuracy = agreement with the float model", flush=True)
+    else:
+        print(f"float accuracy on the first {images} {dataset} test images: "
+              f"{w.float_accuracy:.4f}", flush=True)
     units = compare.Units(not args.full, args.seed)
     results, secs, skipped = [], {}, []
     with _client(args) as client:
@@ -148,13 +160,13 @@ def _compare(args) -> int:
 
             print(f"Dask: {distributed.n_workers(client)} workers, dashboard "
                   f"{distributed.dashboard_link(client)}", flush=True)
-            futures = {k: client.submit(compare.timed_family, k, w, units, False,
+            futures = {k: client.submit(compare.timed_family, k, w, units, False, count=True,
                                         pure=False) for k in keys}
         for k in keys:
             t0 = time.perf_counter()
             try:
                 if client is None:
-                    results.append(compare.run_family(k, w, units))
+                    results.append(compare.run_family(k, w, units, count=True))
                     secs[k] = time.perf_counter() - t0
                 else:
                     res, secs[k] = futures[k].result()
@@ -163,7 +175,11 @@ def _compare(args) -> int:
                 skipped.append((k, str(e)))
                 print(f"  {registry[k].name}: cannot run this network -- {e}", flush=True)
                 continue
-            print(f"  {registry[k].name}: {secs[k]:.1f} s", flush=True)
+            sec = results[-1].extra["seconds"]
+            same = "yes" if results[-1].extra.get("count_equals_run") else "NO"
+            print(f"  {registry[k].name}: {secs[k]:.1f} s (compile {sec['compile']:.1f} s, "
+                  f"run {sec['run']:.1f} s, count {sec['count']:.1f} s; count = run's ledger: "
+                  f"{same})", flush=True)
     if not results:
         raise _Refused(f"ONNX file {model}", "no family could run this network (the reasons "
                        "are above)")
@@ -177,6 +193,11 @@ def _compare(args) -> int:
         written = compare.save(cmp, directory=out)
     print()
     print(compare.to_markdown(df, cmp.guide))
+    tim = compare.seconds_frame(results)
+    print("Wall-clock seconds per family (this machine; compile, protocol run, count):")
+    print(tim.assign(count_equals_run=tim["count_equals_run"].map({True: "yes", False: "NO"}))
+          .drop(columns="key").to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+    print()
     if skipped:
         print("Families that cannot run this network:")
         for k, why in skipped:
@@ -287,7 +308,7 @@ def _check_args(args) -> None:
     at_least("--seed", 0)
     if args.command == "compare":
         at_least("--images", 1, TEST_IMAGES)
-        at_least("--runs", 1, args.images)
+        at_least("--runs", 1, args.images if args.images is not None else TEST_IMAGES)
         at_least("--calib", 16, TRAIN_IMAGES)
         at_least("--workers", 1, MAX_WORKERS)
         if args.workers is not None and args.scheduler is not None:
@@ -350,13 +371,17 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("model", help="path to an .onnx file")
     c.add_argument("--families", nargs="+", metavar="KEY",
                    help="family keys (default: all; see `python -m ppnn families`)")
-    c.add_argument("--images", type=int, default=200,
-                   help="test images for accuracy (default 200)")
+    c.add_argument("--images", type=int, default=None,
+                   help="test images for accuracy (default 200; with --dataset random the "
+                   "run images only)")
     c.add_argument("--runs", type=int, default=1,
                    help="images run through each protocol (default 1)")
     c.add_argument("--calib", type=int, default=500,
                    help="training images used to calibrate fixed-point scales (default 500)")
-    c.add_argument("--dataset", choices=("mnist", "fashion"), default="mnist")
+    c.add_argument("--dataset", choices=("mnist", "fashion", "cifar10", "random"),
+                   default=None, help="images for calibration, runs and accuracy (default: "
+                   "mnist for 1x28x28 inputs, else random uniform images of the input shape; "
+                   "cifar10 from $PPNN_CIFAR10)")
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--full", action="store_true",
                    help="measure unit costs with more repetitions (slower, steadier)")

@@ -10,7 +10,9 @@ from .forward import (
     fold_batchnorm,
     forward,
     forward_fixed,
+    forward_nodes,
     init_params,
+    node_params,
     predict,
     unflatten_params,
 )
@@ -44,8 +46,8 @@ __all__ = [
     "BatchNorm", "COUNT_COLUMNS", "Conv2d", "Dense", "Flatten", "Layer", "MaxPool", "MeanPool",
     "Network", "Node", "ReLU", "Recipe", "Residual", "Square", "Stated", "accuracy",
     "check_params", "flatten_params", "fold_batchnorm", "forward", "forward_fixed",
-    "init_params", "predict", "pretrained", "pretrained_info", "recipe_for", "train",
-    "unflatten_params", "zoo", "quant", "apply_pow2", "dequantize_pow2", "dequantize_uniform",
-    "fake_quantize_uniform", "quantize_pow2", "quantize_uniform", "uniform_scale",
-    "from_onnx", "to_onnx",
+    "forward_nodes", "init_params", "node_params", "predict", "pretrained", "pretrained_info",
+    "recipe_for", "train", "unflatten_params", "zoo", "quant", "apply_pow2", "dequantize_pow2",
+    "dequantize_uniform", "fake_quantize_uniform", "quantize_pow2", "quantize_uniform",
+    "uniform_scale", "from_onnx", "to_onnx",
 ]

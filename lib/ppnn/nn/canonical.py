@@ -11,6 +11,10 @@ function the network computes*:
   rectified window equals the rectified maximum (Falcon's networks and LeNet-style exports
   pool first).
 
+Residual networks are rewritten the same way: batch-norms inside a block's body and
+shortcut fold into the convolution before them (the block itself stays: each family adds its
+two branches its own way).
+
 Every rewrite is returned as a sentence, so a plan can say what it changed. Anything else
 (a batch-norm after an activation, ...) is left for the family to accept or refuse by name.
 """
@@ -20,7 +24,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .forward import check_params, fold_batchnorm
-from .layers import BatchNorm, MaxPool, ReLU, Residual
+from .layers import BatchNorm, MaxPool, ReLU
 from .network import Network
 
 __all__ = ["canonicalize"]
@@ -28,21 +32,23 @@ __all__ = ["canonicalize"]
 
 def canonicalize(net: Network, params, fold_bn: bool = True,
                  relu_before_maxpool: bool = True) -> tuple[Network, list, list[str]]:
-    """``(network, params, rewrites)``: an equivalent sequential network (see the module
-    docstring); the forward pass of the result equals the input's (up to float rounding of
+    """``(network, params, rewrites)``: an equivalent network (see the module docstring);
+    the forward pass of the result equals the input's (up to float rounding of
     the folded batch-norm)."""
     check_params(net, params)
     notes: list[str] = []
-    if any(isinstance(layer, Residual) for layer in net.layers):
-        return net, [dict(p) for p in params], notes
-    if fold_bn and any(isinstance(layer, BatchNorm) for layer in net.layers):
-        before = sum(isinstance(layer, BatchNorm) for layer in net.layers)
+
+    def n_bn(n: Network) -> int:
+        return sum(isinstance(node.layer, BatchNorm) for node in n.leaves())
+
+    if fold_bn and n_bn(net):
+        before = n_bn(net)
         net, params = fold_batchnorm(net, params)
-        after = sum(isinstance(layer, BatchNorm) for layer in net.layers)
+        after = n_bn(net)
         if before > after:
             notes.append(f"folded {before - after} batch-norm layer(s) into the preceding "
                          "linear layer")
-    layers, ps = list(net.layers), [dict(p) for p in params]
+    layers, ps = list(net.layers), [_copy(p) for p in params]
     names = net.layer_names
     if relu_before_maxpool:
         i = 0
@@ -59,3 +65,8 @@ def canonicalize(net: Network, params, fold_bn: bool = True,
         net = replace(net, layers=tuple(layers), stated=(),
                       source=net.source + " [rewritten: " + "; ".join(notes) + "]")
     return net, ps, notes
+
+
+def _copy(p: dict) -> dict:
+    """A layer's parameters, copied down to the residual branches' lists."""
+    return {k: ([_copy(q) for q in v] if isinstance(v, list) else v) for k, v in p.items()}

@@ -11,9 +11,12 @@ same, and they live here so the families configure them instead of re-implementi
 3. **fixed-point parameters** -- ``round(W 2^f_w)`` and biases at the accumulator's scale
    (:func:`fixed_weights`, :func:`fixed_bias`);
 4. **power-of-two scales** -- a per-layer rescaling of the float model that keeps every
-   pre-activation below a limit (:func:`pow2_rescale`; Falcon), and the truncation shift that
-   keeps a calibrated value in ``b`` bits (:func:`shift_for`; Tabula's tables);
-5. **the exact integer forward** of a linear layer, the core of every family's oracle
+   pre-activation below a limit (:func:`pow2_rescale`; Falcon; in a residual network the two
+   branches of every block end at one scale), and the truncation shift that keeps a
+   calibrated value in ``b`` bits (:func:`shift_for`; Tabula's tables);
+5. **average pooling** on integers: a window sum and a public integer factor, the division
+   by ``k^2`` moved into the scale (:func:`mean_factor`);
+6. **the exact integer forward** of a linear layer, the core of every family's oracle
    (:func:`int_linear`: float64 BLAS while every partial sum provably stays below ``2^53``,
    exact ``Z_2^64`` arithmetic otherwise).
 """
@@ -26,13 +29,13 @@ import numpy as np
 
 from ppnn.core import Z2_64
 
-from .forward import forward
-from .layers import Conv2d, Dense
-from .network import Network
+from .forward import forward, forward_nodes
+from .layers import BatchNorm, Conv2d, Dense, Residual
+from .network import Network, _auto_names
 from .ops import conv2d
 
 __all__ = ["activation_ranges", "to_fixed", "fixed_weights", "fixed_bias", "pow2_rescale",
-           "shift_for", "int_linear"]
+           "shift_for", "int_linear", "mean_factor"]
 
 _TWO64 = 1 << 64
 
@@ -78,9 +81,13 @@ def fixed_bias(layer, b, scale_bits: int) -> np.ndarray:
 def pow2_rescale(net: Network, params, x_calib, limit: float) -> tuple[list, float]:
     """Divide each linear layer's output by a power of two so that ``max |v| <= limit`` on the
     calibration images (ReLU and max-pool are positively homogeneous, so predictions do not
-    change). Returns ``(scaled params, output scale)``: float logits = scale * scaled logits."""
+    change). Returns ``(scaled params, output scale)``: float logits = scale * scaled logits.
+    In a network with residual blocks every block's two branches end at one scale
+    (:func:`_pow2_residual`)."""
     if not limit > 0:
         raise ValueError(f"limit must be > 0, got {limit}")
+    if any(isinstance(layer, Residual) for layer in net.layers):
+        return _pow2_residual(net, params, x_calib, limit)
     params = [dict(p) for p in params]
     outs = forward(net, params, np.asarray(x_calib, np.float64), return_layers=True)
     cum = 0  # log2 of the scale applied so far (activations are divided by 2^cum)
@@ -97,6 +104,79 @@ def pow2_rescale(net: Network, params, x_calib, limit: float) -> tuple[list, flo
     return params, 2.0**cum
 
 
+def _pow2_residual(net: Network, params, x_calib, limit: float) -> tuple[list, float]:
+    """:func:`pow2_rescale` of a network with residual blocks.
+
+    Every tensor carries a power-of-two scale ``2^c`` (stored value = float value / 2^c).
+    A linear layer may raise it (its weights divided by ``2^(c_out - c_in)``, its bias by
+    ``2^c_out``); ReLU, pools and Flatten keep it; a batch-norm keeps it (its ``mean`` and
+    ``beta`` divided by ``2^c``). Both branches of a block must reach the Add at one scale:
+    the larger of the two and the one its sum needs. A branch below it raises the scale of
+    the layer that set its own (its last linear layer, a nested block's Add, or -- through
+    an identity shortcut -- whatever set the block input's scale), and the pass repeats until
+    every branch agrees. Each linear and Add output ends with ``max |v| <= limit``."""
+    peaks = {k: float(np.abs(v).max(initial=0))
+             for k, v in forward_nodes(net, params, np.asarray(x_calib, np.float64)).items()}
+
+    def need(name: str) -> int:
+        peak = peaks[name]
+        return int(np.ceil(np.log2(peak / limit))) if peak > limit else 0
+
+    floor: dict[str, int] = {}
+
+    def walk(layers, ps, c, src, prefix, out):
+        """Scales through one sequence: returns ``(scale, name of what set it)``; fills
+        ``out`` with the rescaled parameters; raises ``_Raise`` on a disagreement."""
+        for name, layer, p in zip(_auto_names(layers), layers, ps):
+            full = f"{prefix}{name}"
+            if isinstance(layer, Residual):
+                qb, qs = [], []
+                cb, sb = walk(layer.body, p["body"], c, src, f"{full}.body.", qb)
+                cs, ss = walk(layer.shortcut, p["shortcut"], c, src, f"{full}.shortcut.", qs)
+                add = f"{full}.add"
+                blk = max(cb, cs, need(add), floor.get(add, 0))
+                for cx, sx in ((cb, sb), (cs, ss)):
+                    if cx < blk:
+                        raise _Raise(sx, blk)
+                out.append({"body": qb, "shortcut": qs})
+                c, src = blk, add
+                continue
+            q = dict(p)
+            if isinstance(layer, Conv2d | Dense):
+                c_out = max(c, need(full), floor.get(full, 0))
+                q["W"] = np.asarray(p["W"], np.float64) / 2.0 ** (c_out - c)
+                if "b" in p:
+                    q["b"] = np.asarray(p["b"], np.float64) / 2.0 ** c_out
+                c, src = c_out, full
+            elif isinstance(layer, BatchNorm):
+                for key in ("mean", "beta"):
+                    q[key] = np.asarray(p[key], np.float64) / 2.0 ** c
+            out.append(q)
+        return c, src
+
+    for _ in range(len(peaks) + 1):
+        scaled: list = []
+        try:
+            c, _src = walk(net.layers, params, 0, None, "", scaled)
+        except _Raise as r:
+            if r.name is None:
+                raise ValueError(f"{net.name}: an identity shortcut reads the input image, "
+                                 f"whose scale is fixed at 1; the block needs 2^{r.scale}") \
+                    from None
+            floor[r.name] = r.scale
+            continue
+        return scaled, 2.0**c
+    raise RuntimeError("pow2_rescale did not converge")  # pragma: no cover - floors only rise
+
+
+class _Raise(Exception):
+    """A branch reaches its block's Add below the block's scale: raise ``name`` to ``scale``."""
+
+    def __init__(self, name: str | None, scale: int):
+        super().__init__(name, scale)
+        self.name, self.scale = name, scale
+
+
 def shift_for(max_abs: float, step: float, bits: int, margin: float = 1.0) -> tuple[int, int]:
     """``(l, d)``: values up to ``max_abs * margin`` at step ``step`` need ``l`` bits; a
     right shift by ``d = max(l + 1 - bits, 0)`` keeps them (signed) in ``bits`` bits."""
@@ -104,6 +184,21 @@ def shift_for(max_abs: float, step: float, bits: int, margin: float = 1.0) -> tu
         raise ValueError(f"step and margin must be > 0, got {step} and {margin}")
     l_bits = max(1, math.ceil(math.log2(max_abs * margin / step + 1)))
     return l_bits, max(l_bits + 1 - int(bits), 0)
+
+
+def mean_factor(kk: int, bits: int = 8) -> tuple[int, int]:
+    """``(c, t)``: a mean over ``kk`` values as ``c * sum / 2^t`` -- the window sum (local on
+    shares, a plain sum under additive HE), times the public integer ``c``, at ``t`` more
+    fraction bits. ``kk`` a power of two: ``(1, log2 kk)``, exact; otherwise
+    ``c = round(2^t / kk)`` with ``t = ceil(log2 kk) + bits`` (relative error below
+    ``2^-(bits+1)``)."""
+    if isinstance(kk, bool) or not isinstance(kk, int | np.integer) or kk < 1:
+        raise ValueError(f"kk must be a positive int (the pool's window size), got {kk!r}")
+    kk = int(kk)
+    if kk & (kk - 1) == 0:
+        return 1, kk.bit_length() - 1
+    t = (kk - 1).bit_length() + int(bits)
+    return round(2**t / kk), t
 
 
 def int_linear(layer, W_int, x_int, wrap: bool = False) -> np.ndarray:

@@ -1,9 +1,11 @@
 """ONNX import and export of network specs ("bring your own network").
 
-``from_onnx(path)`` turns a sequential ONNX model (e.g. a PyTorch ``torch.onnx.export`` of an
-``nn.Sequential``) into a :class:`~ppnn.nn.network.Network` and its parameters in the format of
-:mod:`ppnn.nn.forward`; ``to_onnx(net, params, path)`` writes any network of the zoo as an ONNX
-model. Op mapping (both directions unless marked):
+``from_onnx(path)`` turns an ONNX model -- a chain of layers and residual blocks, e.g. a PyTorch
+``torch.onnx.export`` of an ``nn.Sequential`` or of a torchvision-style ResNet -- into a
+:class:`~ppnn.nn.network.Network` and its parameters in the format of :mod:`ppnn.nn.forward`
+(``fold_bn=True``: every batch-norm after a convolution or dense layer folded into it);
+``to_onnx(net, params, path)`` writes any network of the zoo as an ONNX model. Op mapping
+(both directions unless marked):
 
 ====================================  ========================================================
 ONNX                                  ppnn
@@ -24,9 +26,14 @@ BatchNormalization (inference)        BatchNorm(eps=epsilon); ``scale, B, input_
                                       input_var`` are ``gamma, beta, mean, var``
 Flatten (axis 1), Reshape to          Flatten
 (N, -1) / (0, -1) / (1, -1)
-Add of two branches                   Residual (export only: import takes a single chain)
+Add of two branches (identity or       Residual(body, shortcut): a tensor read by two nodes
+projection shortcut)                  opens the block, the Add of the two branches closes it
 Identity, Dropout                     skipped (import)
 ====================================  ========================================================
+
+Anything else -- an unsupported op (Concat, attention's products of two computed tensors,
+a shape computed at run time), branches that do not meet in one Add -- raises ``ValueError``
+naming the node and its op.
 
 Import also accepts ``auto_pad`` VALID, and SAME_UPPER / SAME_LOWER where they pad every
 side equally, and ``ceil_mode=1`` where it gives the same output size as floor. Weights come
@@ -39,7 +46,6 @@ value (``1e-05``, not ``9.99999974e-06``), so an exported network imports as an 
 from __future__ import annotations
 
 import os
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -47,7 +53,7 @@ import numpy as np
 from ..errors import InvalidType, ModelFileError
 from ..paths import atomic_write
 from . import onnx_checks
-from .forward import check_params
+from .forward import check_params, fold_batchnorm
 from .layers import (
     BatchNorm,
     Conv2d,
@@ -74,6 +80,9 @@ _HINTS = {
              "use torch.flatten(x, 1) or nn.Flatten, which export as an ONNX Flatten)",
     "Softmax": " (drop the final softmax before export: ppnn networks output logits and the "
                "arg-max is unchanged)",
+    "Concat": " (concatenating branches, as DenseNet / Inception blocks do, is out of scope: "
+              "ppnn imports chains and residual blocks whose branches are added)",
+    "Transpose": " (attention-style reshuffles are out of scope)",
 }
 
 
@@ -102,7 +111,11 @@ class _Node:
         self.consts = consts
 
     def error(self, msg: str) -> ValueError:
-        return ValueError(f"ONNX node {self.label!r} ({self.op}): {msg}")
+        return _out_of_scope(self, msg)
+
+    def dynamic(self) -> list[str]:
+        """The computed tensors it reads (not initializers / constants), each once."""
+        return list(dict.fromkeys(t for t in self.proto.input if t and t not in self.consts))
 
     def has_input(self, i: int) -> bool:
         return len(self.proto.input) > i and self.proto.input[i] != ""
@@ -168,9 +181,32 @@ def _input_shape(vi) -> tuple[int, ...]:
     return tuple(int(d.dim_value) for d in dims[1:])
 
 
-def _chain(graph, consts: dict) -> list[_Node]:
-    """The graph's nodes as one chain from its input to its output (``Constant`` nodes go to
-    ``consts``); anything else raises ``ValueError``."""
+class _Block:
+    """A residual block of the graph: two chains from one tensor to one ``Add`` (the body is
+    the chain into the Add's first input, unless that one is the identity)."""
+
+    def __init__(self, body: list, shortcut: list, add: _Node):
+        self.body, self.shortcut, self.add = body, shortcut, add
+
+
+def _out_of_scope(node: _Node, reason: str | None = None) -> ValueError:
+    """The one error for a graph (or a node of it) ppnn does not import: it names the node,
+    its op and the reason (``None``: the op itself is not supported, with the list of those
+    that are and a hint where one helps)."""
+    if reason is None:
+        proto = node.proto
+        op = f"{proto.domain}.{node.op}" if proto.domain not in ("", "ai.onnx") else node.op
+        return ValueError(f"unsupported ONNX op {op!r} at node {node.label!r}: supported ops "
+                          f"are {', '.join(SUPPORTED_OPS)}{_HINTS.get(op, '')}")
+    return ValueError(f"ONNX node {node.label!r} ({node.op}): {reason}")
+
+
+def _graph(graph, consts: dict) -> list:
+    """The graph's nodes as ppnn's structure: a chain from the input to the output in which a
+    tensor read by two nodes opens a residual block that an ``Add`` of the two branches closes
+    (:class:`_Block`, nested blocks allowed). ``Constant`` nodes go to ``consts``; anything
+    else (an unsupported op, a merge other than a two-branch ``Add``, nodes off the path from
+    the input to the output) raises ``ValueError`` naming the node and its op."""
     inputs = [vi for vi in graph.input if vi.name not in consts]
     if len(inputs) != 1:
         raise ValueError(f"ONNX graph must have exactly one input, got {len(inputs)}: "
@@ -178,38 +214,110 @@ def _chain(graph, consts: dict) -> list[_Node]:
     if len(graph.output) != 1:
         raise ValueError(f"ONNX graph must have exactly one output, got {len(graph.output)}: "
                          f"{[vi.name for vi in graph.output]}")
-    users: Counter = Counter(i for n in graph.node for i in n.input if i)
-    users.update(vi.name for vi in graph.output)
-    readers: dict[str, list[str]] = {}
-    for i, n in enumerate(graph.node):
-        for t in n.input:
-            readers.setdefault(t, []).append(n.name or f"#{i}")
-
-    cur, chain = inputs[0].name, []
+    nodes: list[_Node] = []
     for i, proto in enumerate(graph.node):
         node = _Node(proto, i, consts)
         if proto.domain not in ("", "ai.onnx") or node.op not in _OPS:
-            op = f"{proto.domain}.{node.op}" if proto.domain not in ("", "ai.onnx") else node.op
-            raise ValueError(f"unsupported ONNX op {op!r} at node {node.label!r}: supported ops "
-                             f"are {', '.join(SUPPORTED_OPS)}{_HINTS.get(op, '')}")
+            raise _out_of_scope(node)
         if node.op == "Constant":
             consts[proto.output[0]] = _constant_value(node)
             continue
-        dyn = [t for t in proto.input if t and t not in consts]
-        if not dyn or any(t != cur for t in dyn):
-            raise node.error(f"reads {dyn or 'only constants'}, not the previous layer's output "
-                             f"{cur!r}: ppnn imports a single chain of layers")
-        if users[cur] != len(dyn):
-            raise ValueError(f"ONNX tensor {cur!r} feeds {users[cur]} inputs "
-                             f"({', '.join(readers.get(cur, []))}): ppnn imports a single chain "
-                             "of layers, not a branching graph (residual connections are out "
-                             "of scope)")
-        chain.append(node)
-        cur = proto.output[0]
-    if cur != graph.output[0].name:
-        raise ValueError(f"ONNX graph output {graph.output[0].name!r} is not the end of the "
-                         f"chain of layers (which ends in {cur!r})")
-    return chain
+        nodes.append(node)
+    readers: dict[str, list[_Node]] = {}
+    for node in nodes:
+        dyn = node.dynamic()
+        if not dyn:
+            raise _out_of_scope(node, "reads only constants, not the previous layer's output")
+        for t in dyn:
+            readers.setdefault(t, []).append(node)
+    walk = _Walk(readers, graph.output[0].name)
+    items, _, merge = walk.chain(inputs[0].name)
+    if merge is not None:
+        raise _out_of_scope(merge, f"adds {merge.dynamic()} but no branch point opens the "
+                            "block (a tensor added to itself?)")
+    missed = [n for n in nodes if id(n) not in walk.seen]
+    if missed:
+        raise _out_of_scope(missed[0], "is not on the path from the graph input to its "
+                            "output (ppnn imports one chain of layers and residual blocks)")
+    return items
+
+
+class _Walk:
+    """Walks the graph from a tensor along its readers (see :func:`_graph`)."""
+
+    def __init__(self, readers: dict, output: str):
+        self.readers, self.output, self.seen = readers, output, set()
+
+    @staticmethod
+    def merges(node: _Node) -> bool:
+        return node.op == "Add" and len(node.dynamic()) == 2
+
+    def chain(self, t: str, first: _Node | None = None) -> tuple[list, str, _Node | None]:
+        """Items from tensor ``t`` (through ``first``, one of its readers, if given) up to the
+        graph output or to the Add that merges this branch: ``(items, last tensor, Add or
+        None)``."""
+        items: list = []
+        prev: _Node | None = None
+        while True:
+            rs = [first] if first is not None else self.readers.get(t, [])
+            first = None
+            if t == self.output and rs:
+                raise _out_of_scope(rs[0], f"reads the graph output {t!r}: the output must be "
+                                    "the last layer's")
+            if not rs:
+                if t == self.output:
+                    return items, t, None
+                if prev is None:
+                    raise ValueError(f"ONNX tensor {t!r} is read by no node and is not the "
+                                     f"graph output {self.output!r}")
+                raise _out_of_scope(prev, f"its output {t!r} is read by no node and is not "
+                                    f"the graph output {self.output!r}")
+            if len(rs) == 1:
+                node = rs[0]
+                if self.merges(node):
+                    return items, t, node
+                if node.dynamic() != [t]:
+                    raise _out_of_scope(node, f"reads {node.dynamic()}: ppnn imports a chain of "
+                                        "layers in which a node reads one computed tensor "
+                                        "(attention-style products are out of scope)")
+                self.seen.add(id(node))
+                items.append(node)
+                t, prev = node.proto.output[0], node
+                continue
+            if len(rs) > 2:
+                raise ValueError(f"ONNX tensor {t!r} feeds {len(rs)} nodes "
+                                 f"({', '.join(n.label for n in rs)}): ppnn imports residual "
+                                 "blocks of two branches, not a wider branching graph")
+            block = self.block(t, rs)
+            items.append(block)
+            t, prev = block.add.proto.output[0], block.add
+
+    def block(self, t: str, rs: list) -> _Block:
+        """The residual block opened by tensor ``t`` with readers ``rs`` (two nodes)."""
+        ends = []  # (items, tensor that reaches the Add, the Add)
+        for r in rs:
+            if self.merges(r):  # the identity shortcut: the Add reads t itself
+                ends.append(([], t, r))
+            else:
+                ends.append(self.chain(t, r))
+        adds = {id(e[2]) for e in ends}
+        add = ends[0][2] or ends[1][2]
+        if None in (ends[0][2], ends[1][2]) or len(adds) != 1:
+            got = ", ".join(e[2].label if e[2] is not None else "the graph output" for e in ends)
+            raise _out_of_scope(rs[1], f"tensor {t!r} opens two branches ({rs[0].label}, "
+                                f"{rs[1].label}) that do not meet in one Add (they end at "
+                                f"{got}): ppnn imports residual blocks, not a branching graph")
+        if sorted(add.dynamic()) != sorted(e[1] for e in ends):
+            raise _out_of_scope(add, f"adds {add.dynamic()}, not the ends of the two branches "
+                                f"opened by {t!r}")
+        self.seen.add(id(add))
+        first = add.dynamic()[0]
+        body, short = (ends if ends[0][1] == first else ends[::-1])
+        if not body[0]:
+            body, short = short, body
+        if not body[0]:
+            raise _out_of_scope(add, f"adds {t!r} to itself (2x is not a residual block)")
+        return _Block(body[0], short[0], add)
 
 
 def _window(node: _Node, in_hw: tuple[int, int], kernel) -> tuple[int, int, int]:
@@ -253,14 +361,32 @@ def _flat_bias(node: _Node, c: np.ndarray, out: int) -> np.ndarray:
     raise node.error(f"bias of shape {c.shape} does not broadcast to ({out},) per output")
 
 
-def _convert(chain: list[_Node], shape: tuple[int, ...]) -> tuple[list[Layer], list[dict]]:
+def _convert(chain: list, shape: tuple[int, ...]
+             ) -> tuple[list[Layer], list[dict], tuple[int, ...]]:
+    """Layers, parameters and output shape of a chain of nodes and blocks from ``shape``."""
     layers: list[Layer] = []
     params: list[dict] = []
     i = 0
     while i < len(chain):
         node, nxt = chain[i], chain[i + 1] if i + 1 < len(chain) else None
-        op, p = node.op, {}
+        nxt = nxt if isinstance(nxt, _Node) else None
         i += 1
+        if isinstance(node, _Block):
+            body, pb, _ = _convert(node.body, shape)
+            short, ps, _ = _convert(node.shortcut, shape)
+            if not body:
+                body, pb, short, ps = short, ps, body, pb
+            if not body:
+                raise _out_of_scope(node.add, "adds two branches that hold no layer (x + x)")
+            layer: Layer = Residual(tuple(body), tuple(short))
+            try:
+                shape = layer.out_shape(shape)
+            except ValueError as e:
+                raise node.add.error(str(e)) from None
+            layers.append(layer)
+            params.append({"body": pb, "shortcut": ps})
+            continue
+        op, p = node.op, {}
         if op in ("Identity", "Dropout"):
             continue
         if op in ("Conv", "MaxPool", "AveragePool", "GlobalAveragePool") and len(shape) != 3:
@@ -278,7 +404,7 @@ def _convert(chain: list[_Node], shape: tuple[int, ...]) -> tuple[list[Layer], l
                 raise node.error(f"weights {W.shape} with group={group} do not fit "
                                  f"{shape[0]} input channels")
             bias = node.has_input(2)
-            layer: Layer = Conv2d(W.shape[0], k, s, pad, bias=bias, groups=group)
+            layer = Conv2d(W.shape[0], k, s, pad, bias=bias, groups=group)
             p = {"W": W} | ({"b": _flat_bias(node, node.const(2, "bias"), W.shape[0])}
                             if bias else {})
         elif op == "Gemm":
@@ -310,8 +436,8 @@ def _convert(chain: list[_Node], shape: tuple[int, ...]) -> tuple[list[Layer], l
                 i += 1
             layer = Dense(W.shape[0], bias="b" in p)
         elif op == "Add":
-            raise node.error("Add is supported only as the bias after a MatMul (adding two "
-                             "branches, a residual connection, is out of scope for import)")
+            raise _out_of_scope(node, "Add is supported only as the bias after a MatMul or as "
+                                "the Add of a residual block's two branches")
         elif op == "Relu":
             layer = ReLU()
         elif op == "Mul":
@@ -372,7 +498,7 @@ def _convert(chain: list[_Node], shape: tuple[int, ...]) -> tuple[list[Layer], l
                 raise node.error(f"Reshape to {target} is not supported: only a flatten to "
                                  "(N, -1), (0, -1) or (1, -1)")
             layer = Flatten()
-        else:  # pragma: no cover - _chain lets only _OPS through
+        else:  # pragma: no cover - _graph lets only _OPS through
             raise node.error("unsupported")
         try:
             shape = layer.out_shape(shape)
@@ -380,7 +506,7 @@ def _convert(chain: list[_Node], shape: tuple[int, ...]) -> tuple[list[Layer], l
             raise node.error(str(e)) from None
         layers.append(layer)
         params.append(p)
-    return layers, params
+    return layers, params, shape
 
 
 def _check_in_features(node: _Node, W: np.ndarray, shape) -> None:
@@ -397,16 +523,22 @@ def _check_ceil(node: _Node, shape, k: int, s: int, pad: int) -> None:
                          "export with ceil_mode=0")
 
 
-def from_onnx(model, name: str | None = None) -> tuple[Network, list]:
-    """Import a sequential ONNX model as ``(net, params)``.
+def from_onnx(model, name: str | None = None, fold_bn: bool = False) -> tuple[Network, list]:
+    """Import an ONNX model (a chain of layers and residual blocks) as ``(net, params)``.
 
     Parameters
     ----------
     model : str, os.PathLike or onnx.ModelProto
         A ``.onnx`` file or a loaded model: one input ``(N, C, H, W)`` or ``(N, n)`` (static
-        except the batch dimension), one chain of supported ops (see the module docstring).
+        except the batch dimension), one chain of supported ops in which a tensor read by two
+        nodes opens a residual block and the ``Add`` of its two branches closes it (see the
+        module docstring).
     name : str, optional
         Network name (default: the file's stem, else the graph's name).
+    fold_bn : bool
+        Fold every batch-norm that follows a convolution or dense layer into its weights and
+        bias (:func:`ppnn.nn.fold_batchnorm`, inference); default False: batch-norms import
+        as :class:`~ppnn.nn.layers.BatchNorm` layers (an exported network imports equal).
 
     Returns
     -------
@@ -423,9 +555,12 @@ def from_onnx(model, name: str | None = None) -> tuple[Network, list]:
         truncated), a tensor whose data does not match its declared shape or is too large,
         external data outside the model's folder or through a symbolic link (see
         :mod:`.onnx_checks`), NaN weights; unsupported op (naming the op and node),
-        branching graph, non-square kernels, asymmetric pads, dilations other than 1,
-        several inputs, a dynamic or bad input shape, mismatched weight shapes.
+        branches that are not a residual block, non-square kernels, asymmetric pads,
+        dilations other than 1, several inputs, a dynamic or bad input shape, mismatched
+        weight shapes.
     """
+    if not isinstance(fold_bn, bool):
+        raise TypeError(f"fold_bn must be a bool, got {type(fold_bn).__name__}")
     onnx = _onnx()
     from onnx import numpy_helper
 
@@ -440,7 +575,7 @@ def from_onnx(model, name: str | None = None) -> tuple[Network, list]:
                           f"{type(model).__name__}")
     where = f"ONNX file {path}" if path else "ONNX ModelProto"
     try:
-        net, params = _import(model, path, name, numpy_helper)
+        net, params = _import(model, path, name, numpy_helper, fold_bn)
     except ModelFileError as e:
         raise ModelFileError(str(e) if str(e).startswith(where) else f"{where}: {e}") from None
     except ValueError as e:
@@ -454,17 +589,18 @@ def _copy(model):
     return out
 
 
-def _import(model, path: Path | None, name: str | None, numpy_helper) -> tuple[Network, list]:
+def _import(model, path: Path | None, name: str | None, numpy_helper,
+            fold_bn: bool = False) -> tuple[Network, list]:
     """:func:`from_onnx` of a read ``ModelProto`` (every check but the file's own)."""
     onnx_checks.check_tensors(model, path.parent if path else None)
     graph = model.graph
     consts = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
-    chain = _chain(graph, consts)
+    items = _graph(graph, consts)
     onnx_checks.check_finite(consts)
     inputs = [vi for vi in graph.input if vi.name not in consts]
     in_shape = _input_shape(inputs[0])
     onnx_checks.check_input_size(in_shape)
-    layers, params = _convert(chain, in_shape)
+    layers, params, _ = _convert(items, in_shape)
 
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), "?")
     where = f"file {path.name}" if path else "ModelProto"
@@ -476,6 +612,8 @@ def _import(model, path: Path | None, name: str | None, numpy_helper) -> tuple[N
                   dataset=_GUESS_DATASET.get(in_shape, ""))
     onnx_checks.check_sizes(net)
     check_params(net, params)
+    if fold_bn:
+        net, params = fold_batchnorm(net, params)
     return net, params
 
 

@@ -32,7 +32,7 @@ from .layers import (
 )
 from .network import Network, Stated
 
-__all__ = ["get", "names", "by_paper", "PAPERS", "register"]
+__all__ = ["get", "names", "by_paper", "PAPERS", "register", "resnet_cifar"]
 
 PAPERS = ("tabula", "gala", "swann", "she", "falcon")
 _REGISTRY: dict[str, tuple[Callable[[], Network], tuple[str, ...]]] = {}
@@ -120,11 +120,35 @@ def _resnet_stages(c_in: int, widths, blocks, strides, bottleneck: bool) -> tupl
     return layers, c_in
 
 
-def _resnet_cifar_he(n: int, classes: int) -> list[Layer]:
+def _resnet_cifar_he(n: int, classes: int, widths=(16, 32, 64), pool: int = 8) -> list[Layer]:
     """CIFAR ResNet-(6n+2) of He et al. 2016 §4.2: 16/32/64 channels, n blocks per stage."""
-    layers = _conv_bn_relu(16)
-    body, _ = _resnet_stages(16, (16, 32, 64), (n, n, n), (1, 2, 2), False)
-    return layers + body + [MeanPool(8), Flatten(), Dense(classes)]
+    layers = _conv_bn_relu(widths[0])
+    body, _ = _resnet_stages(widths[0], widths, (n, n, n), (1, 2, 2), False)
+    return layers + body + [MeanPool(pool), Flatten(), Dense(classes)]
+
+
+def resnet_cifar(n: int = 3, widths=(16, 32, 64), image: int = 32, classes: int = 10
+                 ) -> Network:
+    """He et al.'s CIFAR ResNet-(6n+2) graph at other widths and image sizes: the same
+    layers as ``resnet20_cifar10`` (``n=3``) or ``resnet32_cifar10`` (``n=5``) -- 3 stages of
+    ``n`` basic blocks, projection shortcuts where the shape changes, a global average pool --
+    with ``widths`` channels per stage and ``image x image`` inputs (a multiple of 4). The
+    reduced copies the tests and notebooks run where the full network does not fit."""
+    for what, v, lo in (("n", n, 1), ("image", image, 4), ("classes", classes, 2)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+            raise ValueError(f"{what} must be an int >= {lo}, got {v!r}")
+    if image % 4:
+        raise ValueError(f"image must be a multiple of 4 (two stride-2 stages), got {image}")
+    widths = tuple(widths)
+    if len(widths) != 3 or any(isinstance(w, bool) or not isinstance(w, int) or w < 1
+                               for w in widths):
+        raise ValueError(f"widths must be 3 positive ints (one per stage), got {widths}")
+    name = f"resnet{6 * n + 2}_w{'-'.join(map(str, widths))}_{image}px"
+    return _net(name, (3, image, image), _resnet_cifar_he(n, classes, widths, image // 4),
+                f"He et al. 2016 §4.2 CIFAR ResNet-{6 * n + 2} graph ({n} basic blocks per "
+                f"stage, projection shortcuts) with stage widths {widths} and {image}x{image} "
+                "inputs: a reduced copy built by ppnn.nn.zoo.resnet_cifar; evaluated by none of "
+                "the five papers.", "cifar10", ())
 
 
 def _resnet_cifar_wide(blocks, bottleneck: bool, classes: int) -> list[Layer]:
@@ -181,6 +205,19 @@ def _resnet32() -> Network:
         "changes (He et al. used parameter-free option A: ReLU count identical, +2.6K params).",
         "cifar10", ("tabula",),
         [Stated("relus", 303_000, "Tabula Table 5/8/10 ReLU column ('303K')")])
+
+
+@register("resnet20_cifar10", ())
+def _resnet20() -> Network:
+    return _net(
+        "resnet20_cifar10", CIFAR, _resnet_cifar_he(3, 10),
+        "He et al. 2016 §4.2 CIFAR ResNet-20 (n=3: 3 stages x 3 basic blocks, 16/32/64 "
+        "channels, global 8x8 average pool, FC 10), the smallest of the family of Tabula's "
+        "and Delphi's ResNet-32; evaluated by none of the five papers (the ResNet every "
+        "family runs end to end here). Assumption: projection shortcuts (option B, 1x1 conv + "
+        "BN) where the shape changes, as in resnet32_cifar10.",
+        "cifar10", (),
+        [Stated("params", 270_000, "He et al. 2016 Table 6 ResNet-20 ('0.27M')", 0.02)])
 
 
 @register("vgg16_cifar100", ("tabula",))

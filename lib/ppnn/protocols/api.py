@@ -545,17 +545,19 @@ def offline_received(ledger: Ledger, sender: str | None = None) -> dict[str, flo
 
 def layer_kinds(net: Network):
     """Map a ledger label to ``linear`` / ``nonlinear`` / ``input/output`` by its first
-    component: the network's layer names, or SwaNN's step names (``Conv 1``, ``Act+Pool 1``)."""
+    component: the network's node names (``conv1``, ``block2.body.conv1``, ``block2.add``),
+    or SwaNN's step names (``Conv 1``, ``Act+Pool 1``, ``Add 1``)."""
     kinds = {name: layer.kind for name, layer in zip(net.layer_names, net.layers)}
+    kinds |= {node.name: node.kind for node in net.nodes()}
 
     def classify(label: str) -> str:
         head = label.split("/")[0]
         kind = kinds.get(head)
-        if kind in ("Conv2d", "Dense", "Flatten", "MeanPool"):
+        if kind in ("Conv2d", "Dense", "Flatten", "MeanPool", "Add"):
             return "linear"
         if kind in ("ReLU", "MaxPool"):
             return "nonlinear"
-        if head.startswith(("Conv", "FC", "Pool", "Flatten")):
+        if head.startswith(("Conv", "FC", "Pool", "Flatten", "Add")):
             return "linear"
         if head.startswith("Act"):
             return "nonlinear"

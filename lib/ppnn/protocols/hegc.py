@@ -16,6 +16,13 @@ client encrypts and sends its share ``[z]_C``, the server adds ``r`` under encry
 AddPlain per input ciphertext, booked) and evaluates the kernel on ``[z + r]_C = [y]_C``. Only
 the first layer encrypts a value in the clear: the client's own image.
 
+A mean pool is local on the shares (GALA §II: "without extra cost"): window sums mod ``p``,
+its ``1/k^2`` moved into the scale. A residual block runs both branches from the same shares;
+its Add is the sum of the two branches' HE outputs, done where they already are -- on the
+shares, mod ``p`` (the identity shortcut first lifted by ``2^f_w`` to the body's scale); the
+rescale by ``f_w`` and the clip stay in the next garbled ReLU, as after any linear layer
+(:class:`_ResidualPlan`).
+
 The integer network and its oracle are GALA's own (:mod:`ppnn.protocols.gala.network`):
 :func:`secure_inference` returns :func:`~ppnn.protocols.gala.network.integer_forward`'s
 logits bit for bit: the server sends its share of the logits and the client computes
@@ -28,12 +35,13 @@ simulator, lists the ciphertexts, the Galois keys and the OT columns ``SIZE_ONLY
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from ppnn.core import Ledger
+from ppnn.he.bfv.base import Ct
 from ppnn.he.bfv.security import (
     SESSION_KAPPA,
     SESSION_QUERIES,
@@ -42,11 +50,20 @@ from ppnn.he.bfv.security import (
     max_q_bits_128,
     session_log2_distance,
 )
-from ppnn.nn import Conv2d, Dense, Flatten, MaxPool, Network, ReLU
+from ppnn.he.bfv.sim import BFVSim
+from ppnn.nn import Conv2d, Dense, Flatten, MaxPool, MeanPool, Network, ReLU, Residual, ops
 from ppnn.nn.canonical import canonicalize
+from ppnn.nn.forward import forward_nodes
+from ppnn.nn.integer import fixed_weights, mean_factor, to_fixed
+from ppnn.nn.network import _auto_names
 from ppnn.protocols.checks import check_int
 from ppnn.protocols.gala import GalaConv, GalaMatVec, centered, run_linear
-from ppnn.protocols.gala.network import fixed_point_plan, integer_forward, quantize_input
+from ppnn.protocols.gala.network import (
+    LayerQ,
+    fixed_point_plan,
+    integer_forward,
+    quantize_input,
+)
 from ppnn.protocols.gazelle import GazelleConv, GazelleMatVec
 
 from . import gc_act
@@ -63,13 +80,28 @@ KERNELS = {"GAZELLE": (GazelleMatVec, GazelleConv), "GALA": (GalaMatVec, GalaCon
 
 @dataclass
 class Step:
-    kind: str  # linear | act | flatten
+    kind: str  # linear | act | meanpool | flatten | residual
     name: str
     layer: object = None
     q: object = None  # gala.network.LayerQ
     last: bool = False
     pool: MaxPool | None = None
     spec: gc_act.ActSpec | None = None
+    in_shape: tuple | None = None  # linear: its input (a Dense layer's flattened)
+    mult: int = 1  # meanpool: the public factor after the window sum
+    body: list | None = None  # residual: the body's steps
+    shortcut: list | None = None  # residual: the shortcut's steps (empty: identity)
+    lift: tuple[int, int] = (0, 0)  # residual: body, shortcut output times 2^lift
+    bound: int = 0  # residual: public bound on |body 2^lb + shortcut 2^ls| (< p/2)
+
+
+def _leaf_steps(steps):
+    for st in steps:
+        if st.kind == "residual":
+            yield from _leaf_steps(st.body)
+            yield from _leaf_steps(st.shortcut)
+        else:
+            yield st
 
 
 @dataclass
@@ -85,6 +117,8 @@ class HEGCPlan:
     @classmethod
     def build(cls, net: Network, params, x_calib: np.ndarray, p: int, f_x: int = 6
               ) -> HEGCPlan:
+        if any(isinstance(layer, Residual | MeanPool) for layer in net.layers):
+            return _ResidualPlan(net, params, x_calib, p, f_x).plan(cls)
         qplan = fixed_point_plan(net, params, x_calib, p, f_x)
         qs = {q.index: q for q in qplan}
         names, layers = net.layer_names, list(net.layers)
@@ -100,9 +134,11 @@ class HEGCPlan:
                     pool = layers[i + 2] if i + 2 < len(layers) else None
                     pool = pool if isinstance(pool, MaxPool) else None
                     m = pool.kernel**2 if pool is not None else 1
+                    # after the last linear layer (no clip) the logits are not rescaled:
+                    # GALA's integer_forward applies the ReLU to them as they are
+                    d = q.f_w if q.clip is not None else 0
                     steps.append(Step("act", names[i + 1], layers[i + 1], q, pool=pool,
-                                      spec=gc_act.ActSpec(k, q.f_w, m, p=int(p),
-                                                          clip=q.clip)))
+                                      spec=gc_act.ActSpec(k, d, m, p=int(p), clip=q.clip)))
                     i += 3 if pool is not None else 2
                     continue
                 if q.clip is not None:
@@ -117,7 +153,20 @@ class HEGCPlan:
 
     def forward_int(self, x) -> np.ndarray:
         """GALA's exact integer pipeline on float images (the oracle)."""
-        return integer_forward(self.net, self.qplan, quantize_input(x, self.f_x))
+        a = quantize_input(x, self.f_x)
+        if self.residual:
+            return _forward_int(self.steps, a)
+        return integer_forward(self.net, self.qplan, a)
+
+    @property
+    def residual(self) -> bool:
+        """Whether the plan has residual blocks or mean pools (compiled by
+        :class:`_ResidualPlan`, its oracle run on the steps)."""
+        return any(st.kind in ("residual", "meanpool") for st in self.steps)
+
+    def leaf_steps(self):
+        """Every step, residual branches expanded (body, then shortcut): the run's order."""
+        return _leaf_steps(self.steps)
 
     def predict(self, x, batch: int = 500) -> np.ndarray:
         x = np.asarray(x)
@@ -125,12 +174,167 @@ class HEGCPlan:
                                for i in range(0, len(x), batch)])
 
 
+class _ResidualPlan:
+    """GALA's fixed-point plan (:func:`ppnn.protocols.gala.network.fixed_point_plan`) for a
+    network with residual blocks or mean pools, as protocol steps.
+
+    Every value has public fraction bits ``e`` and a public bound ``B`` on its magnitude: the
+    image ``f_x`` and ``2^f_x``; a linear layer takes the largest weight bits ``f_w <= 12``
+    with ``2 (|W|_1 B + |b|) < p`` (its output at ``e + f_w``); a garbled activation rescales
+    by ``e - f_x`` and clips at the 99.99th percentile of the calibration activations (GALA's
+    clip, back at ``f_x``); a mean pool sums on the shares (``B k^2``) and moves its ``1/k^2``
+    into ``e`` (:func:`ppnn.nn.integer.mean_factor`); a residual block's two branches end at
+    one ``f_w`` (the largest for which the body's last layer, the shortcut's and their sum
+    stay below ``p/2``), the identity shortcut lifted by ``2^f_w``, and the next garbled ReLU
+    rescales the sum, as after any linear layer."""
+
+    def __init__(self, net: Network, params, x_calib, p: int, f_x: int, max_fw: int = 12,
+                 quantile: float = 99.99):
+        self.net, self.p, self.f_x, self.max_fw, self.quantile = net, int(p), f_x, max_fw, \
+            quantile
+        self.k = int(p).bit_length()
+        self.outs = forward_nodes(net, params, np.asarray(x_calib, np.float64))
+        self.params = params
+
+    def plan(self, cls) -> HEGCPlan:
+        steps, _, _, _ = self.seq(list(self.net.layers), self.params, self.net.layer_names,
+                                  self.net.input_shape, self.f_x, 1 << self.f_x)
+        leaves = [st for st in _leaf_steps(steps) if st.kind == "linear"]
+        leaves[-1].last = True
+        return cls(self.net, self.p, self.f_x, [st.q for st in leaves], steps)
+
+    def clip(self, name: str) -> int:
+        act = np.abs(self.outs[name]).reshape(-1)
+        return max(1, int(np.ceil(np.percentile(act, self.quantile) * 2.0 ** self.f_x)))
+
+    def linear(self, layer, p, name, shape, e: int, B: int, f_w: int | None):
+        """A quantized linear step (``f_w`` given: only that one), or None if none fits p."""
+        W = np.asarray(p["W"], np.float64)
+        b = np.asarray(p.get("b", np.zeros(W.shape[0])), np.float64)
+        for f in ([f_w] if f_w is not None else range(self.max_fw, -1, -1)):
+            Wq, bq = fixed_weights(W, f), to_fixed(b, e + f)
+            bound = int(np.abs(Wq).reshape(Wq.shape[0], -1).sum(axis=1).max()) * B \
+                + int(np.abs(bq).max(initial=0))
+            if 2 * bound < self.p:
+                q = LayerQ(name, Wq, bq, f, B, None)
+                return Step("linear", name, layer, q, in_shape=tuple(shape)), e + f, bound
+        return None
+
+    def seq(self, layers, params, names, shape, e: int, B: int, last_fw: int | None = None):
+        """Steps of one sequence from fraction bits ``e`` and bound ``B``; ``last_fw`` forces
+        the weight bits of a final linear layer (a branch end). Returns ``(steps, e, B,
+        shape)``, or None when the forced bits do not fit p."""
+        steps: list[Step] = []
+        i = 0
+        while i < len(layers):
+            layer, p, name = layers[i], params[i], names[i]
+            out = layer.out_shape(shape)
+            if isinstance(layer, Residual):
+                st, e, B = self.block(layer, p, name, shape, e, B)
+                steps.append(st)
+            elif isinstance(layer, Conv2d | Dense):
+                if isinstance(layer, Conv2d) and layer.groups != 1:
+                    raise ValueError(f"{name}: grouped convolutions are not supported")
+                forced = last_fw if i == len(layers) - 1 else None
+                got = self.linear(layer, p, name, shape, e, B, forced)
+                if got is None:
+                    if forced is not None:
+                        return None
+                    raise ValueError(f"plaintext modulus p={self.p} is too small for layer "
+                                     f"{name} ({layer.kind}) even with integer weights; use a "
+                                     "wider p")
+                st, e, B = got
+                steps.append(st)
+            elif isinstance(layer, ReLU):
+                pool = layers[i + 1] if i + 1 < len(layers) else None
+                pool = pool if isinstance(pool, MaxPool) else None
+                if pool is not None and pool.padding:
+                    raise ValueError(f"{names[i + 1]}: padded max-pool is not supported")
+                src = steps[-1].name if steps and steps[-1].kind == "linear" else (
+                    f"{steps[-1].name}.add" if steps and steps[-1].kind == "residual" else None)
+                if src is None:
+                    raise ValueError(f"{name}: ReLU must follow a linear layer or a residual "
+                                     "block in the HE-GC runner")
+                clip = self.clip(src)
+                m = pool.kernel**2 if pool is not None else 1
+                spec = gc_act.ActSpec(self.k, e - self.f_x, m, p=self.p, clip=clip)
+                steps.append(Step("act", name, layer, steps[-1].q, pool=pool, spec=spec))
+                if steps[-2].kind == "linear":
+                    steps[-2].q = replace(steps[-2].q, clip=clip)
+                e, B = self.f_x, clip
+                if pool is not None:
+                    out = pool.out_shape(out)
+                    i += 1
+            elif isinstance(layer, MeanPool):
+                if layer.padding:
+                    raise ValueError(f"{name}: padded mean-pool is not supported")
+                kk = layer.kernel**2
+                c, t = (1, 0) if layer.scaled else mean_factor(kk)
+                B, e = B * kk * c, e + t
+                if 2 * B >= self.p:
+                    raise ValueError(f"{name}: window sums reach {B}, beyond p/2 = "
+                                     f"{self.p // 2}")
+                steps.append(Step("meanpool", name, layer, mult=c))
+            elif isinstance(layer, Flatten):
+                steps.append(Step("flatten", name, layer))
+            else:
+                raise ValueError(f"{name} ({layer.kind}) is not supported by the HE-GC runner "
+                                 "(Conv2d/Dense, ReLU [+ MaxPool], MeanPool, Flatten, residual "
+                                 "blocks)")
+            shape = out
+            i += 1
+        return steps, e, B, shape
+
+    def block(self, layer: Residual, p, name: str, shape, e: int, B: int):
+        """The residual step: the largest common ``f_w`` whose sum fits p."""
+        bn = [f"{name}.body.{n}" for n in _auto_names(layer.body)]
+        sn = [f"{name}.shortcut.{n}" for n in _auto_names(layer.shortcut)]
+        for f in range(self.max_fw, -1, -1):
+            body = self.seq(list(layer.body), p["body"], bn, shape, e, B, f)
+            short = self.seq(list(layer.shortcut), p["shortcut"], sn, shape, e, B, f)
+            if body is None or short is None:
+                continue
+            (bs, eb, Bb, _), (ss, es, Bs, _) = body, short
+            top = max(eb, es)
+            lift = (top - eb, top - es)
+            bound = (Bb << lift[0]) + (Bs << lift[1])
+            if 2 * bound < self.p:
+                return (Step("residual", name, layer, body=bs, shortcut=ss, lift=lift,
+                             bound=bound), top, bound)
+        raise ValueError(f"plaintext modulus p={self.p} is too small for block {name}: its two "
+                         "branches and their sum do not fit p/2 at any weight bits")
+
+
+def _forward_int(steps, a: np.ndarray) -> np.ndarray:
+    """The exact integer pipeline of a residual plan's steps on a batch (the oracle)."""
+    for st in steps:
+        if st.kind == "linear":
+            q = st.q
+            if isinstance(st.layer, Dense):
+                a = a.reshape(a.shape[0], -1) @ q.W.T + q.b
+            else:
+                a = ops.conv2d(a, q.W, st.layer.stride, st.layer.padding,
+                               matmul=np.matmul)[0] + q.b.reshape(1, -1, 1, 1)
+        elif st.kind == "act":
+            a = gc_act.plain_act(_windows(a, st.pool), st.spec)
+        elif st.kind == "meanpool":
+            a = ops.pool_windows(a, st.layer.kernel, st.layer.step).sum(axis=-1) * st.mult
+        elif st.kind == "residual":
+            lb, ls = st.lift
+            a = (_forward_int(st.body, a) << lb) + (_forward_int(st.shortcut, a) << ls)
+        else:
+            a = a.reshape(a.shape[0], -1)
+    return a
+
+
 def secure_inference(plan: HEGCPlan, x: np.ndarray, he, method: str,
                      rng: np.random.Generator, ledger: Ledger | None = None,
-                     label_rng: np.random.Generator | None = None) -> tuple[np.ndarray, dict]:
+                     label_rng: np.random.Generator | None = None, *, activation=None
+                     ) -> tuple[np.ndarray, dict]:
     """Classify ONE image ``x`` (C, H, W) with ``method`` ("GAZELLE" or "GALA") kernels on the
     BFV backend ``he`` (plaintext modulus ``plan.p``); returns the integer logits and the
-    measured GC seconds ``{"garble_s", "evaluate_s"}``."""
+    measured GC seconds ``{"garble_s", "evaluate_s"}``. ``activation(cw, sw, spec, ledger)
+    -> (z, r, seconds)`` replaces the garbled layer (default: garbled and evaluated here)."""
     if method not in KERNELS:
         raise ValueError(f"method must be one of {tuple(KERNELS)}, got {method!r}")
     if he.p != plan.p:
@@ -142,10 +346,23 @@ def secure_inference(plan: HEGCPlan, x: np.ndarray, he, method: str,
     ledger = ledger if ledger is not None else Ledger(PARTIES)
     p = plan.p
     a = quantize_input(x[None], plan.f_x)[0]  # the client's input, then the client's share
-    a_srv = None  # the server's share of a layer's input (None: the client holds the input)
-    shares = None
     t = {"garble_s": 0.0, "evaluate_s": 0.0}
-    for st in plan.steps:
+    # (client's share, server's share) mod p; None: the client holds the input itself
+    shares = _run_steps(plan.steps, (a, None), plan, he, method, rng, ledger, label_rng, t,
+                        activation)
+    with ledger.label("output"):
+        ledger.hold("client", "client's share of the logits", shares[0])
+        ledger.send("server", "client", int(shares[1].size) * int(p).bit_length(),
+                    "server's share of the logits", value=shares[1])
+    return centered(shares[0] + shares[1], p)[None], t
+
+
+def _run_steps(steps, shares, plan: HEGCPlan, he, method: str, rng, ledger: Ledger, label_rng,
+               t: dict, activation=None):
+    """The steps of one sequence on ``shares`` (see :func:`secure_inference`)."""
+    p = plan.p
+    for st in steps:
+        a, a_srv = shares
         if st.kind == "linear":
             q, layer = st.q, st.layer
             if isinstance(layer, Dense):
@@ -169,26 +386,42 @@ def secure_inference(plan: HEGCPlan, x: np.ndarray, he, method: str,
             with ledger.label(st.name):
                 cw, sw = (_windows(s[None], st.pool)[0] for s in shares)
                 out_shape = cw.shape[:-1]
-                z, r, tg = gc_act.garbled_activation(cw.reshape(-1, st.spec.m),
-                                                     sw.reshape(-1, st.spec.m), st.spec,
-                                                     rng, label_rng, keep=ledger.records_values)
-                gc_act.book_gc(ledger, z.size, gc_act.act_circuit(st.spec), "online",
-                               PARTIES, wire=tg.get("wire"))
+                cw, sw = cw.reshape(-1, st.spec.m), sw.reshape(-1, st.spec.m)
+                if activation is not None:
+                    z, r, tg = activation(cw, sw, st.spec, ledger)
+                else:
+                    z, r, tg = gc_act.garbled_activation(cw, sw, st.spec, rng, label_rng,
+                                                         keep=ledger.records_values)
+                    gc_act.book_gc(ledger, z.size, gc_act.act_circuit(st.spec), "online",
+                                   PARTIES, wire=tg.get("wire"))
                 ledger.hold("client", "z (its share of the activation, decoded from the GC)", z)
                 ledger.hold("server", "r (its GC output mask = its share of the activation)", r)
             t["garble_s"] += tg["garble_s"]
             t["evaluate_s"] += tg["evaluate_s"]
             # the activation stays shared: z for the client, r for the server (nobody holds it)
-            a = (z.astype(np.int64) % p).reshape(out_shape)
-            a_srv = (r.astype(np.int64) % p).reshape(out_shape)
+            shares = ((z.astype(np.int64) % p).reshape(out_shape),
+                      (r.astype(np.int64) % p).reshape(out_shape))
+        elif st.kind == "meanpool":
+            # local on the shares (GALA §II: "without extra cost"): window sums mod p, times
+            # the public factor; the 1/k^2 moves into the scale
+            k, step = st.layer.kernel, st.layer.step
+            shares = tuple(np.mod(ops.pool_windows(s[None], k, step)[0].sum(axis=-1) * st.mult,
+                                  p) for s in (a, np.zeros_like(a) if a_srv is None else a_srv))
+        elif st.kind == "residual":
+            # both branches from the same shares; the Add is local: the branch at the smaller
+            # scale times 2^lift on both shares, then each party adds its two shares mod p
+            # (the sum of the two HE results, below p/2 by the plan's bound)
+            lb, ls = st.lift
+            body = _run_steps(st.body, shares, plan, he, method, rng, ledger, label_rng, t,
+                              activation)
+            short = _run_steps(st.shortcut, shares, plan, he, method, rng, ledger, label_rng, t,
+                               activation)
+            if short[1] is None:
+                short = (short[0], np.zeros_like(short[0]))
+            shares = tuple(np.mod((bv << lb) + (sv << ls), p) for bv, sv in zip(body, short))
         else:
-            a = a.reshape(-1)
-            a_srv = None if a_srv is None else a_srv.reshape(-1)
-    with ledger.label("output"):
-        ledger.hold("client", "client's share of the logits", shares[0])
-        ledger.send("server", "client", int(shares[1].size) * int(p).bit_length(),
-                    "server's share of the logits", value=shares[1])
-    return centered(shares[0] + shares[1], p)[None], t
+            shares = (a.reshape(-1), None if a_srv is None else a_srv.reshape(-1))
+    return shares
 
 
 def _kernel(method: str, st: Step, shape: tuple, n: int):
@@ -205,9 +438,9 @@ def linear_inputs(plan: HEGCPlan):
     """``(step, input shape)`` of every linear step of ``plan`` (a Dense layer's input
     flattened, as :func:`secure_inference` packs it)."""
     shapes = plan.net.shapes()
-    for st in plan.steps:
+    for st in plan.leaf_steps():
         if st.kind == "linear":
-            shape = shapes[st.q.index]
+            shape = st.in_shape if st.in_shape is not None else shapes[st.q.index]
             yield st, (int(np.prod(shape)),) if isinstance(st.layer, Dense) else tuple(shape)
 
 
@@ -318,6 +551,27 @@ class _HEGC(Family):
         return np.stack(logits), ledger, [("online", "garbling", g), ("online", "evaluation",
                                                                         e)], prov
 
+    count_method = ("dry run on the slot simulator's counting mode (shapes, no values) with "
+                    "each garbled layer booked without garbling")
+
+    def _count(self, plan: Plan, batch: int) -> Ledger:
+        """The run's bookings: the same kernels on the counting backend (no slot values, so
+        no weight encoding), every garbled layer booked as the run books it."""
+        def book(cw, sw, spec, ledger):
+            gc_act.book_gc(ledger, cw.shape[0], gc_act.act_circuit(spec), "online", PARTIES)
+            zero = np.zeros(cw.shape[0], np.uint64)
+            return zero, zero, {"garble_s": 0.0, "evaluate_s": 0.0}
+
+        hp = plan.impl["plan"]
+        he = _CountingBFV(**plan.impl["he"], flood_bits=plan.impl["session"]["flood_bits"])
+        ledger, x = Ledger(PARTIES), np.zeros(plan.net.input_shape)
+        for _ in range(batch):
+            led = Ledger(PARTIES)
+            secure_inference(hp, x, he, self.method, np.random.default_rng(0), led,
+                             activation=book)
+            ledger.merge(led)
+        return ledger
+
     def _params_text(self, plan: Plan) -> str:
         h, ses = plan.impl["he"], plan.impl["session"]
         text = (f"N = {h['poly_degree']}, {h['q_bits']}-bit q, {h['n']} slots")
@@ -333,15 +587,35 @@ class _HEGC(Family):
         return plan.impl["plan"].forward_int(x)
 
     def describe(self, plan: Plan) -> pd.DataFrame:
-        rows = []
-        for st in plan.impl["plan"].steps:
-            q = st.q
-            rows.append({"step": st.name, "kind": st.kind,
-                         "weight_frac_bits": getattr(q, "f_w", None) if st.kind != "flatten"
-                         else None,
-                         "clip": getattr(q, "clip", None) if st.kind == "act" else None,
-                         "window": st.spec.m if st.spec is not None else None})
-        return pd.DataFrame(rows)
+        hp = plan.impl["plan"]
+        if not hp.residual:
+            rows = []
+            for st in hp.steps:
+                q = st.q
+                rows.append({"step": st.name, "kind": st.kind,
+                             "weight_frac_bits": getattr(q, "f_w", None) if st.kind != "flatten"
+                             else None,
+                             "clip": getattr(q, "clip", None) if st.kind == "act" else None,
+                             "window": st.spec.m if st.spec is not None else None})
+            return pd.DataFrame(rows)
+
+        def rows(steps):
+            for st in steps:
+                if st.kind == "residual":
+                    yield from rows(st.body)
+                    yield from rows(st.shortcut)
+                    yield {"step": f"{st.name}.add", "kind": "add", "weight_frac_bits": None,
+                           "clip": None, "window": None, "rescale": None,
+                           "lift": st.lift, "bound": st.bound}
+                    continue
+                yield {"step": st.name, "kind": st.kind,
+                       "weight_frac_bits": st.q.f_w if st.kind == "linear" else None,
+                       "clip": st.spec.clip if st.kind == "act" else None,
+                       "window": st.spec.m if st.spec is not None else None,
+                       "rescale": st.spec.d if st.kind == "act" else None,
+                       "lift": None, "bound": st.q.x_bound if st.kind == "linear" else None}
+
+        return pd.DataFrame(list(rows(hp.steps)))
 
     def costs(self, plan: Plan, results, units) -> Costs:
         from ppnn.protocols.gala.runtime import project_seconds
@@ -350,7 +624,7 @@ class _HEGC(Family):
         unit = _seal_units(units, plan.impl["he"]["poly_degree"])
         led, keys = split_one_time(results[0].ledger)
         he_ops = ("Perm", "HstPerm", "DecPerm", "ScMult", "Add")
-        steps = [st for st in hp.steps if st.kind == "linear"]
+        steps = [st for st in hp.leaf_steps() if st.kind == "linear"]
         lin = sum(project_seconds({op: led.op_count(op, label=st.name) for op in he_ops}, unit)
                   for st in steps)
         # flooding: one server encryption of zero per returned ciphertext (its two Adds are in
@@ -383,6 +657,18 @@ class _HEGC(Family):
             {"he_s": lin, "gc_s": gc_s})
 
 
+class _CountingBFV(BFVSim):
+    """The slot simulator's counting mode (``values=False``: shapes, noise and operation
+    counts only) that decrypts to zeros, so a whole inference books its ledger without
+    computing a slot."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs, values=False)
+
+    def _decrypt(self, ct: Ct) -> np.ndarray:
+        return np.zeros(ct.shape + (self.n,), np.int64)
+
+
 def _unit_degree(poly_degree: int) -> int:
     """SEAL's N for the unit costs: the parameters' own (SEAL has no key switching at 2048:
     the paper's N = 2048 is measured at 4096)."""
@@ -402,7 +688,8 @@ def _seal_units(units, poly_degree: int = 4096) -> pd.DataFrame:
     return units.get(f"SEAL BFV (N={N}) per operation", measure)
 
 
-_LAYERS = ("Conv2d", "Dense", "BatchNorm", "ReLU", "MaxPool", "Flatten")
+_LAYERS = ("Conv2d", "Dense", "BatchNorm", "ReLU", "MaxPool", "MeanPool", "Flatten",
+           "Residual")
 _REAL = "garbled circuits (half-gates, free-XOR, fixed-key AES) mod p"
 _SIM = ("BFV on the slot simulator (same operation counts and ciphertext sizes as SEAL; the "
         "kernels run on real SEAL in 02_gala); OT simulated: the client's input labels are "

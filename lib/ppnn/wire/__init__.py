@@ -146,6 +146,10 @@ def run(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = None,
     from .falcon import run_plan
     from .links import shaped
 
+    if plan.family in ("gazelle_gc", "gala_gc") and plan.impl["plan"].residual:
+        raise ValueError(f"wire mode runs {plan.family} on chains of layers; "
+                         f"{plan.net.name} has residual blocks or mean pools: run it in "
+                         "process (transport='inproc')")
     with shaped(link) as shaping:
         res = run_plan(plan, x, seed, backend=backend, timeout=timeout, deadline=deadline,
                        offline_first=offline_first)

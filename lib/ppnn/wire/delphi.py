@@ -300,11 +300,17 @@ def _garbage_plan(impl: tn.Plan, g: np.random.Generator) -> tn.Plan:
     """The client's copy of the plan: the server's weights and biases replaced by garbage
     of their (public) shapes; everything else (layers, shifts, tables of F) is public."""
     ring = impl.cfg.ring
-    steps = [dataclasses.replace(
-        st, W_int=None if st.W_int is None else g.integers(-(1 << 12), 1 << 12, st.W_int.shape),
-        bias=None if st.bias is None else ring.random(g, np.shape(st.bias)))
-        for st in impl.steps]
-    return dataclasses.replace(impl, steps=steps)
+
+    def garbage(steps):
+        return [dataclasses.replace(
+            st, W_int=None if st.W_int is None else g.integers(-(1 << 12), 1 << 12,
+                                                               st.W_int.shape),
+            bias=None if st.bias is None else ring.random(g, np.shape(st.bias)),
+            body=None if st.body is None else garbage(st.body),
+            shortcut=None if st.shortcut is None else garbage(st.shortcut))
+            for st in steps]
+
+    return dataclasses.replace(impl, steps=garbage(impl.steps))
 
 
 def delphi_job(wire: Wire, task: dict) -> dict:

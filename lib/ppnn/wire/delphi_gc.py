@@ -272,11 +272,15 @@ def _ideal_activation(cw, sw, spec: gc_act.ActSpec, ledger: Ledger):
 def _garbage_plan(plan: dgc.DelphiGCPlan, g: np.random.Generator) -> dgc.DelphiGCPlan:
     """The client's copy of the plan: the server's weights and biases replaced by garbage of
     their (public) shapes; layers, shifts and circuits are public."""
-    steps = [dataclasses.replace(
-        st, W=None if st.W is None else g.integers(-(1 << 12), 1 << 12, st.W.shape),
-        b=None if st.b is None else g.integers(-(1 << 20), 1 << 20, np.shape(st.b)))
-        for st in plan.steps]
-    return dataclasses.replace(plan, steps=steps)
+    def garbage(steps):
+        return [dataclasses.replace(
+            st, W=None if st.W is None else g.integers(-(1 << 12), 1 << 12, st.W.shape),
+            b=None if st.b is None else g.integers(-(1 << 20), 1 << 20, np.shape(st.b)),
+            body=None if st.body is None else garbage(st.body),
+            shortcut=None if st.shortcut is None else garbage(st.shortcut))
+            for st in steps]
+
+    return dataclasses.replace(plan, steps=garbage(plan.steps))
 
 
 def _dealer(wire: Wire, task: dict) -> dict:

@@ -377,14 +377,26 @@ def _rng(seed) -> np.random.Generator:
     return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
 
+def _skeleton(params) -> list:
+    """The public shapes of a plan's parameters (a residual block's branches nested)."""
+    return [{k: _skeleton(v) if isinstance(v, list) else np.shape(v) for k, v in p.items()}
+            for p in params]
+
+
+def _garbage_params(g: np.random.Generator, skeleton) -> list:
+    """Garbage parameters of the shapes of :func:`_skeleton`."""
+    return [{k: _garbage_params(g, s) if isinstance(s, list) else g.uniform(0.25, 1.0, s)
+             for k, s in p.items()} for p in skeleton]
+
+
 def _plan_job(wire: Wire, task: dict) -> dict:
     from ppnn.protocols.api import family
 
     plan, x = task["plan"], task.get("x")
     g = wire.garbage
     if wire.party is not None:  # garbage of the public shapes for the model and the image
-        params = [{k: g.uniform(0.25, 1.0, s) for k, s in p.items()} for p in task["params"]]
-        plan = dataclasses.replace(plan, impl={**plan.impl, "params": params})
+        plan = dataclasses.replace(plan, impl={**plan.impl,
+                                               "params": _garbage_params(g, task["params"])})
         x = g.uniform(0.0, 1.0, task["x_shape"])
     logits, ledger, times, prov = family(plan.family)._run(
         plan, x, _rng(task.get("seed")), "sim",  # a party's process: no seed, OS entropy
@@ -548,7 +560,7 @@ def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = 3
         if plan.family in families:
             return runner(plan, x, seed, timeout=timeout, deadline=deadline)
     x = _check_images(plan, x)
-    skeleton = [{k: np.shape(v) for k, v in p.items()} for p in plan.impl["params"]]
+    skeleton = _skeleton(plan.impl["params"])
     public = dataclasses.replace(plan, impl={**plan.impl, "params": None})
     party = {"kind": "plan", "plan": public, "params": skeleton, "x_shape": x.shape,
              "offline_first": bool(offline_first)}

@@ -93,7 +93,7 @@ from ppnn.he.bitsim import Bits, BitSimulator
 from ppnn.he.tfhe import TfheBackend, TfheServerBackend
 from ppnn.protocols.she import circuits as C
 from ppnn.protocols.she import network as N
-from ppnn.protocols.she.quant import QLinear, QuantNet
+from ppnn.protocols.she.quant import QLinear, QResidual, QuantNet
 
 from .launch import checked_images, launch
 from .transport import Wire, WireError
@@ -236,17 +236,23 @@ def garbage_model(qnet: QuantNet, g: np.random.Generator) -> QuantNet:
     def like(a, lo, hi):
         return None if a is None else g.integers(lo, hi, np.shape(a)).astype(np.asarray(a).dtype)
 
-    ops = []
-    for op in qnet.ops:
-        if isinstance(op, QLinear):
-            wb = qnet.weight_bits
-            op = dataclasses.replace(
-                op, bias=like(op.bias, -(1 << 10), 1 << 10),
-                w_sign=None if op.w_sign is None else like(op.w_sign, 0, 2) * 2 - 1,
-                w_exp=like(op.w_exp, 0, 1 << (wb - 1)), w_zero=like(op.w_zero, 0, 2),
-                w_int=like(op.w_int, -(1 << (wb - 1)), 1 << (wb - 1)))
-        ops.append(op)
-    return dataclasses.replace(qnet, ops=ops)
+    def garbage(ops):
+        out = []
+        for op in ops:
+            if isinstance(op, QLinear):
+                wb = qnet.weight_bits
+                op = dataclasses.replace(
+                    op, bias=like(op.bias, -(1 << 10), 1 << 10),
+                    w_sign=None if op.w_sign is None else like(op.w_sign, 0, 2) * 2 - 1,
+                    w_exp=like(op.w_exp, 0, 1 << (wb - 1)), w_zero=like(op.w_zero, 0, 2),
+                    w_int=like(op.w_int, -(1 << (wb - 1)), 1 << (wb - 1)))
+            elif isinstance(op, QResidual):
+                op = dataclasses.replace(op, body=garbage(op.body),
+                                         shortcut=garbage(op.shortcut))
+            out.append(op)
+        return out
+
+    return dataclasses.replace(qnet, ops=garbage(qnet.ops))
 
 
 def public_output(qnet: QuantNet) -> dict:

@@ -626,8 +626,12 @@ def _garbage_model(model, g: np.random.Generator):
     """The client's copy of the model: weights, biases and float parameters replaced by
     garbage of their (public) shapes; the layers, widths and windows are public."""
     out = copy.copy(model)
-    out.params = [{k: g.uniform(-1.0, 1.0, np.shape(v)) for k, v in p.items()}
-                  for p in model.params]
+
+    def garbage(params):
+        return [{k: garbage(v) if isinstance(v, list) else g.uniform(-1.0, 1.0, np.shape(v))
+                 for k, v in p.items()} for p in params]
+
+    out.params = garbage(model.params)
     out.steps = [dataclasses.replace(
         s, W=None if s.W is None else g.integers(-127, 128, s.W.shape),
         b=None if s.b is None else np.array([int(v) for v in g.integers(-(1 << 20), 1 << 20,

@@ -9,9 +9,11 @@ per family of the protocol interface (:mod:`ppnn.protocols.api`): compile, run, 
 against the family's integer oracle, accuracy, and the family's compute / storage notes.
 
 Modules: :mod:`.workload` (workload, unit costs, per-family result), :mod:`.run` (the loop,
-outputs), :mod:`.table` (table, breakdown, decision guide, figures).
+outputs), :mod:`.table` (table, breakdowns by layer type and kind, decision guide,
+figures), :mod:`.resnet` (a ResNet counted by every family, beside the comparison).
 """
 
+from . import resnet
 from .run import (
     PREPARE,
     SIZES,
@@ -25,17 +27,20 @@ from .run import (
 from .table import (
     COLUMNS,
     COUNTED_COLUMNS,
+    KINDS,
     breakdown_frame,
     comparison_frame,
     decision_guide,
     latency_frame,
+    layer_kind_frame,
     network_time_by_class,
+    seconds_frame,
     to_markdown,
 )
-from .workload import CLASSES, NETWORK, FamilyResult, Units, Workload, make_workload
+from .workload import CLASSES, DATASETS, NETWORK, FamilyResult, Units, Workload, make_workload
 
-__all__ = ["CLASSES", "COLUMNS", "COUNTED_COLUMNS", "Comparison", "FamilyResult", "NETWORK",
-           "PREPARE", "SIZES", "Units", "Workload", "breakdown_frame", "comparison_frame",
-           "decision_guide", "latency_frame", "make_workload", "network_time_by_class",
-           "run_comparison", "run_family", "save", "save_and_show", "timed_family",
-           "to_markdown"]
+__all__ = ["CLASSES", "COLUMNS", "COUNTED_COLUMNS", "Comparison", "DATASETS", "FamilyResult",
+           "KINDS", "NETWORK", "PREPARE", "SIZES", "Units", "Workload", "breakdown_frame",
+           "comparison_frame", "decision_guide", "latency_frame", "layer_kind_frame",
+           "make_workload", "network_time_by_class", "resnet", "run_comparison", "run_family",
+           "save", "save_and_show", "seconds_frame", "timed_family", "to_markdown"]

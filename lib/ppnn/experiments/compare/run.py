@@ -10,7 +10,10 @@ Outputs (paths from :mod:`ppnn.paths`, written atomically):
   ``comparison_unit_costs_timings.csv`` -- the unit costs measured here;
 * ``figures/overview/comparison_breakdown_timings.csv`` -- communication and projected WAN
   time per family and layer type;
-* figures ``comparison_comm_latency`` and ``comparison_breakdown`` (SVG + PNG).
+* figures ``comparison_comm_latency`` and ``comparison_breakdown`` (SVG + PNG);
+* with ``save(..., directory=...)`` (``python -m ppnn compare``) also the per-layer-kind
+  breakdown (``comparison_layer_kinds`` figure and ``_timings.csv``) and each family's
+  compile / run / count seconds (``comparison_seconds_timings.csv``).
 """
 
 from __future__ import annotations
@@ -66,17 +69,22 @@ def _she_params(w: Workload):
 PREPARE = {"she": _she_params}
 
 
-def run_family(key: str, w: Workload, units: Units, real: bool = False,
+def run_family(key: str, w: Workload, units: Units, real: bool = False, count: bool = False,
                **options) -> FamilyResult:
     """Compile the workload's network for family ``key``, run the protocol on every run image
     (one image per run; two for SwaNN's two-server setting), check each run against the
     family's integer oracle, evaluate accuracy, and collect compute / storage / provenance.
 
     ``real``: run the first protocol run on the family's real backend where it has one
-    (SwaNN: measured real-Paillier compute); ``options`` go to :func:`ppnn.compile`."""
+    (SwaNN: measured real-Paillier compute); ``count``: also :func:`ppnn.count` one run and
+    check it books the first run's ledger (``extra["count_equals_run"]``); ``options`` go to
+    :func:`ppnn.compile`. ``extra["seconds"]`` holds the wall-clock seconds of the compile,
+    of the protocol runs (``ppnn.run`` only) and of the count."""
     fam = api.family(key)
     net, params = PREPARE.get(key, lambda w: (w.net, w.params))(w)
+    t0 = time.perf_counter()
     plan = api.compile(key, net, params, calib=w.x_calib, **options)
+    seconds = {"compile": time.perf_counter() - t0, "run": 0.0}
     rng = w.rng(key)
     per = fam.spec.images_per_run
     results, preds, oracle = [], [], []
@@ -85,7 +93,9 @@ def run_family(key: str, w: Workload, units: Units, real: bool = False,
         if len(imgs) < per:  # two-server, odd run subset at the end of the images: repeat one
             imgs = np.concatenate([imgs, imgs[-1:]])
         backend = "real" if real and j == 0 and "real" in fam.spec.backends else "sim"
+        t0 = time.perf_counter()
         res = api.run(plan, imgs, seed=rng, backend=backend)
+        seconds["run"] += time.perf_counter() - t0
         ref = plan.oracle(imgs)
         if fam.exact and not np.array_equal(np.asarray(res.logits, dtype=object),
                                             np.asarray(ref, dtype=object)):
@@ -94,6 +104,12 @@ def run_family(key: str, w: Workload, units: Units, real: bool = False,
         results.append(res)
         preds += list(res.predictions)
         oracle += list(np.asarray(ref, np.float64).argmax(axis=1))
+    extra: dict = {}
+    if count:
+        t0 = time.perf_counter()
+        counted = api.count(plan, batch=per)
+        seconds["count"] = time.perf_counter() - t0
+        extra["count_equals_run"] = _same_ledger(counted, results[0].ledger)
     acc, acc_note = fam.accuracy_predictions(plan, w.x_acc, rng)
     c = fam.costs(plan, results, units)
     ledger, _ = api.split_one_time(results[0].ledger)
@@ -101,13 +117,24 @@ def run_family(key: str, w: Workload, units: Units, real: bool = False,
         key, plan, ledger, per, c.compute_s, c.compute_kind, c.compute_note,
         c.compute_by_class, c.storage_bytes, c.storage_note, np.asarray(acc), c.accuracy_note,
         np.array(preds[: w.n_run]), np.array(oracle[: w.n_run]), c.quantization, c.comm_note,
-        api.layer_kinds(w.net), c.extra)
+        api.layer_kinds(w.net), {**c.extra, **extra, "seconds": seconds})
 
 
-def timed_family(key: str, w: Workload, units: Units, real: bool) -> tuple[FamilyResult, float]:
+def _same_ledger(a, b) -> bool:
+    """Whether two ledgers book the same messages (sender, receiver, bits, round, phase,
+    label) and the same operations."""
+    def key(led):
+        return (sorted((m.sender, m.receiver, m.bits, m.round, m.phase, m.label)
+                       for m in led.messages), led.op_counts())
+
+    return key(a) == key(b)
+
+
+def timed_family(key: str, w: Workload, units: Units, real: bool, count: bool = False
+                 ) -> tuple[FamilyResult, float]:
     """:func:`run_family` and its wall-clock seconds (a Dask task of the comparison)."""
     t0 = time.perf_counter()
-    res = run_family(key, w, units, real=real)
+    res = run_family(key, w, units, real=real, count=count)
     return res, time.perf_counter() - t0
 
 
@@ -181,12 +208,22 @@ def save(cmp: Comparison, figures: bool = True, directory: str | Path | None = N
                                   cmp.units.frame().to_csv(index=False)))
     out.append(paths.atomic_write(fdir / "comparison_breakdown_timings.csv",
                                   cmp.breakdown.to_csv(index=False)))
+    kinds = None
+    if directory is not None:  # a comparison of your own network: which layers dominate
+        kinds = table.layer_kind_frame(cmp.results, cmp.workload, WAN)
+        out.append(paths.atomic_write(fdir / "comparison_layer_kinds_timings.csv",
+                                      kinds.to_csv(index=False)))
+        out.append(paths.atomic_write(fdir / "comparison_seconds_timings.csv",
+                                      table.seconds_frame(cmp.results).to_csv(index=False)))
     if not figures:
         return out
     import matplotlib.pyplot as plt
 
-    for name, fig in (("comparison_comm_latency", table.plot_comm_latency(cmp.frame)),
-                      ("comparison_breakdown", table.plot_breakdown(cmp.breakdown))):
+    figs = [("comparison_comm_latency", table.plot_comm_latency(cmp.frame)),
+            ("comparison_breakdown", table.plot_breakdown(cmp.breakdown))]
+    if kinds is not None:
+        figs.append(("comparison_layer_kinds", table.plot_layer_kinds(kinds)))
+    for name, fig in figs:
         out += savefig(fig, "overview", name, directory=directory)
         plt.close(fig)
     return out

@@ -18,11 +18,13 @@ from ppnn.protocols import api
 from .workload import CLASSES, FamilyResult, Workload
 
 __all__ = ["COLUMNS", "COUNTED_COLUMNS", "family_row", "comparison_frame",
-           "network_time_by_class", "breakdown_frame", "decision_guide", "latency_frame",
-           "to_markdown", "plot_comm_latency", "plot_breakdown"]
+           "network_time_by_class", "breakdown_frame", "layer_kind_frame", "decision_guide",
+           "latency_frame", "to_markdown", "plot_comm_latency", "plot_breakdown",
+           "plot_layer_kinds", "seconds_frame", "KINDS"]
 
 MB = 1e6
-_DATASETS = {"mnist": "MNIST", "fashion": "Fashion-MNIST"}
+_DATASETS = {"mnist": "MNIST", "fashion": "Fashion-MNIST", "cifar10": "CIFAR-10",
+             "random": "random"}
 COLUMNS = ["family", "key", "paper", "parties", "threat_model", "online_MB", "offline_MB",
            "online_rounds", "compute_s", "compute_kind", "lan_s", "wan_s", "wan_network_s",
            "storage_MB", "accuracy", "n_accuracy", "run_agreement", "provenance", "notes"]
@@ -43,10 +45,12 @@ def family_row(r: FamilyResult, w: Workload, networks=(LAN, WAN)) -> dict:
     ops = {k: n / per for k, n in sorted(led.op_counts("online").items()) if n}
     ops_note = ("; operations per inference (counted, online): " + ", ".join(
         f"{k} {v:,.0f}" for k, v in ops.items())) if ops else ""
+    measured = (f"agreement with the float model's predictions on {len(w.y_acc)} random "
+                "images (no labels)" if w.dataset == "random" else
+                f"measured on {len(w.y_acc)} {_DATASETS[w.dataset]} test images")
     provenance = (f"communication and rounds: counted ({r.comm_note}){two}; compute: "
                   f"{r.compute_kind} ({r.compute_note}); LAN/WAN: projected (shared time "
-                  f"model + compute); accuracy: measured on {len(w.y_acc)} "
-                  f"{_DATASETS[w.dataset]} test images ({r.accuracy_note}); storage: "
+                  f"model + compute); accuracy: {measured} ({r.accuracy_note}); storage: "
                   f"{r.storage_note}{ops_note}")
     return {"family": s.name, "key": s.key, "paper": s.paper, "parties": ", ".join(s.parties),
             "threat_model": s.threat_model,
@@ -109,6 +113,105 @@ def breakdown_frame(results: list[FamilyResult], network: Network = WAN) -> pd.D
     df["time_s"] = df["network_s"] + df["compute_s"]
     df.attrs["network"] = network.name
     return df
+
+
+#: layer kinds of the per-layer-kind breakdown, in plotting order
+KINDS = ("Conv2d", "Dense", "BatchNorm", "ReLU", "Square", "MaxPool", "MeanPool", "Add",
+         "input/output")
+_SWANN_STEPS = {"Conv": "Conv2d", "FC": "Dense", "Pool": "MeanPool", "Add": "Add",
+                "Flatten": "input/output"}
+
+
+def layer_kind_of(net):
+    """Map a ledger label to the kind of the layer it belongs to (``Conv2d``, ``ReLU``,
+    ``Add``, ...; ``input/output`` for the rest) by its first component: the network's node
+    names, or SwaNN's step names (``Act+Pool 1``: the activation, its max-pool fused)."""
+    kinds = {n.name: n.kind for n in net.nodes()}
+    acts = [n.kind for n in net.nodes() if n.kind in ("ReLU", "Square")]
+    act = acts[0] if acts else "ReLU"
+
+    def kind(label: str) -> str:
+        head = label.split("/")[0]
+        k = kinds.get(head)
+        if k is not None:
+            return k if k in KINDS else "input/output"
+        word = head.split(" ")[0]
+        if word in ("Act", "Act+Pool"):
+            return act
+        return _SWANN_STEPS.get(word, "input/output")
+
+    return kind
+
+
+def layer_kind_frame(results: list[FamilyResult], w: Workload, network: Network = WAN
+                     ) -> pd.DataFrame:
+    """Per family and layer kind: communication (online + offline MB, counted from the
+    ledger labels), the projected online network time on ``network`` (each round attributed
+    to the kind of its largest message) and compute. Compute is split as each family reports
+    it by layer type (linear / nonlinear / input-output), and within a type by the layers'
+    MACs or activations; SHE's by its bootstrapped gates per layer (counted)."""
+    nodes = list(w.net.nodes())
+    weight = {}
+    for n in nodes:
+        c = n.counts
+        weight[n.kind] = weight.get(n.kind, 0) + (
+            c["macs"] if n.kind in ("Conv2d", "Dense") else
+            c["relus"] + c["comparisons"] + c["squares"])
+    cls_of = {"Conv2d": "linear", "Dense": "linear", "ReLU": "nonlinear",
+              "Square": "nonlinear", "MaxPool": "nonlinear", "input/output": "input/output"}
+    kind = layer_kind_of(w.net)
+    rows = []
+    for r in results:
+        df = r.ledger.messages_frame()
+        kinds = df["label"].map(kind)
+        comm = df.assign(k=kinds).groupby("k")["bits"].sum() / 8 / MB
+        net_t = dict.fromkeys(KINDS, 0.0)
+        on = df[df["phase"] == "online"]
+        for _, g in on.groupby("round", sort=True):
+            busiest = g.groupby("sender")["bits"].sum().max()
+            net_t[kind(g.loc[g["bits"].idxmax(), "label"])] += (
+                network.latency_s + busiest / 8 / network.bandwidth_Bps)
+        boots = {}
+        for o in r.ledger.ops:
+            if o.op == "bootstrap":
+                boots[kind(o.label)] = boots.get(kind(o.label), 0) + o.n
+        compute = dict.fromkeys(KINDS, 0.0)
+        if boots:
+            tot = sum(boots.values())
+            for k, v in boots.items():
+                compute[k] += r.compute_run_s * v / tot
+        else:
+            for c, secs in r.compute_by_class.items():
+                ks = [k for k in KINDS if cls_of.get(k) == c and weight.get(k)]
+                if c == "input/output" or not ks:
+                    compute["input/output"] += secs
+                    continue
+                tot = sum(weight[k] for k in ks)
+                for k in ks:
+                    compute[k] += secs * weight[k] / tot
+        per = r.images_per_run
+        for k in KINDS:
+            rows.append({"family": r.spec.name, "key": r.key, "kind": k,
+                         "comm_MB": float(comm.get(k, 0.0)) / per, "network_s": net_t[k] / per,
+                         "compute_s": compute[k] / per})
+    out = pd.DataFrame(rows)
+    out["time_s"] = out["network_s"] + out["compute_s"]
+    out.attrs["network"] = network.name
+    return out
+
+
+def seconds_frame(results: list[FamilyResult]) -> pd.DataFrame:
+    """Wall-clock seconds of each family's compile, protocol runs and count (as
+    :func:`~.run.run_family` measured them, ``count=True``), and whether the count booked the
+    run's ledger."""
+    rows = []
+    for r in results:
+        sec = r.extra.get("seconds", {})
+        rows.append({"family": r.spec.name, "key": r.key,
+                     "compile_s": sec.get("compile", np.nan), "run_s": sec.get("run", np.nan),
+                     "count_s": sec.get("count", np.nan),
+                     "count_equals_run": r.extra.get("count_equals_run")})
+    return pd.DataFrame(rows)
 
 
 # -- the decision guide ------------------------------------------------------------------------
@@ -182,7 +285,11 @@ def decision_guide(df: pd.DataFrame) -> list[str]:
     best_acc = df["accuracy"].max()
     tops = df[np.isclose(df["accuracy"], best_acc)]["family"].tolist()
     fl = df.attrs.get("float_accuracy")
-    out.append(f"**Accuracy** on the same {int(df['n_accuracy'].iloc[0])} test images: best "
+    what = ("**Agreement with the float model** on the same "
+            f"{int(df['n_accuracy'].iloc[0])} random images" if df.attrs.get("dataset") ==
+            "random" else f"**Accuracy** on the same {int(df['n_accuracy'].iloc[0])} test "
+            "images")
+    out.append(f"{what}: best "
                f"{best_acc:.4g} ({', '.join(tops)}); lowest {df['accuracy'].min():.4g} "
                f"({df.sort_values('accuracy', kind='stable').iloc[0].family})"
                + (f"; float model {fl:.4g}" if fl is not None else "") + ".")
@@ -222,14 +329,17 @@ def to_markdown(df: pd.DataFrame, guide: list[str] | None = None) -> str:
     lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in show.itertuples(False)]
     text = "\n".join(lines)
     data = df.attrs.get("dataset", "MNIST")
+    n_acc = int(df["n_accuracy"].iloc[0])
+    accuracy = (f"Accuracy: agreement with the float model's predictions on {n_acc} random "
+                "images (no labels)" if data == "random" else
+                f"Accuracy on the first {n_acc} {data} test images"
+                + (f" (float model: {df.attrs['float_accuracy']:.4g})"
+                   if "float_accuracy" in df.attrs else ""))
     text += (f"\n\nPer inference of one {data} image through "
              f"{df.attrs.get('network', 'the network')}. LAN/WAN: Falcon's settings (ping 0.2 ms "
              "/ 625 MBps, ping 70 ms / 40 MBps; half the ping per round, one way), online "
              "phase, projected = rounds x latency + busiest "
-             "sender's bytes / bandwidth + compute. Accuracy on the first "
-             f"{int(df['n_accuracy'].iloc[0])} {data} test images"
-             + (f" (float model: {df.attrs['float_accuracy']:.4g})"
-                if "float_accuracy" in df.attrs else "") + ".\n")
+             f"sender's bytes / bandwidth + compute. {accuracy}.\n")
     weak = [(f, api.family(k).variant_note) for k, f in zip(df["key"], df["family"])
             if k in api.variants()]
     if weak:
@@ -318,4 +428,46 @@ def plot_breakdown(bd: pd.DataFrame):
                  "circuits (counted with them); its max-pool units are the nonlinear share.",
                  fontsize=7)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
+    return fig
+
+
+def plot_layer_kinds(kf: pd.DataFrame):
+    """Which layers dominate each family's cost: the share of communication and of projected
+    online time by layer kind, per family (from :func:`layer_kind_frame`)."""
+    import matplotlib.pyplot as plt
+
+    fams = list(dict.fromkeys(kf["family"]))
+    kinds = [k for k in KINDS if kf.loc[kf["kind"] == k, ["comm_MB", "time_s"]].to_numpy().any()]
+    colors = dict(zip(KINDS, ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3",
+                              "#937860", "#da8bc3", "#ccb974", "#8c8c8c")))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 0.45 * len(fams) + 1.8), sharey=True)
+    for ax, col, title in ((axes[0], "comm_MB", "communication (online + offline)"),
+                           (axes[1], "time_s", f"projected {kf.attrs.get('network', '')} "
+                                               "online time")):
+        piv = kf.pivot_table(index="family", columns="kind", values=col, aggfunc="sum",
+                             sort=False).reindex(index=fams, columns=kinds).fillna(0)
+        tot = piv.sum(axis=1)
+        frac = piv.div(tot.where(tot > 0, 1), axis=0)
+        left = np.zeros(len(fams))
+        y = np.arange(len(fams))
+        for k in kinds:
+            ax.barh(y, frac[k].values, left=left, color=colors[k], label=k)
+            left += frac[k].values
+        unit = "MB" if col == "comm_MB" else "s"
+        for yi, t in zip(y, tot.values):
+            ax.text(1.01, yi, _fmt(float(t), unit), va="center", fontsize=7,
+                    transform=ax.get_yaxis_transform())
+        ax.set_xlim(0, 1)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("share of the family's total (total at the right)")
+    axes[0].set_yticks(np.arange(len(fams)), fams, fontsize=8)
+    axes[0].invert_yaxis()
+    handles, labels = axes[1].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=len(kinds), fontsize=8,
+               frameon=False)
+    fig.text(0.01, 0.005, "by the ledger's layer labels; compute split by layer type as each "
+             "family reports it, within a type by MACs / activations (SHE: by its gates per "
+             "layer). A max-pool fused into its activation counts as the activation.",
+             fontsize=7)
+    fig.tight_layout(rect=(0, 0.04, 1, 0.93))
     return fig

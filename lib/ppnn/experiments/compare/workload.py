@@ -21,7 +21,8 @@ from ppnn.core import Ledger
 from ppnn.errors import InvalidArgument
 from ppnn.protocols import api
 
-__all__ = ["Workload", "FamilyResult", "make_workload", "Units", "CLASSES", "NETWORK"]
+__all__ = ["Workload", "FamilyResult", "make_workload", "Units", "CLASSES", "NETWORK",
+           "DATASETS"]
 
 NETWORK = "minionn_mnist"
 CLASSES = ("linear", "nonlinear", "input/output")
@@ -64,14 +65,20 @@ def _check_sizes(n_run: int, n_acc: int, n_calib: int) -> None:
                               "is the start of the accuracy subset")
 
 
+DATASETS = ("mnist", "fashion", "cifar10", "random")
+
+
 def make_workload(quick: bool = True, seed: int = 0, n_run: int = 1, n_acc: int = 200,
                   n_calib: int = 500, net: nn.Network | None = None, params=None,
                   dataset: str = "mnist") -> Workload:
     """The network (default ``minionn_mnist``, MiniONN's MNIST net = Falcon's Network-C with
     ReLU before max-pool, with its ``nn.pretrained`` weights; or ``net`` and ``params`` given,
     e.g. from :func:`ppnn.nn.from_onnx`), ``n_calib`` training images for calibration, the
-    first ``n_acc`` test images of ``dataset`` ("mnist" | "fashion") for accuracy and the first
-    ``n_run`` of those for protocol runs."""
+    first ``n_acc`` test images of ``dataset`` ("mnist" | "fashion" | "cifar10", the last from
+    a path the user gives, :func:`ppnn.data.load_cifar10`) for accuracy and the first
+    ``n_run`` of those for protocol runs. ``dataset="random"``: uniform images in [0, 1] of
+    the network's input shape, drawn from ``seed``, for a network without its data; their
+    "labels" are the float model's predictions, so accuracy reads as agreement with it."""
     _check_sizes(n_run, n_acc, n_calib)
     if (net is None) != (params is None):
         raise InvalidArgument("give both net and params, or neither (the zoo's MiniONN "
@@ -84,8 +91,15 @@ def make_workload(quick: bool = True, seed: int = 0, n_run: int = 1, n_acc: int 
         x, _, xt, yt = data.load_mnist()
     elif dataset == "fashion":
         x, _, xt, yt = data.load_fashion_mnist()
+    elif dataset == "cifar10":
+        x, _, xt, yt = data.load_cifar10()
+    elif dataset == "random":
+        rng = np.random.default_rng([seed, 7])
+        x = rng.random((n_calib, *net.input_shape))
+        xt = rng.random((n_acc, *net.input_shape))
+        yt = nn.predict(net, params, xt)
     else:
-        raise InvalidArgument(f"dataset must be 'mnist' or 'fashion', got {dataset!r}")
+        raise InvalidArgument(f"dataset must be one of {DATASETS}, got {dataset!r}")
     x, xt = np.asarray(x), np.asarray(xt)
     if x.shape[1:] != tuple(net.input_shape):
         raise InvalidArgument(f"{net.name} takes inputs of shape {net.input_shape}; {dataset} "

@@ -3,9 +3,12 @@
 ``compile`` rescales the float model by powers of two so that every pre-activation stays in
 the range Z_2^32 with ``frac_bits`` = 13 fractional bits can multiply and truncate
 (:func:`calibrate`, on the first ``n_calib`` calibration images; ReLU and max-pool are
-positively homogeneous, so predictions are unchanged). ``run`` shares the model (P0..P2,
-replicated) and the images and runs :func:`~.network.secure_forward` on the simulator; the
-dealer's correlated randomness is booked offline. ``count`` is a dry run on a zero input.
+positively homogeneous, so predictions are unchanged). A residual network first has its
+batch-norms folded into the convolutions (the plan runs that network, :meth:`network`); the
+rescaling puts both branches of every block at one scale, so the Add is local. ``run``
+shares the model (P0..P2, replicated) and the images and runs
+:func:`~.network.secure_forward` on the simulator; the dealer's correlated randomness is
+booked offline. ``count`` is a dry run on a zero input.
 The oracle is the fixed-point forward pass with floor truncation; the protocol truncates to
 floor or floor + 1 ulp, so logits agree to a few ulps and predictions are compared.
 
@@ -25,6 +28,8 @@ import pandas as pd
 
 from ppnn import nn
 from ppnn.core import FixedPoint, Ledger, Ring
+from ppnn.nn import Residual
+from ppnn.nn.canonical import canonicalize
 from ppnn.nn.integer import pow2_rescale
 
 from ..api import Costs, Family, FamilySpec, Plan, offline_received
@@ -64,15 +69,26 @@ class _Falcon(Family):
         # own bound, checked again by the parties): 2 frac_bits <= 32 - 6
         frac_bits = check_int(frac_bits, "frac_bits", 1, (32 - 6) // 2)
         n_calib = check_int(n_calib, "n_calib", 1)
+        impl, rewrites = {}, []
+        if any(isinstance(layer, Residual) for layer in net.layers):
+            # a residual network: batch-norm folded into the convolutions (inference), the
+            # blocks' two branches put at one scale by the rescaling
+            net, params, rewrites = canonicalize(net, params, relu_before_maxpool=False)
+            impl["net"] = net
         scaled, scale = calibrate(net, params, np.asarray(calib)[:n_calib])
-        return {"params": scaled, "scale": scale, "frac_bits": int(frac_bits)}, {
-            "output_scale": scale}
+        impl |= {"params": scaled, "scale": scale, "frac_bits": int(frac_bits)}
+        return impl, {"output_scale": scale} | ({"rewrites": rewrites} if rewrites else {})
+
+    @staticmethod
+    def network(plan: Plan):
+        """The network the plan runs (a residual one with its batch-norms folded)."""
+        return plan.impl.get("net", plan.net)
 
     def _run(self, plan: Plan, x, rng, backend, runtime=Falcon):
         """``runtime``: the class of the parties (wire mode passes one process's party)."""
         imp = plan.impl
         fal = runtime(rng, malicious=self.malicious, frac_bits=imp["frac_bits"])
-        model = share_model(fal, plan.net, imp["params"])
+        model = share_model(fal, self.network(plan), imp["params"])
         fal.query_begins()  # the model is the server's before any query (wire: online starts)
         t0 = time.perf_counter()
         xs = fal.share_fixed(np.asarray(x, np.float64))
@@ -93,12 +109,16 @@ class _Falcon(Family):
     def oracle(self, plan: Plan, x):
         imp = plan.impl
         fxp = FixedPoint(Ring(32), imp["frac_bits"])
-        return fxp.decode(nn.forward_fixed(plan.net, imp["params"], x, fxp)) * imp["scale"]
+        return fxp.decode(nn.forward_fixed(self.network(plan), imp["params"], x, fxp)) \
+            * imp["scale"]
 
     def describe(self, plan: Plan) -> pd.DataFrame:
         rows = []
-        for name, layer, p in zip(plan.net.layer_names, plan.net.layers, plan.impl["params"]):
-            rows.append({"step": name, "kind": layer.kind,
+        net = self.network(plan)
+        ps = nn.node_params(net, plan.impl["params"])
+        for node in net.nodes():
+            p = ps.get(node.name, {})
+            rows.append({"step": node.name, "kind": node.kind,
                          "max |W| (rescaled)": float(np.abs(p["W"]).max()) if "W" in p else None})
         return pd.DataFrame(rows)
 

@@ -10,7 +10,11 @@ malicious run verifies its products at the end of every layer):
 * ``MaxPool`` -- Algorithm 4 over the ``k x k`` windows (the one-hot argmax is kept);
 * ``MeanPool`` -- local window sums and a public scaling; ``Flatten`` -- local;
 * ``BatchNorm`` -- Algorithm 7 with batch statistics in training; at inference the model
-  owner folds the running statistics into a shared per-channel affine ``a x + c``.
+  owner folds the running statistics into a shared per-channel affine ``a x + c``;
+* ``Residual`` -- the body and the shortcut run on the same shares, layer by layer (labels
+  ``<block>.body.<layer>``, ``<block>.shortcut.<layer>``), and the Add is local: each party
+  adds its two components of the two branches (both at the same fixed-point scale; the
+  power-of-two rescaling puts both branches at one scale), nothing is sent. Inference only.
 
 Training (forward, backward, SGD on shares) uses the loss of Falcon's public code: the output
 error ``delta = y_hat - onehot(y)`` (the gradient of 1/2 ||y_hat - y||^2), and plain SGD with a
@@ -23,8 +27,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ppnn.nn import BatchNorm, Conv2d, Dense, Flatten, MaxPool, MeanPool, Network, ReLU, ops
+from ppnn.nn import (
+    BatchNorm,
+    Conv2d,
+    Dense,
+    Flatten,
+    MaxPool,
+    MeanPool,
+    Network,
+    ReLU,
+    Residual,
+    ops,
+)
 from ppnn.nn.backprop import first_trainable
+from ppnn.nn.network import _auto_names
 
 from .comparison import relu
 from .numeric import batchnorm_backward, batchnorm_forward
@@ -34,7 +50,7 @@ from .runtime import RSS, Falcon
 __all__ = ["SecureModel", "share_model", "reveal_model", "secure_forward", "secure_backward",
            "sgd_step", "train_step", "output_delta", "SUPPORTED", "conv_grad_shift"]
 
-SUPPORTED = (Conv2d, Dense, ReLU, MaxPool, MeanPool, BatchNorm, Flatten)
+SUPPORTED = (Conv2d, Dense, ReLU, MaxPool, MeanPool, BatchNorm, Flatten, Residual)
 
 
 @dataclass
@@ -48,7 +64,8 @@ class SecureModel:
 
 
 def _check_net(net: Network) -> None:
-    for name, layer in zip(net.layer_names, net.layers):
+    for node in net.leaves():
+        name, layer = node.name, node.layer
         if not isinstance(layer, SUPPORTED):
             raise ValueError(f"layer {name} ({layer.kind}) is not supported by Falcon here; "
                              f"supported: {[c.__name__ for c in SUPPORTED]}")
@@ -59,10 +76,20 @@ def _check_net(net: Network) -> None:
 
 
 def share_model(fal: Falcon, net: Network, params) -> SecureModel:
-    """The model owner encodes the float parameters in fixed point and shares them."""
+    """The model owner encodes the float parameters in fixed point and shares them (a
+    residual block's entry holds ``{"body": [...], "shortcut": [...]}`` of shared layers)."""
     _check_net(net)
-    out, running = [], []
-    for layer, p in zip(net.layers, params):
+    out = _share_seq(fal, net.layers, params)
+    return SecureModel(net, out, [{} for _ in net.layers])
+
+
+def _share_seq(fal: Falcon, layers, params) -> list:
+    out = []
+    for layer, p in zip(layers, params):
+        if isinstance(layer, Residual):
+            out.append({"body": _share_seq(fal, layer.body, p["body"]),
+                        "shortcut": _share_seq(fal, layer.shortcut, p["shortcut"])})
+            continue
         q: dict[str, RSS] = {}
         if isinstance(layer, Dense):
             q["W"] = fal.share_fixed(np.asarray(p["W"], np.float64).T)
@@ -78,14 +105,21 @@ def share_model(fal: Falcon, net: Network, params) -> SecureModel:
             q["a"] = fal.share_fixed(a)
             q["c"] = fal.share_fixed(b - np.asarray(p["mean"], np.float64) * a)
         out.append(q)
-        running.append({})
-    return SecureModel(net, out, running)
+    return out
 
 
 def reveal_model(fal: Falcon, model: SecureModel) -> list[dict[str, np.ndarray]]:
     """Reconstruct float parameters in ``ppnn.nn`` layout (for evaluation in the clear)."""
+    return _reveal_seq(fal, model.net.layers, model.params)
+
+
+def _reveal_seq(fal: Falcon, layers, params) -> list:
     out = []
-    for layer, q in zip(model.net.layers, model.params):
+    for layer, q in zip(layers, params):
+        if isinstance(layer, Residual):
+            out.append({"body": _reveal_seq(fal, layer.body, q["body"]),
+                        "shortcut": _reveal_seq(fal, layer.shortcut, q["shortcut"])})
+            continue
         p = {}
         if "W" in q:
             w = fal.reveal_fixed(q["W"]).T
@@ -210,12 +244,34 @@ def secure_forward(fal: Falcon, model: SecureModel, x: RSS, train: bool = False
     net = model.net
     if x.shape[1:] != tuple(net.input_shape):
         raise ValueError(f"input shares must have shape (B, {net.input_shape}), got {x.shape}")
-    caches = []
-    for name, layer, q in zip(net.layer_names, net.layers, model.params):
-        with fal.protocol(name):
-            x, cache = _layer_forward(fal, name, layer, q, x, train)
-        caches.append(cache)
+    if train and any(isinstance(layer, Residual) for layer in net.layers):
+        raise ValueError(f"{net.name}: training through residual blocks is not supported here "
+                         "(inference only)")
+    caches: list = []
+    x = _forward_seq(fal, net.layers, model.params, x, train, "", caches)
     return x, caches
+
+
+def _forward_seq(fal: Falcon, layers, params, x: RSS, train: bool, prefix: str,
+                 caches: list | None) -> RSS:
+    """One sequence of layers, each its own protocol (verified at its end when malicious); a
+    residual block runs both branches on ``x`` and adds them locally."""
+    for name, layer, q in zip(_auto_names(layers), layers, params):
+        full = f"{prefix}{name}"
+        if isinstance(layer, Residual):
+            body = _forward_seq(fal, layer.body, q["body"], x, train, f"{full}.body.", None)
+            short = _forward_seq(fal, layer.shortcut, q["shortcut"], x, train,
+                                 f"{full}.shortcut.", None)
+            with fal.ledger.label(f"{full}.add"):  # local: no message, no product
+                x = body + short
+            if caches is not None:
+                caches.append(None)
+            continue
+        with fal.protocol(full):
+            x, cache = _layer_forward(fal, full, layer, q, x, train)
+        if caches is not None:
+            caches.append(cache)
+    return x
 
 
 def output_delta(fal: Falcon, out: RSS, labels: np.ndarray, n_classes: int) -> RSS:

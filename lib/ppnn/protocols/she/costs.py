@@ -102,6 +102,10 @@ def plan_from_quantnet(qnet: QuantNet, accumulator: str = "mixed") -> list[Layer
     """Exact plans of a compiled network (its term counts, shifts and public constants)."""
     from .network import tcn_acc_width
 
+    if any(not isinstance(op, QLinear | QPool) for op in qnet.ops):
+        raise ValueError(f"{qnet.name}: closed-form plans cover chains of linear layers and "
+                         "max-pools; a network with mean pools or residual blocks is counted "
+                         "by the family's dry run (ppnn.count)")
     plans = []
     for op in qnet.ops:
         if isinstance(op, QLinear):

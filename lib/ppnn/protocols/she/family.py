@@ -23,7 +23,7 @@ from ppnn.nn.canonical import canonicalize
 
 from ..api import Costs, Family, FamilySpec, Plan
 from . import network
-from .quant import compile_network
+from .quant import QPool, QResidual, QSum, compile_network
 
 __all__ = ["SHE", "tfhe_key_bytes"]
 
@@ -39,6 +39,16 @@ def tfhe_key_bytes(params: dict) -> float:
     return 4.0 * (bsk + ksk)
 
 
+def _kind(op) -> str:
+    return getattr(op, "kind", None) or {QPool: "maxpool", QSum: "meanpool",
+                                         QResidual: "add"}[type(op)]
+
+
+def _label(op) -> str:
+    """The ledger label of an op (a residual block books its adder as ``<block>.add``)."""
+    return f"{op.name}.add" if isinstance(op, QResidual) else op.name
+
+
 class SHE(Family):
     spec = FamilySpec(
         "she", "SHE (TFHE gates, log-quantized)", "SHE", PARTIES,
@@ -46,7 +56,8 @@ class SHE(Family):
         real="TFHE Boolean gates on tfhe-rs (our PyO3 binding) with backend='real'",
         simulated="the bit simulator with backend='sim' (same gates, bootstraps and depth as "
         "tfhe-rs)",
-        layers=("Conv2d", "Dense", "BatchNorm", "ReLU", "MaxPool", "Flatten"),
+        layers=("Conv2d", "Dense", "BatchNorm", "ReLU", "MaxPool", "MeanPool", "Flatten",
+                "Residual"),
         backends=("sim", "real"),
         input_encoding="a pixel is an unsigned in_bits-bit integer, round(x 2^in_bits) "
                        "saturated at the top code")
@@ -106,9 +117,8 @@ class SHE(Family):
 
     def describe(self, plan: Plan) -> pd.DataFrame:
         rows = []
-        for op in plan.impl.ops:
-            rows.append({"step": op.name, "kind": getattr(op, "kind", "maxpool"),
-                         "outputs": op.n_out,
+        for op in plan.impl.leaf_ops():
+            rows.append({"step": _label(op), "kind": _kind(op), "outputs": op.n_out,
                          "terms": op.n_terms if hasattr(op, "n_terms") else None})
         return pd.DataFrame(rows)
 
@@ -135,7 +145,7 @@ class SHE(Family):
         else:  # pragma: no cover - depends on the environment
             per_gate, key_bytes, kind = float("nan"), float("nan"), "not available"
             note = "the tfhe-rs binding is not installed: no gate latency measured"
-        by_op = {op.name: (getattr(op, "kind", "maxpool") != "maxpool") for op in plan.impl.ops}
+        by_op = {_label(op): _kind(op) != "maxpool" for op in plan.impl.leaf_ops()}
         lin_boots = sum(led.op_count("bootstrap", label=n) for n, lin in by_op.items() if lin)
         pool_boots = sum(led.op_count("bootstrap", label=n) for n, lin in by_op.items()
                          if not lin)

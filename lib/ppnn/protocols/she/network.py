@@ -28,7 +28,7 @@ import pandas as pd
 from ppnn.he.bitsim import Bits, GateBackend
 
 from . import circuits as C
-from .quant import QLinear, QPool, QuantNet
+from .quant import QLinear, QPool, QResidual, QSum, QuantNet
 
 __all__ = ["InferenceResult", "EncryptedInput", "encrypted_inference", "encrypt_input",
            "evaluate", "send_logits", "decrypt_logits", "encrypted_pool_slice", "tcn_acc_width",
@@ -115,7 +115,21 @@ def _linear(op: QLinear, x: C.Word, batch: int, weight_bits: int, accumulator: s
     return C.add(acc, C.constant_word(be, bias, width, signed=True), widen=False)
 
 
-def _activate(op: QLinear, acc: C.Word) -> C.Word:
+def _residual_add(op: QResidual, body: C.Word, short: C.Word) -> C.Word:
+    """The block's Add on the gate level: each branch shifted left by its lift (free wiring
+    to the common scale), both sign-extended to one width, one ripple-carry adder."""
+    b, s = (C.to_signed(C.shift_left(w, lift)) for w, lift in zip((body, short), op.lift))
+    width = max(b.width, s.width)
+    return C.add(C.extend(b, width), C.extend(s, width), widen=True)
+
+
+def _sum_pool(op: QSum, x: C.Word, batch: int, n_in: int) -> C.Word:
+    """A mean pool's window sums: the mixed-bitwidth adder tree over every window."""
+    (s,), counts = _compact(_batched(op.src, n_in, batch))
+    return C.accumulate(C.gather(x, s.T), counts)
+
+
+def _activate(op: QLinear | QResidual, acc: C.Word) -> C.Word:
     if op.act is None:
         return acc
     # requantize: arithmetic shift right (free); the top `shift` planes would only hold copies
@@ -135,6 +149,13 @@ def _hops(op, batch: int) -> dict:
     if isinstance(op, QPool):
         k = (op.src >= 0).sum(axis=1)
         return {"pc_shift": 0, "pc_mult": 0, "cc_add": 0, "cc_com": int((k - 1).sum())}
+    if isinstance(op, QSum):
+        k = (op.src >= 0).sum(axis=1)
+        return {"pc_shift": 0, "pc_mult": 0, "cc_add": int(np.maximum(k - 1, 0).sum()),
+                "cc_com": 0}
+    if isinstance(op, QResidual):
+        return {"pc_shift": 0, "pc_mult": 0, "cc_add": op.n_out,
+                "cc_com": op.n_out if op.act == "relu" else 0}
     k = op.term_counts()
     terms = int(k.sum())
     return {"pc_shift": terms if op.scheme == "she" else 0,
@@ -203,26 +224,49 @@ def evaluate(qnet: QuantNet, x: C.Word, ledger=None, accumulator: str = "mixed"
     encrypted logits word and one cost row per layer (per image, :data:`LAYER_COLUMNS`); with
     a ``ledger`` the HOPs and depths are booked per layer label (the backend books its gates
     on its own ledger)."""
-    be = x.backend
     n_in = int(np.prod(qnet.input_shape))
     if x.size % n_in:
         raise ValueError(f"x must hold whole images of {n_in} elements, got {x.size}")
     batch = x.size // n_in
-    rows = []
-    md_prev = 0
-    for op in qnet.ops:
+    rows: list[dict] = []
+    x, _ = _evaluate_ops(qnet, qnet.ops, x, batch, n_in, ledger, accumulator, rows, [0])
+    return x, rows
+
+
+def _evaluate_ops(qnet: QuantNet, ops, x: C.Word, batch: int, n_in: int, ledger,
+                  accumulator: str, rows: list, md_prev: list) -> tuple[C.Word, int]:
+    """The ops of one sequence (a residual block: its body, its shortcut, then its adder and
+    unit, labelled ``<block>.add``); appends a cost row per op. Returns the output word and
+    its elements per image."""
+    be = x.backend
+    for op in ops:
+        if isinstance(op, QResidual):
+            xb, _ = _evaluate_ops(qnet, op.body, x, batch, n_in, ledger, accumulator, rows,
+                                  md_prev)
+            xs, _ = _evaluate_ops(qnet, op.shortcut, x, batch, n_in, ledger, accumulator, rows,
+                                  md_prev)
         before = be.counts()
         t = time.perf_counter()
-        label = ledger.label(op.name) if ledger is not None else _nullcontext()
+        name = f"{op.name}.add" if isinstance(op, QResidual) else op.name
+        label = ledger.label(name) if ledger is not None else _nullcontext()
         with label:
             if isinstance(op, QLinear):
                 acc = _linear(op, x, batch, qnet.weight_bits, accumulator)
                 md_linear = acc.md()  # depth after the accumulator and bias, before the unit
                 x = _activate(op, acc)
                 kind = op.kind
+            elif isinstance(op, QResidual):
+                acc = _residual_add(op, xb, xs)
+                md_linear = acc.md()
+                x = _activate(op, acc)
+                kind = "add"
+            elif isinstance(op, QSum):
+                x = _sum_pool(op, x, batch, n_in)
+                md_linear = x.md()
+                kind = "meanpool"
             else:
                 x = _pool(op, x, batch, n_in)
-                md_linear = md_prev
+                md_linear = md_prev[0]
                 kind = "maxpool"
             h = _hops(op, batch)
             if ledger is not None:
@@ -232,16 +276,16 @@ def evaluate(qnet: QuantNet, x: C.Word, ledger=None, accumulator: str = "mixed"
                 ledger.depth("md", x.md())
         after = be.counts()
         md = x.md()
-        rows.append({"layer": op.name, "kind": kind, "outputs": op.n_out, **h,
+        rows.append({"layer": name, "kind": kind, "outputs": op.n_out, **h,
                      "hops": sum(h.values()),
                      "hgops": (after["hgops"] - before["hgops"]) / batch,
                      "bootstraps": (after["bootstraps"] - before["bootstraps"]) / batch,
-                     "md_linear": md_linear, "md_out": md, "md_layer": md - md_prev,
+                     "md_linear": md_linear, "md_out": md, "md_layer": md - md_prev[0],
                      "gd_out": x.gd(),
                      "width_out": x.width, "seconds": time.perf_counter() - t})
-        md_prev = md
+        md_prev[0] = md
         n_in = op.n_out
-    return x, rows
+    return x, n_in
 
 
 def send_logits(logits: C.Word, ledger=None) -> tuple[int, object]:

@@ -17,19 +17,39 @@ bit-exactly alike.
   arithmetic shift (its rounding constant folded into the bias) and a saturation.
 * **TCN** (the paper's baseline): uniform ``b``-bit weights ``w_int * 2^sigma_w`` on the same
   activations, evaluated with multipliers.
+* **mean pool** (:class:`QSum`): the window sum, an adder tree; its ``1/k^2`` is folded into
+  the float weights of the next linear layer before they are quantized.
+* **residual block** (:class:`QResidual`): both branches from the same input word; the one at
+  the coarser scale ``2^sigma`` shifted left to the other's (free wiring), a ripple-carry
+  adder on the gate level, then the block's ReLU-and-saturate unit requantizes the sum
+  (rounding constant in the bias of the finer branch's last linear layer), as a linear
+  layer's fused unit does.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ppnn.nn import Conv2d, Dense, Flatten, MaxPool, Network, ReLU, fold_batchnorm, forward, ops
+from ppnn.nn import (
+    Conv2d,
+    Dense,
+    Flatten,
+    MaxPool,
+    MeanPool,
+    Network,
+    ReLU,
+    Residual,
+    fold_batchnorm,
+    forward_nodes,
+    ops,
+)
+from ppnn.nn.network import _auto_names
 from ppnn.nn.ops import conv2d
 
 __all__ = ["LogWeights", "log_quantize", "pow2_parts", "uniform_quantize", "QLinear", "QPool",
-           "QuantNet", "compile_network", "conv_index", "pool_index"]
+           "QSum", "QResidual", "QuantNet", "compile_network", "conv_index", "pool_index"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -312,8 +332,84 @@ class QPool:
 
 
 @dataclass
+class QSum:
+    """Sum over windows ``src (n_out, k*k)`` (-1 = padding, ignored): a mean pool's adder tree
+    (its ``1/k^2`` is in the next linear layer's weights)."""
+
+    name: str
+    src: np.ndarray
+    out_shape: tuple[int, ...]
+
+    @property
+    def n_out(self) -> int:
+        return int(self.src.shape[0])
+
+    def forward_int(self, x: np.ndarray) -> np.ndarray:
+        v = self.src >= 0
+        return np.where(v, x[:, np.where(v, self.src, 0)], 0).sum(-1)
+
+
+@dataclass
+class QResidual:
+    """A residual block: ``body`` and ``shortcut`` ops (empty: identity) on the same input,
+    ``y = (body << lift[0]) + (shortcut << lift[1])`` at scale ``2^sigma_sum``, then the unit
+    ``act`` (``"relu"``: ``clip(y >> shift, 0, 2^out_bits - 1)``; ``"signed"``: signed
+    saturation; None: ``y`` itself)."""
+
+    name: str
+    body: list
+    shortcut: list
+    lift: tuple[int, int]
+    act: str | None
+    shift: int
+    out_bits: int
+    out_shape: tuple[int, ...]
+    sigma_sum: int = 0
+    sigma_out: int = 0
+
+    @property
+    def n_out(self) -> int:
+        return int(np.prod(self.out_shape))
+
+    def add_int(self, body: np.ndarray, short: np.ndarray) -> np.ndarray:
+        lb, ls = self.lift
+        return (np.asarray(body, np.int64) << lb) + (np.asarray(short, np.int64) << ls)
+
+    def activate_int(self, y: np.ndarray) -> np.ndarray:
+        if self.act is None:
+            return y
+        y = y >> self.shift
+        if self.act == "relu":
+            return np.clip(y, 0, (1 << self.out_bits) - 1)
+        return np.clip(y, -(1 << (self.out_bits - 1)), (1 << (self.out_bits - 1)) - 1)
+
+
+def _forward_ops(ops, x: np.ndarray, outs: list | None) -> np.ndarray:
+    for op in ops:
+        if isinstance(op, QLinear):
+            x = op.activate_int(op.accumulate_int(x))
+        elif isinstance(op, QResidual):
+            x = op.activate_int(op.add_int(_forward_ops(op.body, x, None),
+                                           _forward_ops(op.shortcut, x, None)))
+        else:
+            x = op.forward_int(x)
+        if outs is not None:
+            outs.append(x)
+    return x
+
+
+def _leaf_ops(ops):
+    for op in ops:
+        if isinstance(op, QResidual):
+            yield from _leaf_ops(op.body)
+            yield from _leaf_ops(op.shortcut)
+        yield op
+
+
+@dataclass
 class QuantNet:
-    """Compiled integer network; ``ops`` alternate QLinear / QPool on flat activations."""
+    """Compiled integer network; ``ops`` are QLinear / QPool / QSum / QResidual on flat
+    activations."""
 
     name: str
     scheme: str
@@ -338,14 +434,8 @@ class QuantNet:
 
     def forward_int(self, x_int: np.ndarray, return_layers: bool = False):
         """The integer model: logits ``(B, classes)`` (int64) from encoded inputs."""
-        x = np.asarray(x_int, np.int64)
-        outs = []
-        for op in self.ops:
-            if isinstance(op, QLinear):
-                x = op.activate_int(op.accumulate_int(x))
-            else:
-                x = op.forward_int(x)
-            outs.append(x)
+        outs: list = []
+        x = _forward_ops(self.ops, np.asarray(x_int, np.int64), outs)
         return outs if return_layers else x
 
     def predict(self, x, batch_size: int = 500) -> np.ndarray:
@@ -357,7 +447,12 @@ class QuantNet:
         return float((self.predict(x, batch_size) == np.asarray(y)).mean())
 
     def linear_layers(self) -> list[QLinear]:
-        return [op for op in self.ops if isinstance(op, QLinear)]
+        return [op for op in self.leaf_ops() if isinstance(op, QLinear)]
+
+    def leaf_ops(self) -> list:
+        """Every op in evaluation order, a residual block's body and shortcut ops before the
+        block itself (its Add)."""
+        return list(_leaf_ops(self.ops))
 
 
 def _act_scale(values: np.ndarray, act: str, bits: int, percentile: float) -> int:
@@ -388,74 +483,155 @@ def compile_network(net: Network, params, x_calib, scheme: str = "she", weight_b
     in_bits = _check_bits(in_bits, "in_bits", 1, 16)
     guard_bits = _check_bits(guard_bits, "guard_bits", 0, 16)
     fnet, fparams = fold_batchnorm(net, params)
-    layers = list(fnet.layers)
-    float_outs = forward(fnet, fparams, np.asarray(x_calib, np.float64), return_layers=True)
+    outs = forward_nodes(fnet, fparams, np.asarray(x_calib, np.float64))
     qn = QuantNet(fnet.name, scheme, fnet.input_shape, in_bits, act_bits, weight_bits,
                   guard_bits)
-    shape = fnet.input_shape
-    sigma_in, in_signed = -in_bits, False
-    linear_idx = [i for i, lay in enumerate(layers) if isinstance(lay, Conv2d | Dense)]
-    names = fnet.layer_names
+    lin = [n.name for n in fnet.leaves() if isinstance(n.layer, Conv2d | Dense)]
+    ctx = _Ctx(scheme, weight_bits, act_bits, guard_bits, percentile, truncation_correction,
+               outs, lin[-1] if lin else None)
+    qn.ops, _ = _compile_seq(ctx, list(fnet.layers), fparams, fnet.layer_names,
+                             _Word(tuple(fnet.input_shape), -in_bits, False, in_bits), False)
+    return qn
+
+
+@dataclass
+class _Ctx:
+    """What every layer of :func:`compile_network` reads."""
+
+    scheme: str
+    weight_bits: int
+    act_bits: int
+    guard_bits: int
+    percentile: float
+    truncation_correction: bool
+    outs: dict
+    last_linear: str | None
+
+
+@dataclass
+class _Word:
+    """The integer word between two ops: shape, scale ``2^sigma``, signedness, width, and a
+    mean pool's pending ``1/k^2`` (folded into the next linear layer's weights)."""
+
+    shape: tuple
+    sigma: int
+    signed: bool
+    bits: int
+    fold: float = 1.0
+
+
+def _compile_seq(ctx: _Ctx, layers, params, names, w: _Word, branch: bool):
+    """The ops of one sequence of layers from word ``w``; ``branch``: a residual block's body
+    or shortcut (a linear layer that ends it keeps its accumulator for the block's adder)."""
+    ops: list = []
     i = 0
     while i < len(layers):
-        lay, p = layers[i], fparams[i]
+        lay, p, name = layers[i], params[i], names[i]
+        nxt = layers[i + 1] if i + 1 < len(layers) else None
         if isinstance(lay, Conv2d | Dense):
-            if isinstance(lay, Conv2d):
-                out_shape = lay.out_shape(shape)
-                geometry = (lay.kernel, lay.stride, lay.padding, lay.groups)
-            else:
-                out_shape, geometry = (lay.out_features,), (0, 0, 0, 1)
-            W = np.asarray(p["W"], np.float64)
-            if scheme == "she":
-                lw = log_quantize(W, weight_bits)
-                wq = {"w_sign": lw.sign, "w_exp": lw.exponent, "w_zero": lw.zero}
-                sigma_w = lw.q_max
-            else:
-                w_int, sigma_w = uniform_quantize(W, weight_bits)
-                wq = {"w_int": w_int}
-            g = guard_bits if scheme == "she" else 0
-            sigma_acc = sigma_w - g + sigma_in
-            b = np.asarray(p["b"], np.float64) if lay.bias else np.zeros(out_shape[0])
-            b_full = np.repeat(b, int(np.prod(out_shape[1:])) if len(out_shape) > 1 else 1)
-            nxt = layers[i + 1] if i + 1 < len(layers) else None
-            if i == linear_idx[-1]:
-                act, act_out = None, float_outs[i]
-            elif isinstance(nxt, ReLU):
-                act, act_out = "relu", float_outs[i + 1]
-            else:
-                act, act_out = "signed", float_outs[i]
-            shift, sigma_out = 0, sigma_acc
-            if act is not None:
-                sigma_out = max(_act_scale(act_out, act, act_bits, percentile), sigma_acc)
-                shift = sigma_out - sigma_acc
-            bias_f = b_full / 2.0**sigma_acc
-            op = QLinear(names[i], "conv" if isinstance(lay, Conv2d) else "dense", scheme,
-                         tuple(shape), tuple(out_shape), geometry, np.zeros(0, np.int64), act,
-                         shift, act_bits, in_bits if i == linear_idx[0] else act_bits,
-                         in_signed, guard=g, sigma_acc=sigma_acc, sigma_out=sigma_out, **wq)
-            if scheme == "she" and truncation_correction:
-                t = op.terms()
-                drop = np.maximum(t["exponent"] - g, 0)  # bits floor() drops from each term
-                mean_err = np.where(t["src"] >= 0, t["sign"] * (1 - 2.0**-drop) / 2, 0.0)
-                bias_f = bias_f + mean_err.sum(axis=1)
-            bias = np.round(bias_f).astype(np.int64)
-            if shift > 0:
-                bias += 1 << (shift - 1)  # round to nearest in the requantizing shift
-            op.bias = bias
-            qn.ops.append(op)
-            sigma_in, in_signed = sigma_out, act == "signed"
-            shape = out_shape
-            i += 2 if act == "relu" else 1
+            op, w = _linear_op(ctx, lay, p, name, w, nxt, names[i + 1] if nxt else None,
+                               branch and nxt is None)
+            ops.append(op)
+            i += 2 if op.act == "relu" else 1
+            continue
+        if w.fold != 1.0 and not isinstance(lay, Flatten):
+            raise ValueError(f"layer {names[i - 1]}: a mean pool must be followed by a linear "
+                             "layer (its 1/k^2 is folded into the weights)")
+        if isinstance(lay, Residual):
+            op, w = _residual_op(ctx, lay, p, name, w, nxt, names[i + 1] if nxt else None)
+            ops.append(op)
+            i += 2 if op.act == "relu" else 1
             continue
         if isinstance(lay, MaxPool):
-            src, out_shape = pool_index(shape, lay.kernel, lay.step, lay.padding)
-            qn.ops.append(QPool(names[i], src, out_shape))
-            shape = out_shape
+            src, out_shape = pool_index(w.shape, lay.kernel, lay.step, lay.padding)
+            ops.append(QPool(name, src, out_shape))
+            w = replace(w, shape=out_shape)
+        elif isinstance(lay, MeanPool):
+            src, out_shape = pool_index(w.shape, lay.kernel, lay.step, lay.padding)
+            ops.append(QSum(name, src, out_shape))
+            kk = lay.kernel**2
+            # the adder tree's word: signed, (kk - 1).bit_length() planes wider (circuits)
+            w = replace(w, shape=out_shape, signed=True,
+                        bits=w.bits + (0 if w.signed else 1) + (kk - 1).bit_length(),
+                        fold=1.0 if lay.scaled else 1.0 / kk)
         elif isinstance(lay, Flatten):
-            shape = (int(np.prod(shape)),)
+            w = replace(w, shape=(int(np.prod(w.shape)),))
         else:
-            raise ValueError(f"layer {names[i]} ({lay.kind}) is not supported by SHE's integer "
+            raise ValueError(f"layer {name} ({lay.kind}) is not supported by SHE's integer "
                              "network (conv, dense, batch-norm after a linear layer, ReLU, "
-                             "max-pool, flatten)")
+                             "max-pool, mean-pool, flatten, residual blocks)")
         i += 1
-    return qn
+    if w.fold != 1.0 and branch:
+        raise ValueError(f"layer {names[-1]}: a mean pool must be followed by a linear layer "
+                         "of its own branch")
+    return ops, w
+
+
+def _linear_op(ctx: _Ctx, lay, p, name: str, w: _Word, nxt, nxt_name, ends_branch: bool):
+    scheme, shape = ctx.scheme, w.shape
+    if isinstance(lay, Conv2d):
+        out_shape = lay.out_shape(shape)
+        geometry = (lay.kernel, lay.stride, lay.padding, lay.groups)
+    else:
+        out_shape, geometry = (lay.out_features,), (0, 0, 0, 1)
+    W = np.asarray(p["W"], np.float64) * w.fold
+    if scheme == "she":
+        lw = log_quantize(W, ctx.weight_bits)
+        wq = {"w_sign": lw.sign, "w_exp": lw.exponent, "w_zero": lw.zero}
+        sigma_w = lw.q_max
+    else:
+        w_int, sigma_w = uniform_quantize(W, ctx.weight_bits)
+        wq = {"w_int": w_int}
+    g = ctx.guard_bits if scheme == "she" else 0
+    sigma_acc = sigma_w - g + w.sigma
+    b = np.asarray(p["b"], np.float64) if lay.bias else np.zeros(out_shape[0])
+    b_full = np.repeat(b, int(np.prod(out_shape[1:])) if len(out_shape) > 1 else 1)
+    if name == ctx.last_linear or ends_branch:
+        act, act_out = None, ctx.outs[name]
+    elif isinstance(nxt, ReLU):
+        act, act_out = "relu", ctx.outs[nxt_name]
+    else:
+        act, act_out = "signed", ctx.outs[name]
+    shift, sigma_out = 0, sigma_acc
+    if act is not None:
+        sigma_out = max(_act_scale(act_out, act, ctx.act_bits, ctx.percentile), sigma_acc)
+        shift = sigma_out - sigma_acc
+    bias_f = b_full / 2.0**sigma_acc
+    op = QLinear(name, "conv" if isinstance(lay, Conv2d) else "dense", scheme, tuple(shape),
+                 tuple(out_shape), geometry, np.zeros(0, np.int64), act, shift, ctx.act_bits,
+                 w.bits, w.signed, guard=g, sigma_acc=sigma_acc, sigma_out=sigma_out, **wq)
+    if scheme == "she" and ctx.truncation_correction:
+        t = op.terms()
+        drop = np.maximum(t["exponent"] - g, 0)  # bits floor() drops from each term
+        mean_err = np.where(t["src"] >= 0, t["sign"] * (1 - 2.0**-drop) / 2, 0.0)
+        bias_f = bias_f + mean_err.sum(axis=1)
+    bias = np.round(bias_f).astype(np.int64)
+    if shift > 0:
+        bias += 1 << (shift - 1)  # round to nearest in the requantizing shift
+    op.bias = bias
+    out = _Word(tuple(out_shape), sigma_out, act != "relu", ctx.act_bits) if act else \
+        _Word(tuple(out_shape), sigma_acc, True, 0)
+    return op, out
+
+
+def _residual_op(ctx: _Ctx, lay: Residual, p, name: str, w: _Word, nxt, nxt_name):
+    body, wb = _compile_seq(ctx, list(lay.body), p["body"],
+                            [f"{name}.body.{n}" for n in _auto_names(lay.body)], w, True)
+    short, ws = _compile_seq(ctx, list(lay.shortcut), p["shortcut"],
+                             [f"{name}.shortcut.{n}" for n in _auto_names(lay.shortcut)], w,
+                             True)
+    sigma = min(wb.sigma, ws.sigma)
+    lift = (wb.sigma - sigma, ws.sigma - sigma)
+    if isinstance(nxt, ReLU):
+        act, act_out = "relu", ctx.outs[nxt_name]
+    else:
+        act, act_out = "signed", ctx.outs[f"{name}.add"]
+    sigma_out = max(_act_scale(act_out, act, ctx.act_bits, ctx.percentile), sigma)
+    shift = sigma_out - sigma
+    finer = [ops for ops, lf in ((body, lift[0]), (short, lift[1])) if lf == 0 and ops
+             and isinstance(ops[-1], QLinear) and ops[-1].act is None]
+    if shift > 0 and finer:
+        finer[0][-1].bias = finer[0][-1].bias + (1 << (shift - 1))  # round to nearest
+    op = QResidual(name, body, short, lift, act, shift, ctx.act_bits, tuple(wb.shape), sigma,
+                   sigma_out)
+    return op, _Word(tuple(wb.shape), sigma_out, act != "relu", ctx.act_bits)

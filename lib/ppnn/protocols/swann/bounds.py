@@ -12,7 +12,8 @@ weights, value by value:
 
 * Conv / FC: ``|y_r| <= Σ_j |W_rj| · |x_j| + |b_r|``; sum pool: the sum of its window;
 * the floor-shift before ``x²``: ``⌈|x| / 2^p⌉``; ``x²``: the square; ReLU and max-pool keep
-  the bound; the floor-shift after the activation (of a non-negative value): ``/ 2^t``.
+  the bound; the floor-shift after the activation (of a non-negative value): ``/ 2^t``;
+* a residual Add: the two branches' bounds, each times its ``2^lift``, summed.
 
 The bounds are computed in float64 and multiplied by ``1 + 2^-30`` after every sum and square,
 which covers the rounding of sums of up to ``2^22`` non-negative terms: the result is an upper
@@ -66,8 +67,17 @@ def propagate(steps, n_inputs: int, input_bound: float) -> tuple[list[float], fl
     inputs with every ``|pixel| <= input_bound`` (encoded integers)."""
     b = np.full(int(n_inputs), float(input_bound))
     into = []
+    stack: list = []  # residual blocks (fork / swap / add, as the model runs them)
     with np.errstate(over="ignore"):  # an overflow is an infinite bound (signed_bits: 1025)
         for step in steps:
             into.append(float(b.max()) if b.size else 0.0)
-            b = _step(step, b)
+            if step.kind == "fork":
+                stack.append(b)
+            elif step.kind == "swap":
+                b, stack[-1] = stack[-1], b
+            elif step.kind == "add":
+                lb, ls = step.lift
+                b = (stack.pop() * 2.0**lb + b * 2.0**ls) * _SLACK
+            else:
+                b = _step(step, b)
     return into, float(b.max()) if b.size else 0.0

@@ -53,7 +53,15 @@ class _Acc:
 
 
 def _linear_counts(acc: _Acc, step: Step, ev: str, optimized: bool) -> None:
-    if step.kind == "flatten":
+    if step.kind in ("flatten", "fork", "swap"):
+        return
+    if step.kind == "add":  # [body]^(2^lb) · [shortcut]^(2^ls)
+        n = int(np.prod(step.in_shape))
+        for lift in step.lift:
+            if lift:
+                acc.op(ev, "paillier_exp", n)
+                acc.op(ev, "exp_bits", n * (lift + 1))
+        acc.op(ev, "paillier_mul", n)
         return
     if step.kind == "sumpool":
         valid = (step.index >= 0).sum(axis=1)

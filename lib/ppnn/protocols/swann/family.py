@@ -29,7 +29,7 @@ from .model import FixedPointPlan, SwannModel
 __all__ = ["SwannClientServer", "SwannTwoServer"]
 
 _LAYERS = ("Conv2d", "Dense", "BatchNorm", "ReLU", "Square", "MaxPool", "MeanPool",
-           "Flatten")
+           "Flatten", "Residual")
 _REAL = ("Paillier (phe + gmpy2, 2048-bit keys as in the paper: about 112-bit security by "
          "NIST SP 800-57, not 128) with backend='real'")
 _SIM = ("the ABY-style 2PC (OT and AND-triple costs booked from a cost model); Paillier on "

@@ -7,7 +7,8 @@ A run follows the paper's figures 1 and 2:
 2. **input** -- the client encrypts its image(s) under its public key and sends them (in the
    two-server setting one image to each server, so two images are classified at once);
 3. **non-interactive phase** -- the server evaluates Conv, FC and the scaled mean pool on
-   ciphertexts (§4.1.1);
+   ciphertexts (§4.1.1), and a residual block's Add as a product of the two branches'
+   ciphertexts (the branch at the smaller scale raised to ``2^lift`` first);
 4. **interactive phase** -- activations: Protocol 1 (PHE only) or Protocol 2 → 2PC (x², or
    ReLU + max-pool, then the exact truncation) → Protocol 3 (hybrid) (§4.1.2);
 5. **output** -- the server rerandomizes the encrypted logits and returns them; the client
@@ -138,6 +139,25 @@ def _linear(be: Paillier, step: Step, c: CipherArray, ev: str, method: str) -> C
     raise ValueError(f"not a linear step: {step.kind}")  # pragma: no cover
 
 
+def _residual(be: Paillier, step: Step, c: CipherArray, kept: list, ev: str) -> CipherArray:
+    """A residual block's steps on the evaluator's ciphertexts (no message): ``fork`` keeps
+    the block input, ``swap`` keeps the body's output and takes the input back, ``add``
+    multiplies ``[body]^(2^lb) · [shortcut]^(2^ls) = [body 2^lb + shortcut 2^ls]``."""
+    if step.kind == "fork":
+        kept.append(c)
+        return c
+    if step.kind == "swap":
+        body, kept[-1] = kept[-1], c
+        return body
+    body, (lb, ls) = kept.pop(), step.lift
+    body, c = body.ravel(), c.ravel()
+    if lb:
+        body = be.mul_plain(body, 1 << lb, ev)
+    if ls:
+        c = be.mul_plain(c, 1 << ls, ev)
+    return be.add(body, c, ev)
+
+
 def _activation(be: Paillier, step: Step, c: CipherArray, roles: Roles, tpc: TwoPC,
                 rng: np.random.Generator, model: SwannModel, pack: bool) -> CipherArray:
     kappa = model.plan.kappa
@@ -235,18 +255,20 @@ def run_inference(model: SwannModel, images, scenario: str = "client-server",
             c = be.encrypt(x_int.ravel(), "client")
             c = ledger.transmit("client", roles.evaluator, c.bits(), "[image]", c, c.wire())
         tpc = twopc(ledger, (roles.helper, roles.evaluator), rng, ot, timings)
-        pipes.append([roles, tpc, c])
+        pipes.append([roles, tpc, c, []])  # the last: ciphertexts a residual block keeps
     for step in model.steps:
         with ledger.label(step.label):
             for pipe in pipes:
-                roles, tpc, c = pipe
+                roles, tpc, c, kept = pipe
                 if step.interactive:
                     pipe[2] = _activation(be, step, c, roles, tpc, rng, model, optimized)
+                elif step.kind in ("fork", "swap", "add"):
+                    pipe[2] = _residual(be, step, c, kept, roles.evaluator)
                 else:
                     pipe[2] = _linear(be, step, c, roles.evaluator, method)
     preds, logits = [], []
     with ledger.label("output"):
-        for roles, _, c in pipes:
+        for roles, _, c, _ in pipes:
             out = be.rerandomize(c, roles.evaluator)
             out = ledger.transmit(roles.evaluator, "client", out.bits(), "[logits]", out,
                                   out.wire())

@@ -11,6 +11,14 @@ Paillier computes on integers and cannot divide, so SwaNN's fixed-point arithmet
   value is free; after ``x²`` or ReLU (+ max-pool) the value is truncated (floor) back to
   scale ``f_act``.
 
+A **residual block** is four kinds of step around its two branches: ``fork`` (keep the
+block input), the body's steps, ``swap`` (keep the body's output, take the input back), the
+shortcut's steps, ``add``: ``[body] · [shortcut]`` under Paillier, the branch at the smaller
+scale first raised to ``2^lift`` (``[x]^(2^l) = [x 2^l]``) so both add at one scale --
+the evaluator's own operations, no message. Batch-norm is folded into the convolution before
+it when the family compiles (:func:`ppnn.nn.canonical.canonicalize`), before anything is
+switched.
+
 Every activation input must fit ``ℓ`` signed bits (the width of the values that are masked
 and, in the hybrid setting, shared). ``ℓ`` is at least 32 (ABY's 32-bit shares, and the
 paper's ``t``) and is raised, per activation, to cover a calibrated bound (the largest
@@ -36,7 +44,7 @@ import numpy as np
 from ...errors import InvalidArgument
 from ...nn import integer, ops
 from ...nn import layers as L
-from ...nn.network import Network
+from ...nn.network import Network, _auto_names
 from .bounds import propagate, signed_bits
 
 __all__ = ["FixedPointPlan", "Step", "SwannModel"]
@@ -78,7 +86,7 @@ class FixedPointPlan:
 class Step:
     """One protocol step: a linear layer (server only) or an activation (interactive)."""
 
-    kind: str                      # conv | fc | sumpool | flatten | act
+    kind: str                      # conv | fc | sumpool | flatten | act | fork | swap | add
     label: str                     # row label of the paper's tables: "Conv 1", "Act+Pool 2" ...
     in_shape: tuple
     out_shape: tuple
@@ -94,6 +102,7 @@ class Step:
     scale_out: int = 0
     seen_max: int = 0              # calibration: largest |activation input|
     worst_bits: int = 0            # worst case over the input contract (0: not derived)
+    lift: tuple[int, int] = (0, 0)  # add: the body's and the shortcut's output times 2^lift
     info: dict = field(default_factory=dict)
 
     @property
@@ -162,18 +171,42 @@ class SwannModel:
 
     # -- construction ---------------------------------------------------------------------
     def _build(self, net: Network, params, ells: dict) -> list[Step]:
-        plan, steps = self.plan, []
-        shape = net.input_shape
-        scale = plan.f_in
-        counts = {"Conv": 0, "FC": 0, "Pool": 0, "Act": 0, "Act+Pool": 0}
+        steps: list[Step] = []
+        counts = {"Conv": 0, "FC": 0, "Pool": 0, "Act": 0, "Act+Pool": 0, "Add": 0}
+        _, self.out_scale = self._seq(list(net.layers), params, net.layer_names,
+                                      net.input_shape, self.plan.f_in, ells, steps, counts)
+        return steps
+
+    def _seq(self, layers, params, names, shape, scale: int, ells: dict, steps: list,
+             counts: dict, branch: bool = False) -> tuple[tuple, int]:
+        """Append the steps of one sequence of layers (``branch``: of a residual block);
+        returns its output shape and scale."""
+        plan = self.plan
         fold = 1.0  # pending 1/k² of an unscaled mean pool, folded into the next layer
-        layers = list(net.layers)
-        names = net.layer_names
         i = 0
         while i < len(layers):
             layer, p = layers[i], params[i]
             out = layer.out_shape(shape)
-            if isinstance(layer, L.Conv2d | L.Dense):
+            if isinstance(layer, L.Residual):
+                if fold != 1.0:
+                    raise ValueError(f"{names[i - 1]}: a mean pool must be followed by a linear "
+                                     "layer of its own branch (its 1/k² is folded into it)")
+                counts["Add"] += 1
+                lab = f"Add {counts['Add']}"
+                steps.append(Step("fork", lab, shape, shape, scale_in=scale, scale_out=scale))
+                b_shape, sb = self._seq(list(layer.body), p["body"],
+                                        [f"{names[i]}.body.{n}" for n in _auto_names(layer.body)],
+                                        shape, scale, ells, steps, counts, True)
+                steps.append(Step("swap", lab, b_shape, shape, scale_in=sb, scale_out=scale))
+                s_shape, ss = self._seq(list(layer.shortcut), p["shortcut"],
+                                        [f"{names[i]}.shortcut.{n}"
+                                         for n in _auto_names(layer.shortcut)],
+                                        shape, scale, ells, steps, counts, True)
+                top = max(sb, ss)
+                steps.append(Step("add", lab, s_shape, out, scale_in=ss, scale_out=top,
+                                  lift=(top - sb, top - ss)))
+                scale = top
+            elif isinstance(layer, L.Conv2d | L.Dense):
                 if isinstance(layer, L.Conv2d) and layer.groups != 1:
                     raise ValueError(f"{names[i]}: grouped convolutions are not supported by "
                                      "SwaNN's layers")
@@ -240,8 +273,10 @@ class SwannModel:
                                  "SwaNN")
             shape = out
             i += 1
-        self.out_scale = scale
-        return steps
+        if fold != 1.0 and branch:
+            raise ValueError(f"{names[-1]}: a mean pool must be followed by a linear layer of "
+                             "its own branch (its 1/k² is folded into it)")
+        return shape, scale
 
     def calibrate(self, x) -> None:
         """Raise ``ℓ`` of each activation to cover the calibration images (× 2^margin), fix
@@ -378,12 +413,34 @@ class SwannModel:
             x = x.astype(object) if exact else x.astype(np.float64)
         n = x.shape[0]
         outs = []
+        stack: list = []  # residual blocks: the values a fork or a swap keeps
         for step in self.steps:
-            x = self._step(step, x.reshape(n, -1), check, exact)
+            if step.kind == "fork":
+                stack.append(x)
+            elif step.kind == "swap":
+                x, stack[-1] = stack[-1], x
+            elif step.kind == "add":
+                x = self._add(step, stack.pop().reshape(n, -1), x.reshape(n, -1), exact)
+            else:
+                x = self._step(step, x.reshape(n, -1), check, exact)
             outs.append(x[0] if single else x)
         if return_steps:
             return outs
         return x[0] if single else x
+
+    @staticmethod
+    def _add(step: Step, body, short, exact):
+        """A residual Add: ``body 2^lb + shortcut 2^ls`` (what ``[body]·[shortcut]`` adds)."""
+        lb, ls = step.lift
+        if exact == "int64":
+            top = max(float(np.abs(body).max(initial=0)) * 2.0**lb,
+                      float(np.abs(short).max(initial=0)) * 2.0**ls)
+            if 2 * top >= 2.0**62:
+                raise OverflowError(f"{step.label}: int64 evaluation could overflow; use "
+                                    "exact=True")
+            return (np.asarray(body, np.int64) << lb) + (np.asarray(short, np.int64) << ls)
+        return body * (1 << lb) + short * (1 << ls) if exact else \
+            body * 2.0**lb + short * 2.0**ls
 
     def _step(self, step: Step, x, check: bool, exact):
         if exact == "int64":
@@ -499,5 +556,6 @@ class SwannModel:
                 "pre_trunc": s.pre_trunc or None,
                 "trunc": s.trunc or None,
                 "max_pool": s.pool_index is not None,
+                **({"lift": s.lift} if s.kind == "add" else {}),
             })
         return pd.DataFrame(rows)

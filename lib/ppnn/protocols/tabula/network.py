@@ -1,10 +1,12 @@
 """End-to-end secure inference with Tabula activations and Delphi linear layers.
 
-A sequential network (Conv2d / Dense / BatchNorm / ReLU / any activation / MaxPool / MeanPool /
-Flatten) becomes a *plan*: each linear layer runs Delphi's protocol in Z_2^64, each activation
-is one Tabula table layer (truncation by a per-layer static shift ``d`` chosen from
-calibration data, b-bit tables), each max-pool a tree of ``max(a, b) = b + ReLU(a - b)``
-table layers, and the server finally sends its share of the logits to the client.
+A network (Conv2d / Dense / BatchNorm / ReLU / any activation / MaxPool / MeanPool / Flatten,
+residual blocks of those) becomes a *plan*: each linear layer runs Delphi's protocol in
+Z_2^64, each activation is one Tabula table layer (truncation by a per-layer static shift
+``d`` chosen from calibration data, b-bit tables), each max-pool a tree of
+``max(a, b) = b + ReLU(a - b)`` table layers, each residual Add a local sum of the two
+branches' shares (the coarser branch first multiplied by the integer that aligns the
+steps), and the server finally sends its share of the logits to the client.
 
 Scales: the image and every table output are fixed point with ``act_frac_bits``; weights
 with ``weight_frac_bits``; a linear output has step ``2^-(act + weight)`` (batch-norm is
@@ -45,6 +47,7 @@ from ppnn.nn import (
     integer,
     ops,
 )
+from ppnn.nn.network import _auto_names
 
 from .. import delphi
 from .online import tabula_online
@@ -103,6 +106,18 @@ class Step:
     in_step: float = 1.0
     step_out: float = 1.0
     info: dict = field(default_factory=dict)
+    body: list | None = None  # residual: the body's steps
+    shortcut: list | None = None  # residual: the shortcut's steps (empty: identity)
+    lift: tuple[int, int] = (1, 1)  # residual: integer factors aligning the two branches' steps
+
+
+def _leaves(steps):
+    for st in steps:
+        if st.kind == "residual":
+            yield from _leaves(st.body)
+            yield from _leaves(st.shortcut)
+        else:
+            yield st
 
 
 @dataclass
@@ -112,12 +127,26 @@ class Plan:
     input_shape: tuple
     steps: list
 
+    def leaf_steps(self) -> list[Step]:
+        """Every step, residual branches expanded (body, then shortcut): the run's order."""
+        return list(_leaves(self.steps))
+
     def table_layers(self) -> list[Step]:
-        return [s for s in self.steps if s.kind in ("table", "maxpool")]
+        return [s for s in self.leaf_steps() if s.kind in ("table", "maxpool")]
 
     def summary(self) -> list[dict]:
-        return [{"step": s.name, "kind": s.kind, "d": s.d, "input_bits": s.input_bits,
-                 "in_step": s.in_step, **s.info} for s in self.steps]
+        def rows(steps):
+            for s in steps:
+                if s.kind == "residual":
+                    yield from rows(s.body)
+                    yield from rows(s.shortcut)
+                    yield {"step": f"{s.name}.add", "kind": "add", "d": 0, "input_bits": 0,
+                           "in_step": s.step_out, "lift": s.lift}
+                    continue
+                yield {"step": s.name, "kind": s.kind, "d": s.d, "input_bits": s.input_bits,
+                       "in_step": s.in_step, **s.info}
+
+        return list(rows(self.steps))
 
 
 # -- float kernels used while building the plan (calibration) --------------------------------
@@ -147,17 +176,27 @@ def _activation(layer) -> Callable | None:
     return getattr(layer, "fn", None)
 
 
-def _fold(net: Network, params) -> list:
-    """Fold BatchNorm into the preceding linear layer (inference), in float64.
+def _fold(net: Network, params) -> tuple[Network, list]:
+    """Fold BatchNorm into the preceding linear layer (inference), in float64, also inside
+    residual blocks.
 
     Uses :func:`ppnn.nn.fold_batchnorm`; a BatchNorm that does not follow a Conv2d/Dense
     cannot be folded and raises."""
-    p64 = [{k: (np.asarray(v, np.float64) if isinstance(v, np.ndarray) else v)
-            for k, v in p.items()} for p in params]
-    folded_net, folded_params = fold_batchnorm(net, p64)
-    if any(isinstance(layer, BatchNorm) for layer in folded_net.layers):
+    def f64(ps):
+        return [{k: (f64(v) if isinstance(v, list) else
+                     np.asarray(v, np.float64) if isinstance(v, np.ndarray) else v)
+                 for k, v in p.items()} for p in ps]
+
+    folded_net, folded_params = fold_batchnorm(net, f64(params))
+    if any(isinstance(node.layer, BatchNorm) for node in folded_net.leaves()):
         raise ValueError("a BatchNorm must follow a Conv2d or Dense to be folded")
-    return list(zip(folded_net.layers, folded_params))
+    return folded_net, folded_params
+
+
+def _kept_names(layers, prefix: str = "") -> list[str]:
+    """The names of ``layers`` (before folding) without the batch-norms folding removes."""
+    return [f"{prefix}{n}" for n, layer in zip(_auto_names(layers), layers)
+            if not isinstance(layer, BatchNorm)]
 
 
 def build_plan(net: Network, params, x_calib: np.ndarray | None, cfg: TabulaConfig,
@@ -165,22 +204,21 @@ def build_plan(net: Network, params, x_calib: np.ndarray | None, cfg: TabulaConf
     """Quantize ``net`` for Tabula: integer weights, per-layer shifts from ``x_calib``.
 
     ``input_bits`` (one per table layer, e.g. ``[s.input_bits for s in
-    other_plan.table_layers()]``) reuses a previous calibration instead of ``x_calib``."""
-    if any(isinstance(layer, Residual) for layer in net.layers):
-        raise ValueError(f"{net.name}: the Tabula runner executes sequential networks; use "
-                         "count_network for residual ones")
+    other_plan.table_layers()]``) reuses a previous calibration instead of ``x_calib``.
+
+    A residual block runs its body and its shortcut from the same input; both end as shares
+    at steps that differ by an integer factor (an identity shortcut at the activations' step
+    ``2^-f`` beside a body ending in a linear layer at ``2^-(f + f_w)``): the coarser branch
+    is multiplied by it on both shares (local, exact) and the two are added -- the next
+    table's shift ``d`` absorbs the extra bits, as after any linear layer."""
     ring, b = cfg.ring, cfg.bits
     calib = input_bits is None
     given = list(input_bits or [])
     x = np.asarray(x_calib if calib else np.zeros((0, *net.input_shape)), np.float64)
     if x.shape[1:] != tuple(net.input_shape):
         raise ValueError(f"x_calib must have shape (N, {net.input_shape}), got {x.shape}")
-    step = 2.0 ** -cfg.act_frac_bits
-    act_step = step
-    steps: list[Step] = []
-    names = net.layer_names
-    folded = _fold(net, params)
-    names = [n for n, layer in zip(names, net.layers) if not isinstance(layer, BatchNorm)]
+    act_step = 2.0 ** -cfg.act_frac_bits
+    folded_net, folded_params = _fold(net, params)
 
     def shift_for(max_abs: float, s: float) -> tuple[int, int]:
         if calib:
@@ -190,62 +228,96 @@ def build_plan(net: Network, params, x_calib: np.ndarray | None, cfg: TabulaConf
         l_bits = int(given.pop(0))
         return l_bits, max(l_bits + 1 - b, 0)
 
-    for name, (layer, p) in zip(names, folded):
-        if isinstance(layer, Conv2d | Dense):
-            W_int = integer.fixed_weights(p["W"], cfg.weight_frac_bits)
-            step_out = step * 2.0 ** -cfg.weight_frac_bits  # a power of two
-            bias = None
-            b_real = np.asarray(p["b"], np.float64) if "b" in p else None
-            if b_real is not None:
-                bias = ring.reduce(integer.fixed_bias(layer, b_real, round(-math.log2(step_out))))
-            if calib:
-                Wq = W_int * 2.0 ** -cfg.weight_frac_bits
-                x = (delphi.conv2d(x, Wq, layer.stride, layer.padding, layer.groups)
-                     if isinstance(layer, Conv2d) else x @ Wq.T)
+    def seq(layers, ps, names, x, step):
+        steps: list[Step] = []
+        for name, layer, p in zip(names, layers, ps):
+            if isinstance(layer, Residual):
+                orig = orig_blocks[name]
+                body, xb, sb = seq(layer.body, p["body"], _kept_names(orig.body, f"{name}.body."),
+                                   x, step)
+                short, xs, ss = seq(layer.shortcut, p["shortcut"],
+                                    _kept_names(orig.shortcut, f"{name}.shortcut."), x, step)
+                fine = min(sb, ss)
+                lift = tuple(round(v / fine) for v in (sb, ss))
+                if any(abs(v / fine - r) > 1e-9 for v, r in zip((sb, ss), lift)):
+                    raise ValueError(f"{net.name}: {name}: the branches end at steps {sb:g} and "
+                                     f"{ss:g}, which no integer factor aligns")
+                steps.append(Step("residual", name, layer, step_out=fine, body=body,
+                                  shortcut=short, lift=lift))
+                if calib:
+                    x = xb + xs
+                step = fine
+            elif isinstance(layer, Conv2d | Dense):
+                W_int = integer.fixed_weights(p["W"], cfg.weight_frac_bits)
+                step_out = step * 2.0 ** -cfg.weight_frac_bits  # a power of two
+                bias = None
+                b_real = np.asarray(p["b"], np.float64) if "b" in p else None
                 if b_real is not None:
-                    x = x + b_real.reshape((1, -1) + (1,) * (x.ndim - 2))
-            steps.append(Step("linear", name, layer, W_int, bias, step_out=step_out))
-            step = step_out
-        elif _activation(layer) is not None:
-            F = _activation(layer)
-            l_bits, d = shift_for(float(np.abs(x).max(initial=0)), step)
-            in_step = step * 2.0**d
-            F_table = encode_table(F, b, in_step, act_step, ring)
-            steps.append(Step("table", name, layer, F=F, F_table=F_table, d=d, input_bits=l_bits,
-                              in_step=in_step, step_out=act_step,
-                              info={"tables_per_output": 1}))
-            if calib:
-                q = np.floor(x / in_step)
-                q = (q + 2 ** (b - 1)) % 2**b - 2 ** (b - 1)  # the b-bit input the table sees
-                x = np.asarray(F(q * in_step))
-            step = act_step
-        elif isinstance(layer, MaxPool):
-            win = _windows(x, layer) if calib else None
-            spread = float(np.abs(x).max(initial=0)) * (1 if x.min(initial=0) >= 0 else 2)
-            l_bits, d = shift_for(spread, step)
-            in_step = step * 2.0**d
-            F_table = encode_table(relu, b, in_step, step, ring)
-            steps.append(Step("maxpool", name, layer, F=relu, F_table=F_table, d=d,
-                              input_bits=l_bits, in_step=in_step, step_out=step,
-                              info={"tables_per_output": layer.kernel**2 - 1}))
-            if calib:
-                x = win.max(axis=-1)
-        elif isinstance(layer, MeanPool):
-            kk = layer.kernel**2
-            if calib:
-                x = _windows(x, layer).sum(axis=-1) / (1 if layer.scaled else kk)
-            if not layer.scaled:
-                step = step / kk
-            steps.append(Step("meanpool", name, layer, step_out=step))
-        elif isinstance(layer, Flatten):
-            if calib:
-                x = x.reshape(x.shape[0], -1)
-            steps.append(Step("flatten", name, layer, step_out=step))
-        else:
-            raise ValueError(f"{net.name}: layer {name} ({layer.kind}) is not supported")
+                    bias = ring.reduce(integer.fixed_bias(layer, b_real,
+                                                          round(-math.log2(step_out))))
+                if calib:
+                    Wq = W_int * 2.0 ** -cfg.weight_frac_bits
+                    x = (delphi.conv2d(x, Wq, layer.stride, layer.padding, layer.groups)
+                         if isinstance(layer, Conv2d) else x @ Wq.T)
+                    if b_real is not None:
+                        x = x + b_real.reshape((1, -1) + (1,) * (x.ndim - 2))
+                steps.append(Step("linear", name, layer, W_int, bias, step_out=step_out))
+                step = step_out
+            elif _activation(layer) is not None:
+                F = _activation(layer)
+                l_bits, d = shift_for(float(np.abs(x).max(initial=0)), step)
+                in_step = step * 2.0**d
+                F_table = encode_table(F, b, in_step, act_step, ring)
+                steps.append(Step("table", name, layer, F=F, F_table=F_table, d=d,
+                                  input_bits=l_bits, in_step=in_step, step_out=act_step,
+                                  info={"tables_per_output": 1}))
+                if calib:
+                    q = np.floor(x / in_step)
+                    q = (q + 2 ** (b - 1)) % 2**b - 2 ** (b - 1)  # the b-bit input the table sees
+                    x = np.asarray(F(q * in_step))
+                step = act_step
+            elif isinstance(layer, MaxPool):
+                win = _windows(x, layer) if calib else None
+                spread = float(np.abs(x).max(initial=0)) * (1 if x.min(initial=0) >= 0 else 2)
+                l_bits, d = shift_for(spread, step)
+                in_step = step * 2.0**d
+                F_table = encode_table(relu, b, in_step, step, ring)
+                steps.append(Step("maxpool", name, layer, F=relu, F_table=F_table, d=d,
+                                  input_bits=l_bits, in_step=in_step, step_out=step,
+                                  info={"tables_per_output": layer.kernel**2 - 1}))
+                if calib:
+                    x = win.max(axis=-1)
+            elif isinstance(layer, MeanPool):
+                kk = layer.kernel**2
+                if calib:
+                    x = _windows(x, layer).sum(axis=-1) / (1 if layer.scaled else kk)
+                if not layer.scaled:
+                    step = step / kk
+                steps.append(Step("meanpool", name, layer, step_out=step))
+            elif isinstance(layer, Flatten):
+                if calib:
+                    x = x.reshape(x.shape[0], -1)
+                steps.append(Step("flatten", name, layer, step_out=step))
+            else:
+                raise ValueError(f"{net.name}: layer {name} ({layer.kind}) is not supported")
+        return steps, x, step
+
+    orig_blocks: dict = {}
+    _find_blocks(net.layers, "", orig_blocks)
+    steps, _, _ = seq(folded_net.layers, folded_params, _kept_names(net.layers), x,
+                      2.0 ** -cfg.act_frac_bits)
     if given:
         raise ValueError(f"input_bits has {len(given)} more entries than table layers")
     return Plan(net.name, cfg, tuple(net.input_shape), steps)
+
+
+def _find_blocks(layers, prefix: str, out: dict) -> None:
+    """``out[block name] = the Residual layer`` for every block (nested ones too)."""
+    for name, layer in zip(_auto_names(layers), layers):
+        if isinstance(layer, Residual):
+            out[f"{prefix}{name}"] = layer
+            _find_blocks(layer.body, f"{prefix}{name}.body.", out)
+            _find_blocks(layer.shortcut, f"{prefix}{name}.shortcut.", out)
 
 
 # -- execution ---------------------------------------------------------------------------
@@ -304,12 +376,40 @@ def secure_inference(plan: Plan, x: np.ndarray, rng: np.random.Generator,
     # the client holds its input: shares (x, 0)
     x_int = integer.to_fixed(x, cfg.act_frac_bits)
     X = AdditiveShares(np.stack([ring.reduce(x_int), np.zeros(x.shape, np.uint64)]), ring)
-    for st in plan.steps:
+    X = _run_steps(plan.steps, X, rng, ledger, linear, tables, check_scale, timings, preprocess,
+                   x.shape[0])
+    with ledger.label("output"):
+        theirs = ledger.transmit(PARTIES[1], PARTIES[0], int(np.prod(X.shape)) * ring.bits,
+                                 "server's share of the logits", X.shares[1])
+    logits = ring.add(X.shares[0], theirs)  # the client's share and the one it received
+    ledger.hold(PARTIES[0], "logits (fixed point)", logits)
+    return ring.to_signed(logits).astype(np.float64) * plan.steps[-1].step_out
+
+
+def _run_steps(steps, X: AdditiveShares, rng, ledger: Ledger, linear, tables, check_scale,
+               timings, preprocess, n: int) -> AdditiveShares:
+    """The steps of one sequence on the two parties' shares (see :func:`secure_inference`)."""
+    ring = X.ring
+    for st in steps:
         t0 = time.perf_counter()
+        if st.kind == "residual":
+            # both branches from the same shares; the Add is local: each party multiplies its
+            # share of each branch by the public factor that aligns the steps and adds them
+            body = _run_steps(st.body, X, rng, ledger, linear, tables, check_scale, timings,
+                              preprocess, n)
+            short = _run_steps(st.shortcut, X, rng, ledger, linear, tables, check_scale,
+                               timings, preprocess, n)
+            t0 = time.perf_counter()
+            lb, ls = (np.uint64(v) for v in st.lift)
+            X = AdditiveShares(ring.add(ring.mul(body.shares, lb), ring.mul(short.shares, ls)),
+                               ring)
+            if timings is not None:
+                timings["local"] = timings.get("local", 0.0) + time.perf_counter() - t0
+            continue
         with ledger.label(st.name):
             if st.kind == "linear":
                 if linear == "delphi":
-                    out_shape = (x.shape[0],) + st.layer.out_shape(X.shape[1:])
+                    out_shape = (n,) + st.layer.out_shape(X.shape[1:])
                     masks = preprocess(st.layer, ring.reduce(st.W_int), X.shape, out_shape,
                                        ring, rng, ledger, PARTIES)
                     X = delphi.delphi_online(X, st.layer, ring.reduce(st.W_int), st.bias, masks,
@@ -326,26 +426,29 @@ def secure_inference(plan: Plan, x: np.ndarray, rng: np.random.Generator,
                 X = AdditiveShares(np.stack([_windows(s, st.layer).sum(axis=-1, dtype=np.uint64)
                                              & ring.mask for s in X.shares]), ring)
             elif st.kind == "flatten":
-                X = X.reshape(x.shape[0], -1)
+                X = X.reshape(n, -1)
         if timings is not None:
             key = "linear" if st.kind == "linear" else (
                 "nonlinear" if st.kind in ("table", "maxpool") else "local")
             timings[key] = timings.get(key, 0.0) + time.perf_counter() - t0
-    with ledger.label("output"):
-        theirs = ledger.transmit(PARTIES[1], PARTIES[0], int(np.prod(X.shape)) * ring.bits,
-                                 "server's share of the logits", X.shares[1])
-    logits = ring.add(X.shares[0], theirs)  # the client's share and the one it received
-    ledger.hold(PARTIES[0], "logits (fixed point)", logits)
-    return ring.to_signed(logits).astype(np.float64) * plan.steps[-1].step_out
+    return X
 
 
 def plain_inference(plan: Plan, x: np.ndarray) -> np.ndarray:
     """The same integer pipeline in the clear with exact floor truncation (the oracle)."""
-    cfg, ring = plan.cfg, plan.cfg.ring
+    cfg = plan.cfg
     v = integer.to_fixed(x, cfg.act_frac_bits)
+    return _plain_steps(plan.steps, v, cfg).astype(np.float64) * plan.steps[-1].step_out
+
+
+def _plain_steps(steps, v: np.ndarray, cfg: TabulaConfig) -> np.ndarray:
+    ring = cfg.ring
     m = (1 << cfg.bits) - 1  # & m == % 2^b (two's complement)
-    for st in plan.steps:
-        if st.kind == "linear":
+    for st in steps:
+        if st.kind == "residual":
+            lb, ls = st.lift
+            v = _plain_steps(st.body, v, cfg) * lb + _plain_steps(st.shortcut, v, cfg) * ls
+        elif st.kind == "linear":
             v = ring.to_signed(delphi.exact_linear(st.layer, st.W_int, v, ring))
             if st.bias is not None:
                 v = v + ring.to_signed(st.bias)
@@ -363,7 +466,7 @@ def plain_inference(plan: Plan, x: np.ndarray) -> np.ndarray:
             v = _windows(v, st.layer).sum(axis=-1)
         elif st.kind == "flatten":
             v = v.reshape(v.shape[0], -1)
-    return v.astype(np.float64) * plan.steps[-1].step_out
+    return v
 
 
 # -- counting without computing (any zoo network) ----------------------------------------
