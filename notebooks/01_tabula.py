@@ -635,8 +635,8 @@ reproduced.headlines(pc, meas, nc, tr, lads, waterfalls=not QUICK)  # all of the
 # moves the speed-up by. Read it as the accuracy/cost lesson of this notebook: the claim is a
 # statement about *two implementations* as much as about the protocol. Most of the gap sits
 # in the baseline, the garbled circuit: whether its garbling counts as online, and how slow
-# the paper's own circuit is per ReLU against our vectorized one; the paper's table lookup,
-# on the other hand, is slower than ours (a bar below 1). Tabula's advantage is real in
+# the paper's own circuit is per ReLU against our vectorized one; the paper's
+# [table lookup](../GLOSSARY.md#secure-lookup-table), on the other hand, is slower than ours (a bar below 1). Tabula's advantage is real in
 # every row (one round, 2 bytes, a memory lookup), but its size is set by how slow the
 # garbled circuit it replaces is. A ladder that ends within 10 % of the paper's number
 # reproduces the claim under the paper's assumptions; one that does not states what is left
@@ -667,7 +667,8 @@ reproduced.waterfall(lads, "Headlines", ladders.H["storage_high"][0], "storage_r
 # ### The paper's tables
 #
 # Every row: the paper's value, ours, their ratio, where ours comes from (*counted* on a
-# ledger, *measured* here, *projected* from measured unit costs and the network model,
+# ledger, *measured* here, [*projected*](../GLOSSARY.md#network-model) from measured unit costs
+# and the network model,
 # *formula*) and a status. Binary units (1 KB = 1024 B) as the paper's own numbers imply.
 # Each call below builds one table from the runs above, compares it with the transcription in
 # `data/paper/tabula_*.csv`, saves it to `figures/tables/` and shows it. The reason column of

@@ -678,7 +678,6 @@ if QUICK:
 # its magnitude has a *ladder* (next section).
 
 # %%
-from ppnn.experiments import ladder as ladders
 from ppnn.experiments import paper_vs_ours as pvo
 from ppnn.experiments.falcon import ladders as falcon_ladders
 
@@ -715,8 +714,7 @@ pvo.show_ladder(headline.ladder("Private inference vs SecureNN"))
 # %%
 pvo.show_ladder(headline.ladder(
     "Private inference communication vs SecureNN and ABY3 (high end)"))
-pvo.show(ladders.frame(headline.ladders)[["row", "step", "assumption", "paper_as", "value",
-                                          "factor", "verdict"]])
+pvo.show_ladders(headline.ladders)
 
 # %% [markdown]
 # ### The paper's tables
@@ -736,7 +734,7 @@ reproduced.table4(TRAIN_ITERS)
 reproduced.table5(TRAIN_ITERS)
 
 # %% [markdown]
-# The numbers stated in the text. Settings we chose to match the paper (the ring, the
+# The numbers stated in the text. Settings we chose to match the paper (the [ring](../GLOSSARY.md#ring), the
 # fractional bits, the LAN/WAN model, the dataset, the layer counts of networks built from the
 # paper's description) are *inputs*: shown as context, never counted as reproduced. §5.6
 # states a bound (outputs differ by less than 1 %) on the quantity of Table 6's undefined

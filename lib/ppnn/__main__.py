@@ -138,6 +138,9 @@ def _compare(args) -> int:
         net, params = nn.from_onnx(model)
     dataset = args.dataset or ("mnist" if net.input_shape == (1, 28, 28) else "random")
     images = args.images or (200 if dataset != "random" else args.runs)
+    if args.runs > images:
+        raise _Refused("--runs", f"must be an int in [1, {images:,}] (no more runs than "
+                       f"images), got {args.runs:,}")
     with _about(f"--dataset {dataset}", also=(OSError, data.DatasetUnavailable)):
         w = compare.make_workload(not args.full, args.seed, n_run=min(args.runs, images),
                                   n_acc=images, n_calib=args.calib, net=net, params=params,

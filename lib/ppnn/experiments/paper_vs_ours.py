@@ -117,3 +117,13 @@ def show_ladder(ladder) -> None:
     plotting.savefig(fig, ladder.paper, report.ladder_slug(ladder.key), formats=("svg",),
                      directory=paths.figures_dir(ladder.paper) / "ladders")
     plotting.show(fig)
+
+
+LADDER_COLUMNS = ("row", "step", "assumption", "paper_as", "value", "factor", "verdict")
+
+
+def show_ladders(ladders, heading: str | None = None) -> None:
+    """Show every step of ``ladders`` as one frame (:data:`LADDER_COLUMNS`)."""
+    from . import ladder as lad
+
+    show(lad.frame(list(ladders)), heading, LADDER_COLUMNS)

@@ -418,7 +418,8 @@ def run(plan: Plan, x, seed=0, backend: str = "sim", client=None,
         record_values=False, transport: str = "inproc") -> Result:
     """Run the family's protocol on images ``x`` (N, *input_shape) or one image.
 
-    ``seed``: an int or a ``numpy.random.Generator`` (the simulation's randomness);
+    ``seed``: an int or a ``numpy.random.Generator`` (the simulation's randomness; with
+    ``transport="tcp"`` also None: every stream from OS entropy, see :mod:`ppnn.wire`);
     ``backend``: "sim" or "real" (see the family's ``spec.backends``).
     ``chunks``: split the images into that many blocks, each run with its own seed and merged
     as one batched run books them (see :mod:`ppnn.distributed`); ``client``: a Dask client
@@ -441,7 +442,8 @@ def run(plan: Plan, x, seed=0, backend: str = "sim", client=None,
         raise InvalidArgument(f"transport must be 'inproc' or 'tcp', got {transport!r}")
     if not isinstance(backend, str) or backend not in BACKENDS:
         raise InvalidArgument(f"backend must be one of {BACKENDS}, got {backend!r}")
-    checks.check_seed(seed)
+    if not (transport == "tcp" and seed is None):  # wire mode: None = OS entropy everywhere
+        checks.check_seed(seed)
     if not (record_values is True or record_values is False
             or isinstance(record_values, ValueBudget)):
         raise InvalidType(f"record_values must be True, False or a ValueBudget, got "
