@@ -36,6 +36,7 @@ import pandas as pd
 from ppnn.he.bitsim import BitSimulator
 from ppnn.nn import (
     BatchNorm,
+    ChannelShuffle,
     Conv2d,
     Dense,
     Flatten,
@@ -222,6 +223,10 @@ def _plan_seq(layers, shape, bits, signed, plans, prefix, scheme, a, wb, g, ovf,
                 _plan_seq(list(lay.shortcut), shape, bits, signed, plans, name + "/short/",
                           scheme, a, wb, g, ovf)
             out = lay.out_shape(shape)
+            if lay.merge == "concat":  # routing: the a-bit outputs of both branches side by side
+                shape, bits, signed = out, a, True
+                i += 1
+                continue
             n = int(np.prod(out))
             plans.append(LayerPlan(name + "/add", "add", np.full(n, 2), a, True))
             shape, bits, signed = out, a + 1, True
@@ -231,7 +236,7 @@ def _plan_seq(layers, shape, bits, signed, plans, prefix, scheme, a, wb, g, ovf,
             plans.append(LayerPlan(name, "relu", np.ones(int(np.prod(shape)), int), bits,
                                    signed, out_bits=a))
             bits, signed = a, False
-        elif isinstance(lay, BatchNorm | Flatten):
+        elif isinstance(lay, BatchNorm | Flatten | ChannelShuffle):
             pass  # folded into the neighbouring linear layer / pure routing
         else:
             raise ValueError(f"no cost model for layer kind {lay.kind}")
