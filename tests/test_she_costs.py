@@ -88,6 +88,22 @@ def test_unsupported_layer():
         K.plan_from_network(net)
 
 
+def test_pruning_keeps_a_fraction_of_every_outputs_terms_and_fits_a_printed_cc_add():
+    plans = K.plan_from_network(nn.zoo.get("she_cifar10"))
+    dense = K.plan_costs(plans)
+    assert K.plan_costs(K.prune(plans, 1.0)).equals(dense)
+    target = 0.25 * int(dense["cc_add"].sum())
+    d = K.fit_density(plans, target)
+    pruned = K.plan_costs(K.prune(plans, d))
+    assert abs(pruned["cc_add"].sum() / target - 1) < 0.01
+    assert pruned["cc_com"].sum() == dense["cc_com"].sum()    # weights go, activations stay
+    assert pruned["pc_shift"].sum() < 0.3 * dense["pc_shift"].sum()
+    assert all((q.counts >= 1).all() for q in K.prune(plans, 1e-6) if q.kind == "linear")
+    for bad in (0, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="density"):
+            K.prune(plans, bad)
+
+
 def test_a_concat_block_and_a_channel_shuffle_cost_nothing_themselves():
     """ShuffleNet's stride-2 unit: its branches are counted, the concatenation and the
     shuffle are routing; the ReLU after the concatenation covers both branches' channels."""

@@ -27,7 +27,7 @@ layers' (a test bounds the difference to a full simulation).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
@@ -51,8 +51,8 @@ from ppnn.nn.ops import out_size
 from . import circuits as C
 from .quant import QLinear, QPool, QuantNet
 
-__all__ = ["LayerPlan", "plan_from_quantnet", "plan_from_network", "plan_costs",
-           "acc_gates", "eq1_layer_depth", "COST_COLUMNS"]
+__all__ = ["LayerPlan", "plan_from_quantnet", "plan_from_network", "plan_costs", "prune",
+           "fit_density", "acc_gates", "eq1_layer_depth", "COST_COLUMNS"]
 
 COST_COLUMNS = ["layer", "kind", "outputs", "pc_shift", "pc_mult", "cc_add", "cc_com", "hops",
                 "hgops", "bootstraps", "md_layer"]
@@ -166,6 +166,50 @@ def plan_from_network(net: Network, scheme: str = "she", act_bits: int = 5, in_b
     _plan_seq(list(net.layers), net.input_shape, in_bits, False, plans, "", scheme, act_bits,
               weight_bits, guard_bits, overflow_bits, last_linear=_last_linear(net.layers))
     return plans
+
+
+def _kept(counts: np.ndarray, density: float) -> np.ndarray:
+    """Terms kept per output: ``density x terms`` rounded with the remainders carried from
+    output to output (error diffusion), so a layer keeps ``density`` of its terms up to one;
+    at least one term per output."""
+    cum = np.floor(np.cumsum(counts * density, dtype=np.float64) + 0.5)
+    return np.maximum(np.diff(cum, prepend=0.0), 1).astype(np.int64)
+
+
+def prune(plans: list[LayerPlan], density: float) -> list[LayerPlan]:
+    """The plans of the same network with its weights pruned: each output of a linear layer
+    keeps ``density`` of its terms (rounded by :func:`_kept`). Pools, residual additions and
+    ReLUs are unchanged: pruning removes weights, not activations."""
+    if not (isinstance(density, int | float) and 0 < density <= 1):
+        raise ValueError(f"density must be in (0, 1], got {density!r}")
+    return [replace(p, counts=_kept(p.counts, density)) if p.kind == "linear" else p
+            for p in plans]
+
+
+def fit_density(plans: list[LayerPlan], cc_add: float, rtol: float = 1e-4) -> float:
+    """The density (:func:`prune`) at which ``plans`` count ``cc_add`` ciphertext additions
+    (within ``rtol``): a linear layer adds ``terms - 1`` per output; the other layers'
+    additions (mean-pools, residual additions) do not depend on the weights. The kept terms
+    grow in proportion to the density, so a few proportional corrections converge. 1.0 when
+    even the dense network adds fewer."""
+    lin = [p.counts for p in plans if p.kind == "linear"]
+    outputs = sum(k.size for k in lin)
+    other = sum(int(np.maximum(p.counts - 1, 0).sum()) if p.kind == "meanpool" else p.outputs
+                for p in plans if p.kind in ("meanpool", "add"))
+
+    def kept(d: float) -> int:
+        return sum(int(_kept(k, d).sum()) for k in lin)
+
+    want = float(cc_add) - other + outputs          # terms to keep
+    if kept(1.0) <= want:
+        return 1.0
+    d = want / kept(1.0)
+    for _ in range(20):
+        got = kept(d)
+        if abs(got - want) <= rtol * want:
+            break
+        d = min(d * want / got, 1.0)
+    return float(d)
 
 
 def _last_linear(layers) -> int:
