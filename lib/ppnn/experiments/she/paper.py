@@ -22,7 +22,8 @@ __all__ = ["unit_scale", "frame", "OTHER_SCHEMES", "LIL_REASON", "DEPTH_DEFINITI
            "table2_values", "table2_dshe_values", "per_layer_md", "table4_values", "zoo_costs",
            "table5_values", "table6_values", "table7_values", "paper_msize_bytes",
            "batchnorm_products", "MSIZE_CHOICE", "BN_CHOICE", "fig1_values", "fig4_values",
-           "pruned_choice", "pruned_totals", "PAPER_ROWS", "NAMED_IMAGENET", "PRUNED"]
+           "pruned_choice", "pruned_totals", "PAPER_ROWS", "NAMED_IMAGENET", "PRUNED",
+           "projected_fil", "paper_cell"]
 
 #: schemes of Tables 4-5 that are not TFHE gate circuits (or not ours)
 OTHER_SCHEMES = {
@@ -217,6 +218,17 @@ NAMED_COUNTS = ("hops", "cc_add", "pc_mult", "pc_shift", "hgops")
 PRUNED = NAMED_COUNTS
 
 
+def projected_fil(gates: float, lat: dict) -> float:
+    """Our fully-TFHE latency (s): counted gates x the measured time of one bootstrapped gate
+    per call on one core (``lat["and_single_s"]``), as the paper projects its FIL."""
+    return float(gates) * lat["and_single_s"]
+
+
+def paper_cell(table: str, row: str, metric: str) -> float:
+    """A transcribed cell of she.txt in base units (counts, not K/M/G; seconds)."""
+    return _paper_cell(table, row, metric)
+
+
 def _paper_cell(table: str, row: str, metric: str) -> float:
     """A transcribed cell of she.txt in base units (counts, not K/M/G)."""
     ref = report.load_paper("she", table).set_index(["row", "metric"])
@@ -393,7 +405,7 @@ def table4_values(runs: dict, suite: dict, edl: dict, lat: dict, per_gate_s: flo
         _msize_choice(v, row, zoo.get(MNIST_NETS[row]).input_shape, MNIST_NETS[row])
         v[(row, "edl")] = (edl["edl_s"], "measured", "tfhe-rs encryption of 3,920 bits + "
                            "decryption of the logits on this machine")
-        v[(row, "fil")] = (tot["hgops"] * lat["and_single_s"], "projected",
+        v[(row, "fil")] = (projected_fil(tot["hgops"], lat), "projected",
                            f"counted gates x {1e3 * lat['and_single_s']:.1f} ms per gate "
                            "(one gate per call on this machine; the paper projects FIL the "
                            "same way)")
@@ -525,7 +537,7 @@ def _big_row(v: dict, row: str, r: pd.Series, lat: dict, per_bit_s: float, net_n
     _msize_choice(v, row, zoo.get(r["network"]).input_shape, r["network"])
     v[(row, "edl")] = (r["input_bits"] * per_bit_s, "projected", "input bits x measured "
                        "encryption time per bit")
-    v[(row, "fil")] = (r["hgops"] * lat["and_single_s"], "projected",
+    v[(row, "fil")] = (projected_fil(r["hgops"], lat), "projected",
                        "counted gates x measured time per gate (one core)")
     v[(row, "lil")] = (None, "measured", LIL_REASON)
 
@@ -561,7 +573,16 @@ def table6_values(big: pd.DataFrame, per_bit_s: float, lat: dict) -> pd.DataFram
                      named=named_network_note("table6", row, r["cc_add"], labels[label]))
             for m in ("acc_imagenet", "acc_medical"):
                 v[(row, m)] = (None, "measured", "no ImageNet / medical data or model here")
+    for m in ("cc_add", "pc_mult"):  # the dense ShuffleNet's count, and AlexNet TCN's cells
+        value, kind, note = v[("Shuffle; TCN", m)]
+        v[("Shuffle; TCN", m)] = (value, kind, note + SHUFFLE_TCN)
     return frame("table6", v)
+
+
+#: why a match of ShuffleNet TCN's CC_Add / PC_Mult may be a coincidence (data/errata.csv)
+SHUFFLE_TCN = ("; the printed 0.14G is also AlexNet TCN's cell, and this row's HOPs (56M) are "
+               "smaller than its CC_Add alone (errata: 'HOPs smaller than its own parts'): the "
+               "cell may be copied, so its agreement with the dense ShuffleNet may be chance")
 
 
 def table7_values() -> pd.DataFrame:
