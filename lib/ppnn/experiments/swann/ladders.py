@@ -8,6 +8,7 @@ builds a :class:`~ppnn.experiments.ladder.Ladder` for every claim short of the p
 * :func:`hybrid_ladder` -- the text's "hybrid over optimized PHE only" (30 s / 10 s): our
   counts projected with the paper's time per operation (:func:`paper_unit_costs`, inferred
   from its Tables 1 and 2), then the layers one group at a time at the paper's Table 1 times;
+  :func:`cryptonets_ladder` -- the 30-fold over CryptoNets, by the same steps of the hybrid;
 * :func:`bandwidth_ladder` -- the 1.73 MB and the 28-fold over MiniONN: one function, our
   accounting replaced by the paper's (input and output left out, then its conversion).
 
@@ -28,8 +29,8 @@ from .. import ladder as lad
 from .. import paper_vs_ours as pvo
 from . import paper as ex
 
-__all__ = ["paper_unit_costs", "headline_values", "hybrid_ladder", "bandwidth_ladder",
-           "ladders", "headlines", "LINEAR", "HEADLINE"]
+__all__ = ["paper_unit_costs", "headline_values", "hybrid_ladder", "cryptonets_ladder",
+           "bandwidth_ladder", "ladders", "headlines", "pick", "LINEAR", "HEADLINE"]
 
 PAPER = "swann"
 #: the linear layers of Experiment 1 (Table 1 rows), shared by the PHE-only and hybrid settings
@@ -103,6 +104,69 @@ def _ours_totals(T1: dict, K1: dict) -> pd.Series:
     return rec.set_index("metric")["value"]
 
 
+@dataclasses.dataclass(frozen=True)
+class _TimeStep:
+    """One replaced assumption of the time ladders, with the client + server ms per layer of
+    the optimized PHE-only (``phe``) and hybrid (``hyb``) predictions after it."""
+
+    assumption: str
+    ours_as: str
+    paper_as: str
+    source: str
+    phe: pd.Series
+    hyb: pd.Series
+
+
+def _time_steps(models: dict, units: UnitCosts) -> list[_TimeStep]:
+    """Our Experiment 1 predictions (client-server) with the paper's assumptions put in one at
+    a time: its Paillier time per operation, ABY's time per gate (both inferred,
+    :func:`paper_unit_costs`), its linear layers' and hybrid activations' times, its PHE-only
+    activations' times (Table 1). The last step is the paper's Table 1, layer by layer."""
+    paper_u = paper_unit_costs(models, units)
+    phe, hyb = models["exp1_phe"], models["exp1_hybrid"]
+    p_phe, p_hyb = _paper_layers("opt_phe"), _paper_layers("opt_hybrid")
+    out = []
+    paillier_u = dataclasses.replace(paper_u, and_gate=units.and_gate)
+    out.append(_TimeStep(
+        "unit costs", f"Paillier as measured here (Python + gmpy2: encryption "
+        f"{units.enc * 1e3:.2g} ms, decryption {units.dec * 1e3:.2g} ms)",
+        f"inferred: the paper's time per operation (encryption {paper_u.enc * 1e3:.2g} ms, "
+        f"decryption {paper_u.dec * 1e3:.2g} ms, multiplication {paper_u.mul * 1e6:.2g} us, "
+        f"squaring {paper_u.sqr * 1e6:.2g} us) x our counts",
+        "Table 2 (Act 1 by operation), Table 1 (Pool rows)",
+        _layers(phe, True, paillier_u), _layers(hyb, True, paillier_u)))
+    s_phe, s_hyb = _layers(phe, True, paper_u), _layers(hyb, True, paper_u)
+    out.append(_TimeStep(
+        "unit costs", f"our 2PC simulator ({units.and_gate * 1e9:.3g} ns per AND gate)",
+        f"inferred: ABY's time per AND gate of ours ({paper_u.and_gate * 1e9:.3g} ns: Table "
+        "2's ABY cells over our gate count)", "Table 2, row ABY", s_phe.copy(), s_hyb.copy()))
+    lin = list(LINEAR)
+    ratio = p_phe[lin].sum() / s_phe[lin].sum()
+    s_phe[lin], s_hyb[lin] = p_phe[lin], p_hyb[lin]
+    out.append(_TimeStep(
+        "operation counts", "our Lim-Lee multi-exponentiation's multiplications in Conv and "
+        "FC at the paper's time per multiplication",
+        f"the paper's Conv, Pool and FC times ({ratio:.2g}x what our counted multiplications "
+        "take at its time per multiplication)", "Table 1, rows Conv, Pool, FC",
+        s_phe.copy(), s_hyb.copy()))
+    acts = [r for r in s_hyb.index if r.startswith("Act")]
+    s_hyb[acts] = p_hyb[acts]
+    out.append(_TimeStep(
+        "operation counts", "our hybrid activations (Protocol 2, exact A2B and truncation, "
+        "Protocol 3's masked adder) at the paper's time per operation",
+        "the paper's hybrid Act times (Table 1)", "Table 1, rows Act, Optimized - Hybrid",
+        s_phe.copy(), s_hyb.copy()))
+    proto1 = s_phe[acts].sum()
+    s_phe[acts] = p_phe[acts]
+    out.append(_TimeStep(
+        "baseline implementation", f"Protocol 1 (PHE-only x^2) as we count it, at the paper's "
+        f"time per operation: {proto1 / 1e3:.3g} s for both activations",
+        f"the paper's PHE-only Act times: {p_phe[acts].sum() / 1e3:.3g} s (Table 1; Act 1's "
+        f"server alone {_paper_cells('table1')[('Act 1', 'opt_phe_server')] / 1e3:.3g} s)",
+        "Table 1, rows Act, Optimized - PHE only", s_phe.copy(), s_hyb.copy()))
+    return out
+
+
 def hybrid_ladder(T1: dict, K1: dict, models: dict, units: UnitCosts) -> lad.Ladder:
     """The text's 30 s / 10 s (l. 182): the optimized PHE-only prediction over the hybrid's,
     client-server, from ours to the paper's, one group of its times at a time."""
@@ -112,48 +176,31 @@ def hybrid_ladder(T1: dict, K1: dict, models: dict, units: UnitCosts) -> lad.Lad
                         "hybrid over optimized PHE only speed-up (claim)",
                         ours=float(tot["opt_phe_total"] / tot["opt_hybrid_total"]),
                         target=float(ref["opt_phe_total"] / ref["opt_hybrid_total"]))
-    paper_u = paper_unit_costs(models, units)
-    phe, hyb = models["exp1_phe"], models["exp1_hybrid"]
-    p_phe, p_hyb = _paper_layers("opt_phe"), _paper_layers("opt_hybrid")
-    paillier_u = dataclasses.replace(paper_u, and_gate=units.and_gate)
-    s_phe, s_hyb = _layers(phe, True, paillier_u), _layers(hyb, True, paillier_u)
-    ladder.replace(
-        "unit costs", f"Paillier as measured here (Python + gmpy2: encryption "
-        f"{units.enc * 1e3:.2g} ms, decryption {units.dec * 1e3:.2g} ms)",
-        f"inferred: the paper's time per operation (encryption {paper_u.enc * 1e3:.2g} ms, "
-        f"decryption {paper_u.dec * 1e3:.2g} ms, multiplication {paper_u.mul * 1e6:.2g} us, "
-        f"squaring {paper_u.sqr * 1e6:.2g} us) x our counts of both settings",
-        s_phe.sum() / s_hyb.sum(), "Table 2 (Act 1 by operation), Table 1 (Pool rows)")
-    s_phe, s_hyb = _layers(phe, True, paper_u), _layers(hyb, True, paper_u)
-    ladder.replace(
-        "unit costs", f"our 2PC simulator ({units.and_gate * 1e9:.3g} ns per AND gate)",
-        f"inferred: ABY's time per AND gate of ours ({paper_u.and_gate * 1e9:.3g} ns: Table "
-        "2's ABY cells over our gate count)", s_phe.sum() / s_hyb.sum(), "Table 2, row ABY")
-    lin = list(LINEAR)
-    s_phe[lin], s_hyb[lin] = p_phe[lin], p_hyb[lin]
-    ladder.replace(
-        "operation counts", "our Lim-Lee multi-exponentiation's multiplications in Conv and "
-        "FC at the paper's time per multiplication",
-        "the paper's Conv, Pool and FC times in both settings "
-        f"({p_phe[lin].sum() / _layers(phe, True, paper_u)[lin].sum():.2g}x what our counted "
-        "multiplications take at its time per multiplication)",
-        s_phe.sum() / s_hyb.sum(), "Table 1, rows Conv, Pool, FC")
-    acts = [r for r in s_hyb.index if r.startswith("Act")]
-    s_hyb[acts] = p_hyb[acts]
-    ladder.replace(
-        "operation counts", "our hybrid activations (Protocol 2, exact A2B and truncation, "
-        "Protocol 3's masked adder) at the paper's time per operation",
-        "the paper's hybrid Act times (Table 1)", s_phe.sum() / s_hyb.sum(),
-        "Table 1, rows Act, Optimized - Hybrid")
-    proto1 = s_phe[acts].sum()
-    s_phe[acts] = p_phe[acts]
-    ladder.replace(
-        "baseline implementation", f"Protocol 1 (PHE-only x^2) as we count it, at the paper's "
-        f"time per operation: {proto1 / 1e3:.3g} s for both activations",
-        f"the paper's PHE-only Act times: {p_phe[acts].sum() / 1e3:.3g} s (Table 1; Act 1's "
-        f"server alone {_paper_cells('table1')[('Act 1', 'opt_phe_server')] / 1e3:.3g} s)",
-        s_phe.sum() / s_hyb.sum(), "Table 1, rows Act, Optimized - PHE only")
+    for st in _time_steps(models, units):
+        ladder.replace(st.assumption, st.ours_as, st.paper_as, st.phe.sum() / st.hyb.sum(),
+                       st.source)
     return ladder
+
+
+def cryptonets_ladder(T1: dict, K1: dict, models: dict, units: UnitCosts) -> lad.Ladder:
+    """The 30-fold over CryptoNets (§1, l. 42): its 297.5 s (quoted, Table 4) over the
+    hybrid's prediction, from ours to the paper's Table 1 hybrid times (the steps of
+    :func:`_time_steps` that move the hybrid)."""
+    ref = report.load_paper(PAPER, "headlines").set_index("row").loc[HEADLINE["vs_he"]]
+    cryptonets = _cryptonets_s()
+    ladder = lad.Ladder(PAPER, "Headlines", HEADLINE["vs_he"], ref.metric,
+                        ours=cryptonets / float(_ours_totals(T1, K1)["opt_hybrid_total"]),
+                        target=float(ref.value))
+    for st in _time_steps(models, units):
+        if st.assumption != "baseline implementation":      # the PHE-only setting's step
+            ladder.replace(st.assumption, st.ours_as, st.paper_as,
+                           cryptonets / (st.hyb.sum() / 1e3), st.source)
+    return ladder
+
+
+def _cryptonets_s() -> float:
+    return float(report.load_paper(PAPER, "table4").set_index(["row", "metric"])
+                 .loc[("CryptoNets", "computation_time"), "value"])
 
 
 def _bandwidth(models: dict) -> tuple[pd.Series, float]:
@@ -190,9 +237,9 @@ def headline_values(T1: dict, K1: dict, models: dict) -> pd.DataFrame:
     tot = _ours_totals(T1, K1)
     kind = K1[("opt_hybrid", "client-server")]
     bw, _ = _bandwidth(models)
-    cryptonets = report.load_paper(PAPER, "table4").set_index(["row", "metric"])["value"]
-    minionn = float(cryptonets[("MiniONN", "bandwidth_usage")])
-    cryptonets = float(cryptonets[("CryptoNets", "computation_time")])
+    minionn = float(report.load_paper(PAPER, "table4").set_index(["row", "metric"])
+                    .loc[("MiniONN", "bandwidth_usage"), "value"])
+    cryptonets = _cryptonets_s()
     rows = [
         (HEADLINE["time"], tot["opt_hybrid_total"], kind,
          "Table 4, row SwaNN: our hybrid client-server prediction (client + server of Table 1)"),
@@ -213,12 +260,19 @@ def ladders(T1: dict, K1: dict, models: dict, units: UnitCosts) -> list[lad.Ladd
     ref = _headline_ref()
     minionn = float(report.load_paper(PAPER, "table4").set_index(["row", "metric"])
                     .loc[("MiniONN", "bandwidth_usage"), "value"])
-    out = [hybrid_ladder(T1, K1, models, units)]
+    out = [hybrid_ladder(T1, K1, models, units), cryptonets_ladder(T1, K1, models, units)]
     for key, of_mb in (("bandwidth", lambda mb: mb), ("vs_2pc", lambda mb: minionn / mb)):
         r = ref.loc[HEADLINE[key]]
         out.append(bandwidth_ladder(models, "Headlines", HEADLINE[key], r.metric,
                                     float(r.value), r.unit, of_mb))
     return out
+
+
+def pick(built: list[lad.Ladder], name: str) -> lad.Ladder:
+    """The ladder of headline ``name`` (a key of :data:`HEADLINE`), or of the text's hybrid
+    claim (``"hybrid"``), among ``built``."""
+    row = ex.TEXT_ROW if name == "hybrid" else HEADLINE[name]
+    return next(x for x in built if x.row == row)
 
 
 def headlines(T1: dict, K1: dict, models: dict, units: UnitCosts) -> list[lad.Ladder]:
