@@ -196,8 +196,6 @@ def test_the_report_opens_with_the_headlines_and_draws_every_ladder(project):
     assert "5: 0 hold, 1 short of the magnitude" in text
 
 
-@pytest.mark.xfail(reason="the ladders land paper by paper (issue 46); strict once all are in",
-                   strict=False)
 def test_every_short_claim_row_of_the_committed_tables_has_a_ladder():
     """Issue 46: every claim row and every headline row below the paper's magnitude (short,
     too close to call, failed) has a ladder, and each ladder either reaches the paper's value

@@ -9,6 +9,7 @@ from ppnn import nn
 from ppnn.core import FixedPoint, Ring
 from ppnn.nn import (
     BatchNorm,
+    ChannelShuffle,
     Conv2d,
     Dense,
     Flatten,
@@ -116,6 +117,9 @@ def _grad_nets():
         "square": Network("g", img, (Conv2d(2, 3, 1, 1), Square(), *head)),
         "residual": Network("g", img, (Residual((Conv2d(2, 3, 1, 1), ReLU(), Conv2d(2, 3, 1, 1)),
                                                 (Conv2d(2, 1),)), ReLU(), *head)),
+        "shuffle_concat": Network("g", img, (Conv2d(4, 1), Residual(
+            (Conv2d(4, 1, groups=2), ChannelShuffle(2), Conv2d(2, 3, 2, 1, groups=2)),
+            (MeanPool(3, 2, 1),), merge="concat"), ReLU(), *head)),
     }
 
 
@@ -154,6 +158,30 @@ def test_gradients_match_finite_differences(kind):
         xm[i] -= eps
         num = (_loss(net, params, xp, y) - _loss(net, params, xm, y)) / (2 * eps)
         assert np.isclose(dx[i], num, rtol=1e-4, atol=1e-7)
+
+
+def test_channel_shuffle_reads_the_groups_column_by_column_and_concat_stacks_the_shortcut():
+    """ShuffleNet (Zhang et al. 2018, §3.1): with g = 2 groups of 3 channels [0 1 2 | 3 4 5]
+    the shuffle gives [0 3 1 4 2 5]; a concat block puts the shortcut's channels first."""
+    x = np.arange(6, dtype=np.float64).reshape(1, 6, 1, 1) * np.ones((1, 1, 2, 2))
+    net = Network("s", (6, 2, 2), (ChannelShuffle(2),))
+    assert nn.forward(net, [{}], x)[0, :, 0, 0].tolist() == [0, 3, 1, 4, 2, 5]
+    assert np.array_equal(ops.channel_shuffle(ops.channel_shuffle(x, 2), 2, inverse=True), x)
+    cat = Network("c", (6, 2, 2), (Residual((Conv2d(2, 2),), (MeanPool(2),), merge="concat"),))
+    p = nn.init_params(cat, np.random.default_rng(0), dtype=np.float64)
+    y = nn.forward(cat, p, x)
+    assert y.shape == (1, 8, 1, 1) and cat.output_shape == (8, 1, 1)
+    assert np.allclose(y[0, :6, 0, 0], np.arange(6))           # the shortcut's mean-pool
+    assert list(cat.summary()["kind"])[-1] == "Concat"
+    fx = FixedPoint(Ring(64), 12)
+    yf = fx.decode(nn.forward_fixed(cat, p, x, fx))
+    assert np.allclose(yf, y, atol=1e-2)
+    with pytest.raises(ValueError, match="spatial size"):
+        Network("bad", (6, 4, 4), (Residual((Conv2d(2, 1),), (MeanPool(2),), merge="concat"),))
+    with pytest.raises(ValueError, match="merge must be one of"):
+        Residual((ReLU(),), merge="stack")
+    with pytest.raises(ValueError, match="must divide"):
+        Network("bad", (5, 2, 2), (ChannelShuffle(2),))
 
 
 # -- fixed-point oracle --------------------------------------------------------------------------

@@ -97,6 +97,23 @@ def test_export_of_grouped_depthwise_and_residual_network_matches_reference(tmp_
     np.testing.assert_allclose(y_onnx, nn.forward(net, params, x), rtol=1e-6, atol=1e-9)
 
 
+def test_concat_block_exports_and_channel_shuffle_is_refused_by_name(tmp_path):
+    """ShuffleNet's stride-2 unit (a concat block) exports as an ONNX Concat; its channel
+    shuffle has no single-node mapping and is refused with the layer's name."""
+    net = Network("cat", (4, 6, 6), (Conv2d(4, 1), Residual((Conv2d(2, 3, 2, 1),),
+                                                            (MeanPool(3, 2, 1),),
+                                                            merge="concat"), ReLU(), Flatten(),
+                                      Dense(3)))
+    params = random_params(net, 7, np.float64)
+    path = nn.to_onnx(net, params, tmp_path / "c.onnx")
+    x = np.random.default_rng(8).standard_normal((2, *net.input_shape))
+    (y_onnx,) = ReferenceEvaluator(str(path)).run(None, {"input": x})
+    np.testing.assert_allclose(y_onnx, nn.forward(net, params, x), rtol=1e-6, atol=1e-9)
+    shuffled = Network("sh", (4, 6, 6), (nn.ChannelShuffle(2), Flatten(), Dense(3)))
+    with pytest.raises(ValueError, match="ChannelShuffle"):
+        nn.to_onnx(shuffled, random_params(shuffled, 0), tmp_path / "s.onnx")
+
+
 def test_export_is_checked_named_after_layers_and_has_symbolic_batch(tmp_path):
     net = nn.zoo.get("minionn_mnist")
     path = nn.to_onnx(net, random_params(net, 0), tmp_path / "sub" / "m.onnx")

@@ -26,7 +26,7 @@ REQUIRED = {
              "resnet50_cifar10", "resnet101_cifar10", "resnet152_cifar10"},
     "swann": {"cryptonets_mnist", "minionn_mnist", "minionn_cifar10"},
     "she": {"she_mnist", "dshe_mnist", "she_cifar10", "resnet18_cifar10", "alexnet_imagenet",
-            "resnet18_imagenet"},
+            "resnet18_imagenet", "shufflenet_imagenet"},
     "falcon": {"falcon_network_a", "falcon_network_b", "falcon_network_c", "falcon_lenet",
                "falcon_alexnet_cifar10", "falcon_vgg16_cifar10", "falcon_alexnet_tinyimagenet",
                "falcon_vgg16_tinyimagenet"},
@@ -152,6 +152,25 @@ def test_residual_adds_a_row_and_counts_inner_layers():
                                 "fc1"]
     assert net.n_relus == 2 * 100
     assert net.n_macs == 100 * 18 + 100 * 36 + 100 * 2 + 100 * 3
+
+
+def test_shufflenet_units_follow_zhang_et_al():
+    """ShuffleNet 1x, g = 3 (Zhang et al. 2018, Table 1): output sizes 112 / 56 / 28 / 14 / 7
+    with 24 / 240 / 480 / 960 channels; a stride-2 unit concatenates a 3x3 average pool of its
+    input (24 channels) with a 216-channel branch; the first pointwise conv of stage 2 is not
+    grouped, every later one is (g = 3); 137M multiply-adds."""
+    net = zoo.get("shufflenet_imagenet")
+    df = net.summary()
+    merges = df[df["kind"].isin(["Add", "Concat"])]
+    assert list(merges["kind"]).count("Concat") == 3 and len(merges) == 16
+    assert [s for s in merges[merges.kind == "Concat"]["out_shape"]] == [
+        (240, 28, 28), (480, 14, 14), (960, 7, 7)]
+    first = df[df["name"] == "block1.body.conv3"].iloc[0]
+    assert first["out_shape"] == (216, 28, 28)
+    convs = [n.layer for n in net.leaves() if isinstance(n.layer, Conv2d)]
+    assert convs[1].groups == 1 and convs[2].groups == 60          # stage 2, unit 1
+    assert all(c.groups == 3 for c in convs[3::3][:3])
+    assert abs(net.n_macs / 137e6 - 1) < 0.01
 
 
 # -- bad input -----------------------------------------------------------------------------------

@@ -86,3 +86,34 @@ def test_unsupported_layer():
                                         nn.Dense(3)), "x^2")
     with pytest.raises(ValueError, match="no cost model"):
         K.plan_from_network(net)
+
+
+def test_pruning_keeps_a_fraction_of_every_outputs_terms_and_fits_a_printed_cc_add():
+    plans = K.plan_from_network(nn.zoo.get("she_cifar10"))
+    dense = K.plan_costs(plans)
+    assert K.plan_costs(K.prune(plans, 1.0)).equals(dense)
+    target = 0.25 * int(dense["cc_add"].sum())
+    d = K.fit_density(plans, target)
+    pruned = K.plan_costs(K.prune(plans, d))
+    assert abs(pruned["cc_add"].sum() / target - 1) < 0.01
+    assert pruned["cc_com"].sum() == dense["cc_com"].sum()    # weights go, activations stay
+    assert pruned["pc_shift"].sum() < 0.3 * dense["pc_shift"].sum()
+    assert all((q.counts >= 1).all() for q in K.prune(plans, 1e-6) if q.kind == "linear")
+    for bad in (0, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="density"):
+            K.prune(plans, bad)
+
+
+def test_a_concat_block_and_a_channel_shuffle_cost_nothing_themselves():
+    """ShuffleNet's stride-2 unit: its branches are counted, the concatenation and the
+    shuffle are routing; the ReLU after the concatenation covers both branches' channels."""
+    unit = nn.Residual((nn.Conv2d(4, 1, groups=2), nn.ChannelShuffle(2),
+                        nn.Conv2d(4, 3, 2, 1, groups=4)), (nn.MeanPool(3, 2, 1),),
+                       merge="concat")
+    net = nn.Network("u", (4, 6, 6), (unit, nn.ReLU(), nn.Flatten(), nn.Dense(3)), "unit")
+    plans = K.plan_from_network(net)
+    assert [p.kind for p in plans] == ["linear", "linear", "meanpool", "relu", "linear"]
+    relu = next(p for p in plans if p.kind == "relu")
+    assert relu.outputs == 8 * 3 * 3
+    c = K.plan_costs(plans)
+    assert c.loc[c.kind == "relu", "cc_com"].item() == 72

@@ -14,6 +14,7 @@ from ppnn.protocols.swann.costs import (
     TWO_PC,
     UnitCosts,
     count_model,
+    io_bits,
     project_ms,
 )
 from ppnn.protocols.swann.inference import SwannKeys, run_inference
@@ -69,6 +70,8 @@ def test_formulas_equal_simulated_ledger(keys, kind, setting, plan, scenario, op
     run = run_inference(model, rng.random((n, 1, 6, 6)), scenario, optimized, keys,
                         np.random.default_rng(1), simulated=True)
     _check(run, count_model(model, scenario, optimized, n_bits=1024))
+    for label, bits in io_bits(model, scenario, n_bits=1024).items():
+        assert run.ledger.total_bits(None, label) == bits, label
 
 
 def test_formulas_equal_real_ledger(keys):

@@ -45,7 +45,7 @@ def test_hybrid_bandwidth_with_the_papers_conversion():
     mb = ex.paper_accounting_mb(model)
     assert mb == pytest.approx(1.735696)
     bw = pd.DataFrame([{"config": "opt_hybrid", "scenario": "client-server", "online_MB": 0.7,
-                        "offline_MB": 8.3, "total_MB": 9.0}])
+                        "offline_MB": 8.3, "io_MB": 0.4, "layers_MB": 9.0, "total_MB": 9.4}])
     t3 = report.compare("swann", "table3", ex.table3_records(bw, paper_mb=mb)).set_index(
         ["row", "metric"])
     row = report.paper_choice("Hybrid (w/ opt.)", ex.PAPER_CONVERSION, inferred=True)
@@ -55,3 +55,35 @@ def test_hybrid_bandwidth_with_the_papers_conversion():
         "table4", 9.0, 9.0, "measured", "t", "b", paper_mb=mb)).set_index(["row", "metric"])
     choice = report.paper_choice("SwaNN", ex.PAPER_CONVERSION, inferred=True)
     assert t4.loc[(choice, "bandwidth_usage"), "ours"] == pytest.approx(1.735696)
+
+
+def test_table3_counts_the_input_image_and_the_output_and_says_so():
+    """D7: a prediction sends the encrypted image (one ciphertext per pixel) and returns the
+    encrypted logits. Our Table 3 cells count them, so the PHE-only cells differ from the
+    paper's; the layers' messages alone, which is what the paper's PHE-only cells match, are
+    an inferred paper's-choice row (counted apart), and every reason says what is in."""
+    rng = np.random.default_rng(0)
+    net = nn.zoo.get("cryptonets_mnist")
+    params = init_params(net, rng)
+    calib = rng.random((20, 1, 28, 28)) * 0.3
+    models = {f"exp1_{s}": SwannModel(net, params, s, FixedPointPlan(), calib)
+              for s in ("phe", "hybrid")}
+    bw = ex.bandwidth_frame(models)
+    io_mb = (784 + 10) * 2 * 2048 / 8 / 1e6           # 794 ciphertexts of 2 x 2048 bits
+    cs = bw[bw.scenario == "client-server"].set_index("config")
+    assert cs["io_MB"].to_numpy() == pytest.approx([io_mb] * 3)
+    assert (cs["total_MB"] - cs["layers_MB"]).to_numpy() == pytest.approx([io_mb] * 3)
+    t3 = report.compare("swann", "table3", ex.table3_records(bw), rtol=0.05)
+    by = t3.set_index(["row", "metric"])
+    for cfg in ("PHE only (w/o opt.)", "PHE only (w/ opt.)"):
+        row = by.loc[(cfg, "client_server")]
+        assert row["status"] == "differs" and "input image" in row["reason"]
+        layers = by.loc[(report.paper_choice(cfg, ex.LAYERS_ONLY, inferred=True),
+                         "client_server")]
+        assert layers["status"] in ("exact", "within tolerance")
+        assert "without the input image and the output" in layers["reason"]
+    counts = report.status_counts(t3)
+    assert counts["inferred choice rows"] == 6 and counts["exact"] == 0
+    mb = ex.prediction_mb(models["exp1_phe"], "client-server", False)
+    assert mb["total"] == pytest.approx(cs.loc["nonopt_phe", "total_MB"])
+    assert mb["io"] == pytest.approx(io_mb)

@@ -77,6 +77,7 @@ def waterfall(ladder, ax=None):
     ax.bar(n, ladder.target - bottom, bottom=bottom, color="#8172b2")
     labels.append("paper")
     ax.set_yscale("log")
+    ax.set_ylim(bottom, max([*values, ladder.target]) * 2.5)  # autoscale can drop the ours bar
     ax.set_xticks(range(len(labels)), [lbl.replace(" ", "\n", 1) for lbl in labels],
                   fontsize=8)
     ax.set_ylabel(ladder.unit or "value")

@@ -19,6 +19,7 @@ from .forward import (
 from .layers import (
     COUNT_COLUMNS,
     BatchNorm,
+    ChannelShuffle,
     Conv2d,
     Dense,
     Flatten,
@@ -43,7 +44,8 @@ from .quant import (
 from .train import Recipe, accuracy, pretrained, pretrained_info, recipe_for, train
 
 __all__ = [
-    "BatchNorm", "COUNT_COLUMNS", "Conv2d", "Dense", "Flatten", "Layer", "MaxPool", "MeanPool",
+    "BatchNorm", "COUNT_COLUMNS", "ChannelShuffle", "Conv2d", "Dense", "Flatten", "Layer",
+    "MaxPool", "MeanPool",
     "Network", "Node", "ReLU", "Recipe", "Residual", "Square", "Stated", "accuracy",
     "check_params", "flatten_params", "fold_batchnorm", "forward", "forward_fixed",
     "forward_nodes", "init_params", "node_params", "predict", "pretrained", "pretrained_info",

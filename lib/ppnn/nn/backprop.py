@@ -12,6 +12,7 @@ import numpy as np
 from . import ops
 from .layers import (
     BatchNorm,
+    ChannelShuffle,
     Conv2d,
     Dense,
     Flatten,
@@ -67,6 +68,8 @@ def _fwd(layer: Layer, p: dict, x: np.ndarray, momentum: float):
         return y, cache
     if isinstance(layer, Flatten):
         return x.reshape(x.shape[0], -1), x.shape
+    if isinstance(layer, ChannelShuffle):
+        return ops.channel_shuffle(x, layer.groups), None
     raise TypeError(f"no training forward for layer kind {layer.kind}")  # pragma: no cover
 
 
@@ -79,8 +82,8 @@ def forward_train(layers, params, x, momentum: float = 0.1):
         if isinstance(layer, Residual):
             yb, cb = forward_train(layer.body, p["body"], x, momentum)
             ys, cs = forward_train(layer.shortcut, p["shortcut"], x, momentum)
-            x = yb + ys
-            caches.append((cb, cs))
+            x = np.concatenate([ys, yb], axis=1) if layer.merge == "concat" else yb + ys
+            caches.append((cb, cs, ys.shape[1]))
         else:
             x, c = _fwd(layer, p, x, momentum)
             caches.append(c)
@@ -116,6 +119,8 @@ def _bwd(layer: Layer, p: dict, cache, dy: np.ndarray, need_dx: bool):
         return dx, {"gamma": dgamma, "beta": dbeta}
     if isinstance(layer, Flatten):
         return dy.reshape(cache), {}
+    if isinstance(layer, ChannelShuffle):
+        return ops.channel_shuffle(dy, layer.groups, inverse=True), {}
     raise TypeError(f"no backward for layer kind {layer.kind}")  # pragma: no cover
 
 
@@ -130,9 +135,10 @@ def backward(layers, params, caches, dy, need_dx: bool = False):
             continue
         last = i == stop and not need_dx
         if isinstance(layer, Residual):
-            cb, cs = caches[i]
-            dxb, gb = backward(layer.body, p["body"], cb, dy, need_dx=True)
-            dxs, gs = backward(layer.shortcut, p["shortcut"], cs, dy, need_dx=True)
+            cb, cs, c_short = caches[i]
+            dyb, dys = (dy[:, c_short:], dy[:, :c_short]) if layer.merge == "concat" else (dy, dy)
+            dxb, gb = backward(layer.body, p["body"], cb, dyb, need_dx=True)
+            dxs, gs = backward(layer.shortcut, p["shortcut"], cs, dys, need_dx=True)
             grads[i] = {"body": gb, "shortcut": gs}
             dy = dxb + dxs
         else:

@@ -22,6 +22,7 @@ from . import ops
 from ._blas import blas_threads
 from .layers import (
     BatchNorm,
+    ChannelShuffle,
     Conv2d,
     Dense,
     Flatten,
@@ -190,14 +191,23 @@ def _fwd_layer(layer: Layer, p: dict, x: np.ndarray) -> np.ndarray:
         return x * a.reshape(shp) + c.reshape(shp)
     if isinstance(layer, Flatten):
         return x.reshape(x.shape[0], -1)
+    if isinstance(layer, ChannelShuffle):
+        return ops.channel_shuffle(x, layer.groups)
     raise TypeError(f"no forward pass for layer kind {layer.kind}")  # pragma: no cover
+
+
+def _merge(layer: Residual, body, short):
+    """A residual block's two branch outputs joined (added, or shortcut then body channels)."""
+    if layer.merge == "concat":
+        return np.concatenate([short, body], axis=1)
+    return body + short
 
 
 def _fwd_seq(layers, params, x, outs):
     for layer, p in zip(layers, params):
         if isinstance(layer, Residual):
-            x = _fwd_seq(layer.body, p["body"], x, None) + _fwd_seq(layer.shortcut,
-                                                                    p["shortcut"], x, None)
+            x = _merge(layer, _fwd_seq(layer.body, p["body"], x, None),
+                       _fwd_seq(layer.shortcut, p["shortcut"], x, None))
         else:
             x = _fwd_layer(layer, p, x)
         if outs is not None:
@@ -368,14 +378,18 @@ class _Fixed:
             return self.trunc(acc, real, where)
         if isinstance(layer, Flatten):
             return x.reshape(x.shape[0], -1)
+        if isinstance(layer, ChannelShuffle):
+            return ops.channel_shuffle(x, layer.groups)
         raise TypeError(f"no fixed-point pass for layer kind {layer.kind}")  # pragma: no cover
 
     def seq(self, layers, params, x, prefix, outs):
         for name, layer, p in zip(_auto_names(layers), layers, params):
             if isinstance(layer, Residual):
-                x = self.ring.add(self.seq(layer.body, p["body"], x, f"{prefix}{name}.body.", None),
-                                  self.seq(layer.shortcut, p["shortcut"], x,
-                                           f"{prefix}{name}.shortcut.", None))
+                body = self.seq(layer.body, p["body"], x, f"{prefix}{name}.body.", None)
+                short = self.seq(layer.shortcut, p["shortcut"], x, f"{prefix}{name}.shortcut.",
+                                 None)
+                x = (np.concatenate([short, body], axis=1) if layer.merge == "concat"
+                     else self.ring.add(body, short))
             else:
                 x = self.layer(layer, p, x, f"{prefix}{name}")
             if outs is not None:
@@ -413,7 +427,7 @@ def _fold_seq(layers, params):
         if isinstance(layer, Residual):
             body_l, body_p = _fold_seq(layer.body, p["body"])
             sh_l, sh_p = _fold_seq(layer.shortcut, p["shortcut"])
-            new_layers.append(Residual(tuple(body_l), tuple(sh_l), name=layer.name))
+            new_layers.append(replace(layer, body=tuple(body_l), shortcut=tuple(sh_l)))
             new_params.append({"body": body_p, "shortcut": sh_p})
             i += 1
             continue

@@ -10,9 +10,10 @@ axis: ``(C, H, W)`` for images and ``(n,)`` after :class:`Flatten`. Every spec a
   ``squares`` (x^2 activations).
 
 Conventions (stated once, used everywhere): a convolution output element costs
-``C_in/groups * k * k`` MACs; a dense layer ``n_in * n_out``; batch-norm, pooling and the
-residual addition cost no MACs (batch-norm is folded into the preceding linear layer at
-inference, see :func:`ppnn.nn.forward.fold_batchnorm`). Parameters count weights and biases;
+``C_in/groups * k * k`` MACs; a dense layer ``n_in * n_out``; batch-norm, pooling, the
+channel shuffle and the residual addition (or concatenation) cost no MACs (batch-norm is
+folded into the preceding linear layer at inference, see
+:func:`ppnn.nn.forward.fold_batchnorm`). Parameters count weights and biases;
 batch-norm counts ``gamma`` and ``beta`` (running statistics are buffers, not parameters).
 """
 
@@ -23,7 +24,7 @@ from typing import ClassVar
 
 __all__ = [
     "Layer", "Conv2d", "Dense", "ReLU", "MaxPool", "MeanPool", "BatchNorm", "Square", "Flatten",
-    "Residual", "COUNT_COLUMNS",
+    "ChannelShuffle", "Residual", "MERGES", "COUNT_COLUMNS",
 ]
 
 Shape = tuple[int, ...]
@@ -266,14 +267,43 @@ class Flatten(Layer):
 
 
 @dataclass(frozen=True)
+class ChannelShuffle(Layer):
+    """ShuffleNet's channel shuffle (Zhang et al. 2018, §3.1): the ``C`` channels, read as a
+    ``groups x C/groups`` grid row by row, are written out column by column, so the next
+    grouped convolution sees channels of every group. A permutation: no arithmetic."""
+
+    groups: int
+    name: str | None = field(default=None, kw_only=True, compare=False)
+    kind: ClassVar[str] = "ChannelShuffle"
+    prefix: ClassVar[str] = "shuffle"
+
+    def __post_init__(self) -> None:
+        _check_int(self.groups, "ChannelShuffle.groups", 1)
+
+    def out_shape(self, in_shape: Shape) -> Shape:
+        c, _, _ = _image(in_shape, self)
+        if c % self.groups:
+            raise ValueError(f"ChannelShuffle.groups={self.groups} must divide the {c} channels")
+        return tuple(in_shape)
+
+
+#: how a :class:`Residual` block joins its two branches
+MERGES = ("add", "concat")
+
+
+@dataclass(frozen=True)
 class Residual(Layer):
-    """Residual block: ``body(x) + shortcut(x)`` (identity shortcut when empty).
+    """Residual block: ``body(x) + shortcut(x)`` (identity shortcut when empty), or with
+    ``merge="concat"`` the channels of ``shortcut(x)`` followed by those of ``body(x)``
+    (ShuffleNet's stride-2 unit; the spatial sizes must agree).
 
     The ReLU after the addition is *not* part of the block; put a :class:`ReLU` after it.
-    The addition itself is reported as a row of kind ``Add`` in :meth:`Network.summary`."""
+    The addition itself is reported as a row of kind ``Add`` (``Concat``) in
+    :meth:`Network.summary`."""
 
     body: tuple[Layer, ...]
     shortcut: tuple[Layer, ...] = ()
+    merge: str = "add"
     name: str | None = field(default=None, kw_only=True, compare=False)
     kind: ClassVar[str] = "Residual"
     prefix: ClassVar[str] = "block"
@@ -283,6 +313,8 @@ class Residual(Layer):
         object.__setattr__(self, "shortcut", tuple(self.shortcut))
         if not self.body:
             raise ValueError("Residual.body must hold at least one layer")
+        if self.merge not in MERGES:
+            raise ValueError(f"Residual.merge must be one of {MERGES}, got {self.merge!r}")
         for part in (*self.body, *self.shortcut):
             if not isinstance(part, Layer):
                 raise TypeError(f"Residual layers must be Layer specs, got {type(part).__name__}")
@@ -294,6 +326,11 @@ class Residual(Layer):
         b = tuple(in_shape)
         for layer in self.shortcut:
             b = layer.out_shape(b)
+        if self.merge == "concat":
+            if len(a) != 3 or len(b) != 3 or a[1:] != b[1:]:
+                raise ValueError(f"Residual (concat): body output {a} and shortcut output {b} "
+                                 f"differ in their spatial size (input {in_shape})")
+            return (b[0] + a[0], *a[1:])
         if a != b:
             raise ValueError(
                 f"Residual: body output {a} and shortcut output {b} differ (input {in_shape})"

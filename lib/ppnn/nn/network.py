@@ -149,15 +149,15 @@ class Network:
             full = f"{prefix}{name}"
             if isinstance(layer, Residual):
                 out_b = self._walk(layer.body, shape, f"{full}.body.", depth + 1, rows)
-                out_s = self._walk(layer.shortcut, shape, f"{full}.shortcut.", depth + 1, rows)
-                if out_b != out_s:
-                    raise ValueError(
-                        f"{self.name}: {full}: body output {out_b} and shortcut output {out_s} "
-                        "differ"
-                    )
-                rows.append(Node(len(rows), f"{full}.add", "Add", None, out_b, out_b,
+                self._walk(layer.shortcut, shape, f"{full}.shortcut.", depth + 1, rows)
+                try:
+                    out = layer.out_shape(shape)
+                except ValueError as e:
+                    raise ValueError(f"{self.name}: {full}: {e}") from None
+                kind = "Add" if layer.merge == "add" else "Concat"
+                rows.append(Node(len(rows), f"{full}.{kind.lower()}", kind, None, out_b, out,
                                  dict.fromkeys(COUNT_COLUMNS, 0), depth))
-                shape = out_b
+                shape = out
                 continue
             try:
                 out = layer.out_shape(shape)

@@ -645,6 +645,8 @@ class _Emitter:
         if isinstance(layer, Residual):
             body = self.seq(layer.body, p["body"], x, f"{name}.body.")
             short = self.seq(layer.shortcut, p["shortcut"], x, f"{name}.shortcut.")
+            if layer.merge == "concat":
+                return self.node("Concat", [short, body], f"{name}.concat", axis=1)
             return self.node("Add", [body, short], f"{name}.add")
         wb = [self.init(f"{name}.{k}", p[k]) for k in ("W", "b") if k in p]
         if isinstance(layer, Conv2d):

@@ -15,8 +15,16 @@ __all__ = [
     "out_size", "windows", "window_offsets", "pool_windows", "window_positions", "pool_index",
     "conv_index", "im2col", "cols_to_image", "conv2d", "conv2d_backward", "maxpool",
     "maxpool_backward", "meanpool", "meanpool_backward", "batchnorm_train", "batchnorm_backward",
-    "bn_axes",
+    "bn_axes", "channel_shuffle",
 ]
+
+
+def channel_shuffle(x: np.ndarray, groups: int, inverse: bool = False) -> np.ndarray:
+    """ShuffleNet's channel permutation of ``(N, C, ...)``: channel ``g * C/groups + j`` moves
+    to ``j * groups + g``; ``inverse`` undoes it (the backward pass)."""
+    n, c = x.shape[:2]
+    grid = (c // groups, groups) if inverse else (groups, c // groups)
+    return x.reshape(n, *grid, *x.shape[2:]).swapaxes(1, 2).reshape(x.shape)
 
 
 def out_size(n: int, k: int, s: int, p: int) -> int:

@@ -20,6 +20,7 @@ from functools import cache
 
 from .layers import (
     BatchNorm,
+    ChannelShuffle,
     Conv2d,
     Dense,
     Flatten,
@@ -483,6 +484,50 @@ def _alexnet_imagenet() -> Network:
 def _resnet18_imagenet() -> Network:
     return _resnet_imagenet(18, (2, 2, 2, 2), False, ("she", "gala"),
                             " SHE Table 6's ResNet." + _GALA_IMAGENET)
+
+
+def _shuffle_unit(c_in: int, c_out: int, groups: int, stride: int, group_first: bool
+                  ) -> list[Layer]:
+    """ShuffleNet unit (Zhang et al. 2018, Fig. 2b/c): 1x1 group conv + BN + ReLU, channel
+    shuffle, 3x3 depthwise conv (stride ``stride``) + BN, 1x1 group conv + BN; bottleneck
+    width a quarter of the unit's output. Stride 1: added to the input; stride 2: concatenated
+    with a 3x3 stride-2 average pool of the input (the output has ``c_out`` channels). ReLU
+    after the merge."""
+    mid = c_out // 4
+    branch_out = c_out - c_in if stride == 2 else c_out
+    g1 = groups if group_first else 1
+    body = (Conv2d(mid, 1, 1, 0, bias=False, groups=g1), BatchNorm(), ReLU(),
+            ChannelShuffle(groups), Conv2d(mid, 3, stride, 1, bias=False, groups=mid),
+            BatchNorm(), Conv2d(branch_out, 1, 1, 0, bias=False, groups=groups), BatchNorm())
+    if stride == 2:
+        return [Residual(body, (MeanPool(3, 2, 1),), merge="concat"), ReLU()]
+    return [Residual(body), ReLU()]
+
+
+@register("shufflenet_imagenet", ("she",))
+def _shufflenet_imagenet() -> Network:
+    groups, widths, repeats = 3, (240, 480, 960), (4, 8, 4)
+    layers: list[Layer] = [*_conv_bn_relu(24, 3, 2, 1), MaxPool(3, 2, 1)]
+    c = 24
+    for stage, (w, n) in enumerate(zip(widths, repeats)):
+        for i in range(n):
+            layers += _shuffle_unit(c, w, groups, 2 if i == 0 else 1,
+                                    group_first=not (stage == 0 and i == 0))
+            c = w
+    return _net(
+        "shufflenet_imagenet", IMAGENET, [*layers, MeanPool(7), Flatten(), Dense(1000)],
+        "ShuffleNet 1x, g = 3 (Zhang, Zhou, Lin, Sun, 'ShuffleNet: An Extremely Efficient "
+        "Convolutional Neural Network for Mobile Devices', CVPR 2018, Table 1 and Fig. 2) on "
+        "224x224 ImageNet: 3x3 stride-2 conv (24) and 3x3 stride-2 max-pool, stages of 4 / 8 / "
+        "4 ShuffleNet units with 240 / 480 / 960 output channels (the first of each stride 2, "
+        "concatenated with a 3x3 average pool of its input), bottlenecks of a quarter of the "
+        "output, no group convolution on the first pointwise layer of stage 2 (§3.3), 7x7 "
+        "global average pool, FC 1000. SHE Table 6 names 'ShuffleNet' without a "
+        "configuration; 1x (about 140M multiply-adds for every g, Zhang et al. Table 2) is the "
+        "size its TCN PC_Mult (0.14G) counts, and g = 3 is the paper's default.",
+        "imagenet", ("she",),
+        stated=[Stated("macs", 137e6, "Zhang et al. 2018, Table 1: ShuffleNet 1x, g = 3, "
+                       "'Complexity 137 MFLOPs' (multiply-adds)", rtol=0.02)])
 
 
 @register("vgg16_imagenet", ("falcon",))

@@ -21,7 +21,9 @@ from ..records import in_paper_units, unit_scale
 __all__ = ["unit_scale", "frame", "OTHER_SCHEMES", "LIL_REASON", "DEPTH_DEFINITION",
            "table2_values", "table2_dshe_values", "per_layer_md", "table4_values", "zoo_costs",
            "table5_values", "table6_values", "table7_values", "paper_msize_bytes",
-           "batchnorm_products", "MSIZE_CHOICE", "BN_CHOICE", "fig1_values", "fig4_values"]
+           "batchnorm_products", "MSIZE_CHOICE", "BN_CHOICE", "fig1_values", "fig4_values",
+           "pruned_choice", "pruned_totals", "PAPER_ROWS", "NAMED_IMAGENET", "PRUNED",
+           "projected_fil", "paper_cell"]
 
 #: schemes of Tables 4-5 that are not TFHE gate circuits (or not ours)
 OTHER_SCHEMES = {
@@ -209,9 +211,22 @@ SCHEMES = {"TCN": "tcn", "SHE": "she", "DSHE": "she"}
 #: the counts that follow from a network's weights and channel counts (HOPs and its parts,
 #: and the gates they take); PC_Shift of TCN and CC_Mult are 0 by construction
 NETWORK_COUNTS = ("hops", "cc_add", "pc_mult", "pc_shift", "cc_com", "hgops")
-#: of a network the paper names, the counts pruning changes (comparisons follow from the named
-#: topology's activations and pools)
+#: the counts pruning changes (comparisons follow from the topology's activations and pools:
+#: pruning removes weights, not activations)
 NAMED_COUNTS = ("hops", "cc_add", "pc_mult", "pc_shift", "hgops")
+#: the counts of a network pruned to the paper's CC_Add (inferred paper's-choice rows)
+PRUNED = NAMED_COUNTS
+
+
+def projected_fil(gates: float, lat: dict) -> float:
+    """Our fully-TFHE latency (s): counted gates x the measured time of one bootstrapped gate
+    per call on one core (``lat["and_single_s"]``), as the paper projects its FIL."""
+    return float(gates) * lat["and_single_s"]
+
+
+def paper_cell(table: str, row: str, metric: str) -> float:
+    """A transcribed cell of she.txt in base units (counts, not K/M/G; seconds)."""
+    return _paper_cell(table, row, metric)
 
 
 def _paper_cell(table: str, row: str, metric: str) -> float:
@@ -249,15 +264,33 @@ def fitted_widths_note(net_name: str, table: str, row: str) -> str:
 
 
 def named_network_note(table: str, row: str, ours_cc_add: float, net_name: str) -> str:
-    """Why the counts of a network the paper names (ResNet-18, AlexNet) cannot be compared:
-    its printed CC_Add is a fraction of the named network's dense additions (ours), so the
-    paper counted another network -- pruned, as §3 (l. 69) suggests, or otherwise changed --
-    which it does not specify."""
+    """What a count of a network the paper names (AlexNet, ResNet-18, ShuffleNet) is compared
+    with: the named network, dense (ours); where the paper's CC_Add is a fraction of the
+    dense network's it counted the network pruned -- as §3 (l. 69) suggests -- without saying
+    which weights it kept, so the inferred row below prunes ours to the printed CC_Add."""
     paper = _paper_cell(table, row, "cc_add")
-    return (f"the paper names the network, but its CC_Add ({paper / 1e9:.2f}G) is "
-            f"{100 * paper / ours_cc_add:.0f}% of the dense {net_name}'s ({ours_cc_add / 1e9:.2f}G"
-            ", ours): it counted a network it does not specify (its §3, l. 69, cites weight "
-            "pruning with logarithmic quantization; which weights it kept is not given)")
+    share = f"the paper's CC_Add ({paper / 1e9:.3g}G) is {100 * paper / ours_cc_add:.0f}% of " \
+            f"its additions ({ours_cc_add / 1e9:.3g}G)"
+    if paper >= PRUNED_BELOW * ours_cc_add:
+        return f"ours: the dense {net_name}; {share}: the paper counted it dense too"
+    return (f"ours: the dense {net_name}; {share}: the paper counted the named network pruned "
+            "(its §3, l. 69, cites weight pruning with logarithmic quantization; which weights "
+            "it kept is not given) -- the inferred row below prunes ours to the printed CC_Add")
+
+
+#: a paper's CC_Add below this fraction of the dense network's is read as pruning
+PRUNED_BELOW = 0.9
+
+
+#: why a pruned SHE row's HOPs still differ (data/errata.csv, SHE Tables 4-7)
+HOPS_ERRATUM = ("; the paper's SHE HOPs leave out the PC_Shift column (errata: 'HOPs leaves "
+                "out the PC_Shift column')")
+
+
+def pruned_choice(density: float) -> str:
+    """The label of an inferred paper's-choice row counted on the network pruned to the
+    paper's CC_Add (:func:`ppnn.protocols.she.costs.fit_density`)."""
+    return f"weights pruned to the printed CC_Add ({100 * density:.3g}% kept)"
 
 
 def _mark_unspecified(v: dict, row: str, note: str, metrics=NETWORK_COUNTS) -> None:
@@ -372,7 +405,7 @@ def table4_values(runs: dict, suite: dict, edl: dict, lat: dict, per_gate_s: flo
         _msize_choice(v, row, zoo.get(MNIST_NETS[row]).input_shape, MNIST_NETS[row])
         v[(row, "edl")] = (edl["edl_s"], "measured", "tfhe-rs encryption of 3,920 bits + "
                            "decryption of the logits on this machine")
-        v[(row, "fil")] = (tot["hgops"] * lat["and_single_s"], "projected",
+        v[(row, "fil")] = (projected_fil(tot["hgops"], lat), "projected",
                            f"counted gates x {1e3 * lat['and_single_s']:.1f} ms per gate "
                            "(one gate per call on this machine; the paper projects FIL the "
                            "same way)")
@@ -384,7 +417,10 @@ def table4_values(runs: dict, suite: dict, edl: dict, lat: dict, per_gate_s: flo
                                 + accuracy_gap_note(row, suite[row])
                                 + longer_training_note(row))
     for row in ("TCN", "SHE"):
-        _mark_unspecified(v, row, pruned_mnist_note())
+        _mark_unspecified(v, row, pruned_mnist_note(), NAMED_COUNTS)
+        v[(row, "cc_com")] = (v[(row, "cc_com")][0], "counted", why["cc_com"] + "; pruning "
+                              "removes weights, not activations: the comparisons follow from "
+                              "the stated topology (CryptoNets' layer sizes, §4 l. 117)")
     _mark_unspecified(v, "DSHE", fitted_widths_note(MNIST_NETS["DSHE"], "table4", "DSHE"))
     for row in ("CNT", "GHE"):
         for m, c in _cryptonets_counts().items():
@@ -408,11 +444,46 @@ def table4_values(runs: dict, suite: dict, edl: dict, lat: dict, per_gate_s: flo
 
 
 ZOO_NETS = {"she_cifar10": "cifar10", "resnet18_cifar10": "cifar10",
-            "alexnet_imagenet": "imagenet", "resnet18_imagenet": "imagenet"}
+            "alexnet_imagenet": "imagenet", "resnet18_imagenet": "imagenet",
+            "shufflenet_imagenet": "imagenet"}
+#: Table 6's row labels of the ImageNet networks the paper names
+NAMED_IMAGENET = {"AlexNet": "alexnet_imagenet", "ResNet": "resnet18_imagenet",
+                  "Shuffle": "shufflenet_imagenet"}
+#: the paper's row of each zoo network and scheme (its CC_Add fits the pruning)
+PAPER_ROWS = {("she_cifar10", "tcn"): ("table5", "TCN"), ("she_cifar10", "she"): ("table5", "SHE"),
+              ("resnet18_cifar10", "she"): ("table5", "DSHE"),
+              ("she_mnist", "tcn"): ("table4", "TCN"), ("she_mnist", "she"): ("table4", "SHE"),
+              **{(net, s): ("table6", f"{label}; {s.upper()}")
+                 for label, net in NAMED_IMAGENET.items() for s in ("tcn", "she")}}
+_TOTALS = ("pc_shift", "pc_mult", "cc_add", "cc_com", "hops", "hgops", "bootstraps", "md_layer")
+
+
+def _plan_totals(plans) -> dict:
+    from ppnn.protocols.she import costs
+
+    c = costs.plan_costs(plans)
+    return {k: int(c[k].sum()) for k in _TOTALS}
+
+
+def pruned_totals(name: str, scheme: str, act_bits: int = 5, guard_bits: int = 2
+                  ) -> tuple[float, dict]:
+    """``(density, totals)`` of zoo network ``name`` pruned to the CC_Add the paper prints for
+    it (:data:`PAPER_ROWS`; :func:`ppnn.protocols.she.costs.fit_density`): inferred, the paper
+    never says which weights it kept."""
+    from ppnn.nn import zoo
+    from ppnn.protocols.she import costs
+
+    table, row = PAPER_ROWS[(name, scheme)]
+    plans = costs.plan_from_network(zoo.get(name), scheme, act_bits=act_bits,
+                                    guard_bits=guard_bits)
+    d = costs.fit_density(plans, _paper_cell(table, row, "cc_add"))
+    return d, _plan_totals(costs.prune(plans, d))
 
 
 def zoo_costs(act_bits: int = 5, guard_bits: int = 2) -> pd.DataFrame:
-    """Counted totals of the CIFAR-10 / ImageNet networks (cost model, fully encrypted)."""
+    """Counted totals of the CIFAR-10 / ImageNet networks (cost model, fully encrypted): the
+    dense network, and (columns ``density``, ``pruned_*``) the network pruned to the paper's
+    printed CC_Add (:func:`pruned_totals`)."""
     from ppnn.he.bitsim import SIM_CIPHERTEXT_BYTES
     from ppnn.nn import zoo
     from ppnn.protocols.she import costs
@@ -421,27 +492,40 @@ def zoo_costs(act_bits: int = 5, guard_bits: int = 2) -> pd.DataFrame:
     for name in ZOO_NETS:
         net = zoo.get(name)
         for scheme in ("tcn", "she"):
-            c = costs.plan_costs(costs.plan_from_network(net, scheme, act_bits=act_bits,
-                                                         guard_bits=guard_bits))
-            tot = {k: int(c[k].sum()) for k in ("pc_shift", "pc_mult", "cc_add", "cc_com",
-                                                "hops", "hgops", "bootstraps", "md_layer")}
+            tot = _plan_totals(costs.plan_from_network(net, scheme, act_bits=act_bits,
+                                                       guard_bits=guard_bits))
+            d, pruned = (pruned_totals(name, scheme, act_bits, guard_bits)
+                         if (name, scheme) in PAPER_ROWS else (1.0, tot))
             rows.append({"network": name, "scheme": scheme, **tot,
                          "depth": tot.pop("md_layer"),
                          "input_bits": int(np.prod(net.input_shape)) * 5,
                          "msize_bytes": int(np.prod(net.input_shape)) * 5 * SIM_CIPHERTEXT_BYTES,
-                         "macs": net.n_macs})
+                         "macs": net.n_macs, "density": d,
+                         **{f"pruned_{k}": pruned[k] for k in (*PRUNED, "cc_com")}})
     return pd.DataFrame(rows)
 
 
 def _big_row(v: dict, row: str, r: pd.Series, lat: dict, per_bit_s: float, net_note: str,
-             cc_mult: bool = True):
+             cc_mult: bool = True, named: str = ""):
+    """The cells of one zoo network's row; ``named``: the reason of a network the paper names
+    (its counts are judged, and the inferred rows pruned to its CC_Add follow)."""
     note = net_note + "; counted by the closed forms (fully encrypted; dense weights)"
     for m in ("hops", "cc_add", "pc_mult", "pc_shift", "cc_com", "hgops"):
-        v[(row, m)] = (r[m], "counted", note)
+        v[(row, m)] = (r[m], "counted", note + (f"; {named}" if named and m in PRUNED else ""))
     if r["scheme"] == "she":
         v[(row, "pc_mult")] = (r["pc_mult"], "counted", note + "; batch-norm folded into the "
                                "power-of-two weights and the bias: no plaintext multiplication "
                                "left (the paper's count is one per normalised value)")
+    if named and r["density"] < PRUNED_BELOW:
+        choice = report.paper_choice(row, pruned_choice(r["density"]), inferred=True)
+        for m in PRUNED:
+            if r[f"pruned_{m}"]:
+                v[(choice, m)] = (r[f"pruned_{m}"], "counted", f"{net_note} with "
+                                  f"{100 * r['density']:.3g}% of every output's terms kept "
+                                  "(uniform pruning fitted to the printed CC_Add; the "
+                                  "comparisons do not change)" + (
+                                      HOPS_ERRATUM if m == "hops" and r["scheme"] == "she"
+                                      else ""))
     if cc_mult:
         v[(row, "cc_mult")] = (0, "counted", "no ciphertext-ciphertext multiplication")
     v[(row, "depth")] = (r["depth"], "counted", "sum of per-layer critical paths of our "
@@ -453,7 +537,7 @@ def _big_row(v: dict, row: str, r: pd.Series, lat: dict, per_bit_s: float, net_n
     _msize_choice(v, row, zoo.get(r["network"]).input_shape, r["network"])
     v[(row, "edl")] = (r["input_bits"] * per_bit_s, "projected", "input bits x measured "
                        "encryption time per bit")
-    v[(row, "fil")] = (r["hgops"] * lat["and_single_s"], "projected",
+    v[(row, "fil")] = (projected_fil(r["hgops"], lat), "projected",
                        "counted gates x measured time per gate (one core)")
     v[(row, "lil")] = (None, "measured", LIL_REASON)
 
@@ -464,11 +548,13 @@ def table5_values(big: pd.DataFrame, per_bit_s: float, lat: dict) -> pd.DataFram
             "DSHE": ("resnet18_cifar10", "she")}
     for row, (name, scheme) in pick.items():
         r = big[(big.network == name) & (big.scheme == scheme)].iloc[0]
-        _big_row(v, row, r, lat, per_bit_s, f"zoo {name} ({r['macs']:,} MACs)")
-        _mark_unspecified(v, row, fitted_widths_note(name, "table5", row) if name ==
-                          "she_cifar10" else named_network_note("table5", row, r["cc_add"],
-                                                                "ResNet-18"),
-                          NETWORK_COUNTS if name == "she_cifar10" else NAMED_COUNTS)
+        net_note = f"zoo {name} ({r['macs']:,} MACs)"
+        if name == "she_cifar10":
+            _big_row(v, row, r, lat, per_bit_s, net_note)
+            _mark_unspecified(v, row, fitted_widths_note(name, "table5", row))
+        else:
+            _big_row(v, row, r, lat, per_bit_s, net_note,
+                     named=named_network_note("table5", row, r["cc_add"], "ResNet-18"))
         v[(row, "accuracy")] = (None, "measured", "no CIFAR-10 run: the toolkit reads "
                                 "CIFAR-10 only from a user path and trains MNIST-size models")
     _other_rows("table5", OTHER_SCHEMES, v)
@@ -476,29 +562,27 @@ def table5_values(big: pd.DataFrame, per_bit_s: float, lat: dict) -> pd.DataFram
 
 
 def table6_values(big: pd.DataFrame, per_bit_s: float, lat: dict) -> pd.DataFrame:
+    labels = {"AlexNet": "AlexNet", "ResNet": "ResNet-18", "Shuffle": "ShuffleNet 1x (g = 3)"}
     v: dict = {}
-    for label, name in (("AlexNet", "alexnet_imagenet"), ("ResNet", "resnet18_imagenet")):
+    for label, name in NAMED_IMAGENET.items():
         for scheme in ("tcn", "she"):
             row = f"{label}; {scheme.upper()}"
             r = big[(big.network == name) & (big.scheme == scheme)].iloc[0]
             _big_row(v, row, r, lat, per_bit_s, f"zoo {name} ({r['macs']:,} MACs)",
-                     cc_mult=False)
-            _mark_unspecified(v, row, named_network_note(
-                "table6", row, r["cc_add"], "ResNet-18" if label == "ResNet" else label),
-                NAMED_COUNTS)
+                     cc_mult=False,
+                     named=named_network_note("table6", row, r["cc_add"], labels[label]))
             for m in ("acc_imagenet", "acc_medical"):
                 v[(row, m)] = (None, "measured", "no ImageNet / medical data or model here")
-    from ppnn.nn import zoo
-
-    for scheme in ("TCN", "SHE"):
-        row = f"Shuffle; {scheme}"
-        for m in report.load_paper("she", "table6").query(
-                "row == 'Shuffle; SHE'")["metric"]:
-            v[(row, m)] = (None, "counted", "ShuffleNet is not in the zoo (grouped "
-                           "convolutions with channel shuffle; she.txt gives no configuration)")
-        # MSize needs only the input: ShuffleNet takes ImageNet's 224 x 224 images
-        _msize_choice(v, row, zoo.IMAGENET, "ShuffleNet (ImageNet 224 x 224)")
+    for m in ("cc_add", "pc_mult"):  # the dense ShuffleNet's count, and AlexNet TCN's cells
+        value, kind, note = v[("Shuffle; TCN", m)]
+        v[("Shuffle; TCN", m)] = (value, kind, note + SHUFFLE_TCN)
     return frame("table6", v)
+
+
+#: why a match of ShuffleNet TCN's CC_Add / PC_Mult may be a coincidence (data/errata.csv)
+SHUFFLE_TCN = ("; the printed 0.14G is also AlexNet TCN's cell, and this row's HOPs (56M) are "
+               "smaller than its CC_Add alone (errata: 'HOPs smaller than its own parts'): the "
+               "cell may be copied, so its agreement with the dense ShuffleNet may be chance")
 
 
 def table7_values() -> pd.DataFrame:

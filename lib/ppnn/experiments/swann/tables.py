@@ -110,7 +110,8 @@ def table4(T1: dict, K1: dict, models: dict) -> None:
     rec4 = ex.comparison_records(
         "table4", T1[("opt_hybrid", "client-server")].values.sum() / 1e3,
         float(bw_h.total_MB), K1[("opt_hybrid", "client-server")],
-        "hybrid, client-server: client + server time of all layers", "counted, online + offline",
+        "hybrid, client-server: client + server time of all layers",
+        f"counted, online + offline, {ex.io_note(bw_h.io_MB)}",
         paper_mb=ex.paper_accounting_mb(models["exp1_hybrid"]))
     _show("table4", rec4, "Exp. 1 vs CryptoNets and MiniONN",
           reasons={("SwaNN", "computation_time"): HW_NOTE,
@@ -128,13 +129,14 @@ def table5(T5: dict, K5: dict) -> None:
 
 def table6(T5: dict, K5: dict, models: dict) -> None:
     """Table 6: Experiment 2 vs MiniONN (two-server time, client-server bandwidth)."""
-    c2 = costs.count_model(models["exp2_hybrid"], "client-server", True)
-    mb2 = (c2["online_bits"].sum() + c2["offline_bits"].sum()) / 8 / 1e6
+    mb2 = ex.prediction_mb(models["exp2_hybrid"], "client-server", True)
     ts = T5["two-server"]
     rec6 = ex.comparison_records(
-        "table6", max(ts["server1"].sum(), ts["server2"].sum()) / 1e3, mb2, K5["two-server"],
+        "table6", max(ts["server1"].sum(), ts["server2"].sum()) / 1e3, mb2["total"],
+        K5["two-server"],
         "two-server, two images at once: the busier server's total (the paper's 26 s is this "
-        "setting)", "counted per image, client-server, online + offline")
+        "setting)", f"counted per image, client-server, online + offline, "
+                    f"{ex.io_note(mb2['io'])}")
     _show("table6", rec6, "Exp. 2 vs MiniONN",
           reasons={("SwaNN", "computation_time"): HW_NOTE,
                    ("SwaNN", "bandwidth_usage"): R_ABY_BW})
@@ -143,15 +145,15 @@ def table6(T5: dict, K5: dict, models: dict) -> None:
 def table7(units: UnitCosts, seed: int = 0) -> None:
     """Table 7: Experiment 3 (MiniONN CIFAR-10) vs MiniONN and Gazelle, by counted cost and
     projected time (random weights: no CIFAR-10 here); shows the per-layer projection first."""
-    c3 = costs.count_model(ex.cifar_model(seed), "client-server", True)
-    ms3 = costs.project_ms(c3, units)
-    mb3 = (c3["online_bits"].sum() + c3["offline_bits"].sum()) / 8 / 1e6
+    model3 = ex.cifar_model(seed)
+    ms3 = costs.project_ms(costs.count_model(model3, "client-server", True), units)
+    mb3 = ex.prediction_mb(model3, "client-server", True)
     pvo.show(ms3.round(0), "Experiment 3 (MiniONN CIFAR-10), counted per layer, projected times:")
     rec7 = ex.comparison_records(
-        "table7", ms3.values.sum() / 1e3, mb3, "projected",
+        "table7", ms3.values.sum() / 1e3, mb3["total"], "projected",
         "projected: counted operations × measured unit costs (client + server, client-server); "
         "random weights (no CIFAR-10 here), the count depends on them only through the "
-        "multi-exponentiation", "counted, online + offline")
+        "multi-exponentiation", f"counted, online + offline, {ex.io_note(mb3['io'])}")
     _show("table7", rec7, "Exp. 3 vs MiniONN and Gazelle (CIFAR-10)",
           reasons={("SwaNN", "computation_time"): HW_NOTE})
 

@@ -27,7 +27,7 @@ layers' (a test bounds the difference to a full simulation).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
@@ -36,6 +36,7 @@ import pandas as pd
 from ppnn.he.bitsim import BitSimulator
 from ppnn.nn import (
     BatchNorm,
+    ChannelShuffle,
     Conv2d,
     Dense,
     Flatten,
@@ -50,8 +51,8 @@ from ppnn.nn.ops import out_size
 from . import circuits as C
 from .quant import QLinear, QPool, QuantNet
 
-__all__ = ["LayerPlan", "plan_from_quantnet", "plan_from_network", "plan_costs",
-           "acc_gates", "eq1_layer_depth", "COST_COLUMNS"]
+__all__ = ["LayerPlan", "plan_from_quantnet", "plan_from_network", "plan_costs", "prune",
+           "fit_density", "acc_gates", "eq1_layer_depth", "COST_COLUMNS"]
 
 COST_COLUMNS = ["layer", "kind", "outputs", "pc_shift", "pc_mult", "cc_add", "cc_com", "hops",
                 "hgops", "bootstraps", "md_layer"]
@@ -171,6 +172,50 @@ def plan_from_network(net: Network, scheme: str = "she", act_bits: int = 5, in_b
     return plans
 
 
+def _kept(counts: np.ndarray, density: float) -> np.ndarray:
+    """Terms kept per output: ``density x terms`` rounded with the remainders carried from
+    output to output (error diffusion), so a layer keeps ``density`` of its terms up to one;
+    at least one term per output."""
+    cum = np.floor(np.cumsum(counts * density, dtype=np.float64) + 0.5)
+    return np.maximum(np.diff(cum, prepend=0.0), 1).astype(np.int64)
+
+
+def prune(plans: list[LayerPlan], density: float) -> list[LayerPlan]:
+    """The plans of the same network with its weights pruned: each output of a linear layer
+    keeps ``density`` of its terms (rounded by :func:`_kept`). Pools, residual additions and
+    ReLUs are unchanged: pruning removes weights, not activations."""
+    if not (isinstance(density, int | float) and 0 < density <= 1):
+        raise ValueError(f"density must be in (0, 1], got {density!r}")
+    return [replace(p, counts=_kept(p.counts, density)) if p.kind == "linear" else p
+            for p in plans]
+
+
+def fit_density(plans: list[LayerPlan], cc_add: float, rtol: float = 1e-4) -> float:
+    """The density (:func:`prune`) at which ``plans`` count ``cc_add`` ciphertext additions
+    (within ``rtol``): a linear layer adds ``terms - 1`` per output; the other layers'
+    additions (mean-pools, residual additions) do not depend on the weights. The kept terms
+    grow in proportion to the density, so a few proportional corrections converge. 1.0 when
+    even the dense network adds fewer."""
+    lin = [p.counts for p in plans if p.kind == "linear"]
+    outputs = sum(k.size for k in lin)
+    other = sum(int(np.maximum(p.counts - 1, 0).sum()) if p.kind == "meanpool" else p.outputs
+                for p in plans if p.kind in ("meanpool", "add"))
+
+    def kept(d: float) -> int:
+        return sum(int(_kept(k, d).sum()) for k in lin)
+
+    want = float(cc_add) - other + outputs          # terms to keep
+    if kept(1.0) <= want:
+        return 1.0
+    d = want / kept(1.0)
+    for _ in range(20):
+        got = kept(d)
+        if abs(got - want) <= rtol * want:
+            break
+        d = min(d * want / got, 1.0)
+    return float(d)
+
+
 def _last_linear(layers) -> int:
     idx = [i for i, lay in enumerate(layers) if isinstance(lay, Conv2d | Dense)]
     return idx[-1] if idx else -1
@@ -226,6 +271,10 @@ def _plan_seq(layers, shape, bits, signed, plans, prefix, scheme, a, wb, g, ovf,
                 _plan_seq(list(lay.shortcut), shape, bits, signed, plans, name + "/short/",
                           scheme, a, wb, g, ovf)
             out = lay.out_shape(shape)
+            if lay.merge == "concat":  # routing: the a-bit outputs of both branches side by side
+                shape, bits, signed = out, a, True
+                i += 1
+                continue
             n = int(np.prod(out))
             plans.append(LayerPlan(name + "/add", "add", np.full(n, 2), a, True))
             shape, bits, signed = out, a + 1, True
@@ -235,7 +284,7 @@ def _plan_seq(layers, shape, bits, signed, plans, prefix, scheme, a, wb, g, ovf,
             plans.append(LayerPlan(name, "relu", np.ones(int(np.prod(shape)), int), bits,
                                    signed, out_bits=a))
             bits, signed = a, False
-        elif isinstance(lay, BatchNorm | Flatten):
+        elif isinstance(lay, BatchNorm | Flatten | ChannelShuffle):
             pass  # folded into the neighbouring linear layer / pure routing
         else:
             raise ValueError(f"no cost model for layer kind {lay.kind}")

@@ -26,8 +26,8 @@ from ...he.paillier import Paillier, keygen, multiexp_plan, split_private_key
 from .model import Step, SwannModel
 from .twopc import OTCostModel
 
-__all__ = ["count_step", "count_model", "UnitCosts", "measure_unit_costs", "project_ms",
-           "COUNTED_OPS", "TWO_PC", "FORMULA_ONLY"]
+__all__ = ["count_step", "count_model", "io_bits", "UnitCosts", "measure_unit_costs",
+           "project_ms", "COUNTED_OPS", "TWO_PC", "FORMULA_ONLY"]
 
 COUNTED_OPS = ("Enc", "Dec", "PartialDec", "paillier_mul", "paillier_exp", "paillier_inv",
                "and_gate", "Mult", "ot", "aby_gates", "exp_bits", "pack_sqr")
@@ -206,6 +206,21 @@ def count_model(model: SwannModel, scenario: str = "client-server", optimized: b
             row["offline_bits"] = total.bits["offline"] if i == 0 else 0
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def io_bits(model: SwannModel, scenario: str = "client-server", n_bits: int = 2048,
+            stat_bits: int = 128) -> dict[str, int]:
+    """Bits of one run outside the layers (:func:`count_model` counts the layers only), as
+    :func:`~ppnn.protocols.swann.inference.run_inference` books them under the labels
+    ``input`` (the client's encrypted image(s): one ciphertext per pixel), ``output`` (the
+    rerandomized encrypted logits returned to the client) and ``setup`` (two-server: the two
+    secret-key shares, ``2·log₂N + stat_bits + 1`` bits each)."""
+    images = 1 if scenario == "client-server" else 2
+    ct = 2 * n_bits
+    n_in = int(np.prod(model.net.input_shape))
+    n_out = int(np.prod(model.steps[-1].out_shape))
+    setup = 0 if scenario == "client-server" else 2 * (2 * n_bits + stat_bits + 1)
+    return {"input": images * n_in * ct, "output": images * n_out * ct, "setup": setup}
 
 
 # ----------------------------------------------------------------------------------------
