@@ -665,7 +665,7 @@ pvo.show_ladder(headline_ladders.pick(built, "hybrid"))
 
 # %% [markdown]
 # The bandwidth claims are an accuracy/cost trade-off. Our hybrid converts exactly: an A2B,
-# a truncation and Protocol 3's masked adder, all Boolean circuits whose OT triples dominate
+# a truncation and Protocol 3's masked adder, all Boolean circuits whose [OT triples](../GLOSSARY.md#ot-triples) dominate
 # the bytes, so the result is the integer model's, bit for bit. The paper's 1.69 MB is what
 # a single 32-bit arithmetic multiplication per x² would send, and its 32-bit shares wrap
 # (errata: Protocol 3). The ladder takes ours to the paper's 28-fold over MiniONN by leaving
