@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 
 from . import paths
 
-__all__ = ["savefig", "setup", "show", "waterfall"]
+__all__ = ["savefig", "setup", "show", "waterfall", "view_panels"]
 
 
 def setup() -> None:
@@ -42,7 +43,6 @@ def show(fig) -> None:
 
     display(fig)
     plt.close(fig)
-
 
 
 def waterfall(ladder, ax=None):
@@ -82,5 +82,46 @@ def waterfall(ladder, ax=None):
     ax.set_ylabel(ladder.unit or "value")
     ax.set_title(f"{ladder.table}: {ladder.row} ({ladder.metric})", fontsize=9)
     ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    fig.tight_layout()
+    return fig
+
+
+def view_panels(experiments: dict, xlabel: str, ylabel: str = "samples", *,
+                value=None, bins: int = 40, range: tuple | None = None,
+                levels: int | None = None, secret_label="x = {}",
+                width: float = 5.0, height: float = 3.0):
+    """View experiments (:class:`ppnn.core.views.ViewExperiment`) side by side, one panel per
+    experiment (``{title: experiment}``): the party's sample for each of the two secrets, with
+    the KS statistic and its threshold in the title.
+
+    Every panel has **its own y axis**: a broken variant's spike must not flatten the honest
+    panel's histogram, whose flatness is the point. ``value(sample) -> array`` maps a sample
+    before it is drawn (default: as is); ``levels``: a discrete sample taking the values
+    ``0 .. levels - 1``, drawn as paired bars per value instead of a histogram of ``bins``
+    bins over ``range``. ``secret_label``: a format string or a callable that names a secret
+    in the legend. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    setup()
+    if not experiments:
+        raise ValueError("experiments must hold at least one view experiment")
+    if levels is not None and int(levels) < 2:
+        raise ValueError(f"levels must be >= 2 (or None), got {levels}")
+    fig, axes = plt.subplots(1, len(experiments), figsize=(width * len(experiments), height),
+                             squeeze=False)
+    for ax, (title, exp) in zip(axes[0], experiments.items()):
+        for (secret, sample), shift in zip(zip(exp.secrets, exp.samples), (-0.2, 0.2)):
+            v = np.asarray(value(sample) if value is not None else sample)
+            label = (secret_label(secret) if callable(secret_label)
+                     else secret_label.format(secret))
+            if levels is None:
+                ax.hist(v, bins=bins, range=range, alpha=0.55, label=label)
+            else:
+                counts = np.bincount(v.astype(np.int64), minlength=int(levels))
+                ax.bar(np.arange(counts.size) + shift, counts, width=0.4, label=label)
+        ax.set_title(f"{title}\nKS D = {exp.test.statistic:.3f}, threshold "
+                     f"{exp.test.threshold:.3f}", fontsize=10)
+        ax.set(xlabel=xlabel, ylabel=ylabel)
+    axes[0][0].legend(fontsize=8)
     fig.tight_layout()
     return fig
