@@ -541,27 +541,14 @@ choices = [f"{z} / {d}" for z, d in MODELS]
 view, default = widgets.interactive_table(sweep_view, network=w.Dropdown(options=choices))
 display(view)
 
+# %% [markdown]
+# What each table width buys and costs, one line per network, each point labelled with its
+# table's bits (the paper's Figs. 4-6):
+
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(14, 3.8), layout="constrained")
-for (z, ds), g in tr.groupby(["zoo", "dataset"]):
-    lab = f"{z} ({ds})"
-    axes[0].plot(g.accuracy * 100, g.comm_reduction, "o-", label=lab)
-    axes[1].plot(g.accuracy * 100, g.tabula_storage_B / 2**20, "o-", label=lab)
-    axes[2].plot(g.accuracy * 100, g.speedup, "o-", label=lab)
-    for ax, col in zip(axes, ("comm_reduction", "tabula_storage_B", "speedup")):
-        for _, r in g.iterrows():
-            yv = r[col] / (2**20 if col == "tabula_storage_B" else 1)
-            ax.annotate(str(int(r.bits)), (r.accuracy * 100, yv), fontsize=7,
-                        xytext=(3, 3), textcoords="offset points")
-for ax, t, yl in zip(axes, ("Fig. 4: comm. reduction vs GC (same bits)",
-                            "Fig. 5: Tabula storage per inference",
-                            "Fig. 6: projected speed-up vs GC"),
-                     ("GC bytes / Tabula bytes", "MiB per party", "GC time / Tabula time")):
-    ax.set_title(t, fontsize=9)
-    ax.set_xlabel("accuracy (%)")
-    ax.set_ylabel(yl)
-    ax.set_yscale("log")
-axes[0].legend(fontsize=7)
+from ppnn.experiments.tabula import figures
+
+fig = figures.plot_tradeoffs(tr)
 plotting.savefig(fig, "tabula", "fig4_5_6_tradeoffs")
 plt.show()
 

@@ -4,6 +4,7 @@ from the ledger beside their closed forms."""
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import pytest
 
 from ppnn import plotting
@@ -39,3 +40,55 @@ def test_view_panels_draw_a_discrete_sample_as_bars_per_value():
     plt.close(fig)
     with pytest.raises(ValueError, match="at least one"):
         plotting.view_panels({}, "d")
+
+
+def test_log_ticks_read_as_plain_numbers():
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [1.2, 6.5])
+    ax.set_yscale("log")
+    plotting.plain_log_ticks(ax)
+    fig.canvas.draw()
+    labels = [t.get_text() for t in ax.get_yticklabels(minor=True) + ax.get_yticklabels()
+              if t.get_text()]
+    assert labels and all("times" not in t and "^" not in t and "$" not in t for t in labels)
+    assert {"2", "3", "4", "6"} <= set(labels)
+    plt.close(fig)
+    with pytest.raises(ValueError, match="axis"):
+        plotting.plain_log_ticks(ax, "z")
+
+
+def _boxes(anns):
+    renderer = anns[0].figure.canvas.get_renderer()
+    return [a.get_window_extent(renderer) for a in anns]
+
+
+def test_point_labels_do_not_overlap_and_a_cluster_shares_one_label():
+    fig, ax = plt.subplots(figsize=(4, 3))
+    x = np.array([1.0, 1.05, 1.1, 1.15, 5.0, 5.0, 9.0])
+    y = np.array([1.0, 1.02, 1.04, 1.06, 3.0, 3.0, 9.0])
+    ax.plot(x, y, "o")
+    ax.set(xlim=(0, 10), ylim=(0, 10))
+    anns = plotting.label_points(ax, x, y, ["2", "3", "4", "5", "8", "10", "12"])
+    texts = [a.get_text() for a in anns]
+    assert "8,10" in texts  # two points on top of each other: one label
+    boxes = _boxes(anns)
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    plt.close(fig)
+    with pytest.raises(ValueError, match="one entry per point"):
+        plotting.label_points(ax, [1, 2], [1, 2], ["a"])
+
+
+def test_the_tradeoff_figure_labels_every_point_without_collisions():
+    from ppnn.experiments.tabula import figures
+
+    rows = [{"zoo": z, "dataset": "mnist", "bits": b, "accuracy": a / 100,
+             "comm_reduction": c, "tabula_storage_B": 2.0**(b + 10), "speedup": 1 + b / 10}
+            for z, off in (("tabula_lenet", 0), ("mlp_784_128_128_10", -3))
+            for b, a, c in ((2, 50 + off, 18), (4, 93 + off, 27), (6, 96 + off, 33),
+                            (8, 96.3 + off, 38))]
+    fig = figures.plot_tradeoffs(pd.DataFrame(rows))
+    for ax in fig.axes:
+        boxes = _boxes(list(ax.texts))
+        assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+        assert ax.get_yscale() == "log"
+    plt.close(fig)
