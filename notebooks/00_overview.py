@@ -55,7 +55,7 @@ import pandas as pd
 from IPython.display import display
 
 import ppnn
-from ppnn import paths
+from ppnn import paths, plotting
 from ppnn.core import (
     LAN,
     WAN,
@@ -163,30 +163,22 @@ proj = pd.DataFrame([project(ledger, net).__dict__ | {"total_s": project(ledger,
 display(proj)
 
 # %% [markdown]
-# Move the slider to change the number of multiplied elements and watch bytes and projected
-# times move (a static copy of the notebook shows the default value).
+# ### Bytes and time against the number of elements
+#
+# The same product for $n$ from 10 to a million elements, each run read off its own ledger
+# (points), against the closed forms of §2 and the model above (lines). Bytes grow in
+# proportion to $n$. Time does not: one round costs a latency whatever it carries, so a small
+# product pays only for the latency (the dotted floor), and the bytes take over once
+# $2nk / 8$ bytes per party take longer to send than one latency -- at a few thousand elements
+# on the LAN and near a hundred thousand on the WAN. The dashed line is the product of §2.
 
 # %%
-import ipywidgets as widgets
+from ppnn.experiments import overview
 
-from ppnn.widgets import interactive_table
-
-
-def beaver_costs(n: int) -> pd.DataFrame:
-    led = Ledger(["client", "server"])
-    dl = Dealer(np.random.default_rng(SEED), led, ["client", "server"])
-    xs = share_additive(fx.ring.random(dl.rng, n), fx.ring, dl.rng)
-    beaver_mul(xs, xs, dl)
-    return pd.DataFrame({"online bytes": [led.total_bytes("online")],
-                         "offline bytes": [led.total_bytes("offline")],
-                         "LAN s (projected)": [project(led, LAN).total_s],
-                         "WAN s (projected)": [project(led, WAN).total_s]}, index=[n])
-
-
-slider = widgets.IntSlider(value=N_ELEMENTS, min=100, max=100_000, step=100,
-                           description="elements")
-box, default = interactive_table(beaver_costs, n=slider)
-display(box)
+costs = overview.beaver_costs([10, 100, 1_000, 10_000, 100_000, 1_000_000], fx.ring, SEED)
+formula = overview.beaver_closed_form(costs["n"].to_numpy(), fx.ring.k)
+assert all(np.allclose(costs[c], formula[c]) for c in formula)  # ledger == closed form
+plotting.show(overview.plot_beaver_costs(costs, fx.ring.k, mark=N_ELEMENTS))
 
 # %% [markdown]
 # ## 2b. Step through it: who sends what to whom
@@ -432,6 +424,11 @@ display(Markdown("\n".join(f"- {g}" for g in cmp.guide)))
 # rounds and bytes do. (Falcon's LAN: 0.1 ms one way, 625 MBps; WAN: 35 ms, 40 MBps.)
 
 # %%
+import ipywidgets as widgets
+
+from ppnn.widgets import interactive_table
+
+
 def ranking(latency_ms: float, bandwidth_MBps: float) -> pd.DataFrame:
     net = Network.from_units("custom", latency_ms, bandwidth_MBps)
     return compare.latency_frame(cmp.results, net).style.format(

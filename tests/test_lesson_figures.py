@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from ppnn import plotting
+from ppnn.core import Ring
 from ppnn.core.views import ViewExperiment, ks_test
 
 
@@ -76,6 +77,21 @@ def test_point_labels_do_not_overlap_and_a_cluster_shares_one_label():
     plt.close(fig)
     with pytest.raises(ValueError, match="one entry per point"):
         plotting.label_points(ax, [1, 2], [1, 2], ["a"])
+
+
+def test_beaver_costs_on_the_ledger_equal_the_closed_forms():
+    from ppnn.experiments import overview
+
+    costs = overview.beaver_costs([10, 1000, 100_000], Ring(64), seed=3)
+    form = overview.beaver_closed_form(costs["n"].to_numpy(), 64)
+    for col, values in form.items():
+        np.testing.assert_allclose(costs[col], values)
+    assert (costs["online rounds"] == 1).all()
+    fig = overview.plot_beaver_costs(costs, 64, mark=1000)
+    assert [ax.get_xscale() for ax in fig.axes] == ["log", "log"]
+    plt.close(fig)
+    with pytest.raises(ValueError, match=">= 1"):
+        overview.beaver_costs([0])
 
 
 def test_the_tradeoff_figure_labels_every_point_without_collisions():
