@@ -94,6 +94,38 @@ def test_beaver_costs_on_the_ledger_equal_the_closed_forms():
         overview.beaver_costs([0])
 
 
+def test_the_simulator_table_of_a_lookup_demo_shows_the_truncations_off_by_one():
+    from ppnn.experiments.tabula import lesson
+
+    x = [-300, -5, 0, 77, 1000]
+    rng = np.random.default_rng(1)
+    led, opened = lesson.lookup_demo(x, b=8, d=3, rng=rng, ring=Ring(32))
+    t = lesson.truncation_outcomes(led, x, d=3, b=8, reruns=2000, rng=rng, ring=Ring(32))
+    assert t["x"].tolist() == x
+    assert set(t["off by"]) <= {0, 1}
+    assert (t["truncated shares sum to"] == t["x >> d (exact)"] + t["off by"]).all()
+    np.testing.assert_array_equal(t["ReLU opened to the client"],
+                                  np.maximum(t["truncated shares sum to"], 0))
+    np.testing.assert_allclose(t["P(off by one)"], [0.5, 0.375, 0, 0.625, 0])
+    np.testing.assert_allclose(t["off by one in 2,000 reruns"], t["P(off by one)"], atol=0.05)
+    with pytest.raises(ValueError, match="rng"):
+        lesson.truncation_outcomes(led, x, d=3, b=8, reruns=10)
+
+
+def test_the_truncation_figure_draws_measured_rates_beside_their_closed_forms():
+    from ppnn.experiments.tabula import lesson
+    from ppnn.protocols import tabula as tb
+
+    rng = np.random.default_rng(2)
+    xs = rng.integers(-(1 << 14), 1 << 14, 500)
+    trunc = pd.DataFrame([tb.truncation_error_rates(xs, 6, Ring(k), rng, 4)
+                          for k in (20, 24, 64)])
+    fig = lesson.plot_truncation_errors(trunc)
+    labels = [h.get_label() for h in fig.axes[0].get_lines()]
+    assert any("closed form" in s for s in labels) and any("none in n" in s for s in labels)
+    plt.close(fig)
+
+
 def test_the_tradeoff_figure_labels_every_point_without_collisions():
     from ppnn.experiments.tabula import figures
 
