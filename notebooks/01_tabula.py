@@ -780,18 +780,9 @@ reproduced.errata()
 #   where the gap sits: in the baseline (the paper's garbled circuit is slower per ReLU than
 #   ours, and it counts the oblivious transfer as online), not in Tabula -- a claim of "Nx
 #   faster" is only as strong as the implementation it is measured against.
-#
-# **Open questions** (no check: explore them with the code above)
-# 1. Replace ReLU by a SiLU table in `tb.function_table` and check the online cost does not
-#    change.
-# 2. Make the table window asymmetric (most ReLU inputs that matter are positive): how many
-#    bits can you save on LeNet at equal accuracy?
-# 3. Use `tb.truncation_error_rates` to find the smallest ring for which a 300K-ReLU network
-#    runs a million inferences with 99.9 % probability of no catastrophic error.
-# 4. Extend `count_network` with a 3-bit-per-ReLU FSS cost and redo Table 5.
 
 # %% [markdown]
-# ## Exercises with checks
+# ## Exercises
 #
 # 3 exercises, each a stub cell to fill in and a `check` cell that says right or not yet,
 # with a hint: "write it yourself" exercises are checked against the library's own ledger,
@@ -885,3 +876,15 @@ answer = ...
 
 # %%
 check("01.3", answer)
+
+# %% [markdown]
+# ## Questions to think about
+#
+# No check: explore them with the code above.
+#
+# 1. Replace ReLU by a SiLU table in `tb.function_table` and check the online cost does not
+#    change. What does change, and where would you see it?
+# 2. Make the table window asymmetric (most ReLU inputs that matter are positive): how many
+#    bits can you save on LeNet at equal accuracy?
+# 3. Extend `count_network` with a 3-bit-per-ReLU FSS cost and redo Table 5: where does
+#    Tabula still win?
