@@ -166,7 +166,7 @@ _LABEL_OFFSETS = [(d * dx, d * dy) for d in (4, 9, 15)
 
 
 def label_points(ax, x, y, labels, colors=None, fontsize: float = 7, merge: float = 4.0,
-                 avoid=None) -> list:
+                 avoid=None, settle: bool = True) -> list:
     """Label the points ``(x[i], y[i])`` of ``ax`` with ``labels[i]`` so that no two labels
     overlap and no label covers a point or leaves the axes.
 
@@ -174,8 +174,10 @@ def label_points(ax, x, y, labels, colors=None, fontsize: float = 7, merge: floa
     labels joined by commas ("8,10,12" for a cluster); each label then takes the nearest free
     place around its point (``_LABEL_OFFSETS``), or -- with no free place -- the one that
     overlaps least. ``avoid``: further ``(x, y)`` points in data coordinates that labels must
-    not cover. Call it once the axes' scales and limits are set. Deterministic: the same
-    figure gives the same places. Returns the annotations."""
+    not cover. Call it once the axes' scales and limits are set; it draws the figure once to
+    settle its layout (``settle=False``: the caller just did, e.g. before labelling several
+    axes of one figure). Deterministic: the same figure gives the same places. Returns the
+    annotations."""
     from matplotlib.transforms import Bbox
 
     labels = [str(t) for t in labels]
@@ -185,7 +187,8 @@ def label_points(ax, x, y, labels, colors=None, fontsize: float = 7, merge: floa
                          f"{y.size} and {len(labels)}")
     colors = list(colors) if colors is not None else [None] * x.size
     fig = ax.figure
-    fig.draw_without_rendering()  # settle the layout, so display coordinates hold
+    if settle:
+        fig.draw_without_rendering()  # settle the layout, so display coordinates hold
     renderer = fig.canvas.get_renderer()
     px_per_pt = fig.dpi / 72
     disp = ax.transData.transform(np.column_stack([x, y])) if x.size else np.zeros((0, 2))

@@ -45,10 +45,12 @@ def plot_tradeoffs(tr: pd.DataFrame):
         ax.margins(x=0.08, y=0.12)
         plotting.plain_log_ticks(ax)
     axes[0].legend(fontsize=7, title="point label: table bits", title_fontsize=7)
+    fig.draw_without_rendering()  # one layout for the three panels' labels
     for ax, (col, div, *_) in zip(axes, TRADEOFF_PANELS):
         plotting.label_points(ax, tr.accuracy * 100, tr[col] / div,
                               [f"{int(b)}" for b in tr.bits],
-                              colors=[_color(ax, z, ds) for z, ds in zip(tr.zoo, tr.dataset)])
+                              colors=[_color(ax, z, ds) for z, ds in zip(tr.zoo, tr.dataset)],
+                              settle=False)
     return fig
 
 
