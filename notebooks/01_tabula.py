@@ -72,7 +72,7 @@ from ppnn.nn import zoo
 from ppnn.protocols import delphi
 from ppnn.protocols import tabula as tb
 from ppnn.experiments.tabula import measure, paper as ex
-from ppnn.protocols.tabula import costs, network as tn, online
+from ppnn.protocols.tabula import costs, network as tn
 from ppnn.protocols.tabula import preprocessing as pp
 
 OUTPUTS = paths.notebook_outputs(QUICK)  # build/quick|full/figures unless the pipeline runs us
@@ -109,39 +109,44 @@ print("ppnn", ppnn.__version__, "| quick" if QUICK else "| full", "| test images
 # 3. **exchange** $x_i + s_i \bmod 2^b$: each party sends b bits, both learn $y = x + s$;
 # 4. **look up** $[T]_i[y]$: shares of $F(x)$.
 #
-# Move the slider to step through the protocol for five activations (b = 8, d = 3).
-
-# %%
-F8 = tb.function_table(tb.relu, 8)
-steps = online.walkthrough([-300, -5, 0, 77, 1000], b=8, d=3, F_table=F8, rng=rng)
-every_step = "".join(f"<p><b>{title}</b></p>{frame.to_html()}" for title, frame in steps)
-stepper, first = widgets.interactive_table(
-    lambda step: steps[step][1].style.set_caption(steps[step][0]),
-    static=every_step,  # a static copy of the notebook shows every step, once
-    step=w.IntSlider(value=0, min=0, max=len(steps) - 1, description="step"))
-display(stepper)
-
-# %% [markdown]
 # ### Play it: who sends what, and what each party sees
 #
-# The same five activations, now as a run of the protocol with every value recorded (in
-# $\mathbb{Z}_{2^{32}}$ so the numbers stay short): the dealer hands each party its table
-# share and its share $s_i$ of the offset (offline, shaded), each party blinds its truncated
-# share and sends it, both look up. Take the **server's seat**: it receives $x_0 + s_0$ and
-# holds $y = x + s$ -- and nothing it holds is $x$.
+# Five activations, x = −300, −5, 0, 77 and 1000 with b = 8 and d = 3, as a run of the
+# protocol with every value recorded (in $\mathbb{Z}_{2^{32}}$ so the numbers stay short): the
+# dealer hands each party its table share and its share $s_i$ of the offset (offline,
+# shaded), each party truncates and reduces its share, blinds it and sends it, and both look
+# up. Take the **server's seat**: it receives $x_0 + s_0$ and holds $y = x + s$ -- and
+# nothing it holds is $x$. The seat `everyone` is the simulator's view: every party's values
+# at once.
 
 # %%
 from ppnn.experiments.tabula import lesson
 
-demo_ledger, demo_out = lesson.lookup_demo([-300, -5, 0, 77, 1000], b=8, d=3, rng=rng,
-                                           ring=Ring(32))
+x_demo = [-300, -5, 0, 77, 1000]
+demo_ledger, demo_out = lesson.lookup_demo(x_demo, b=8, d=3, rng=rng, ring=Ring(32))
 print("ReLU(x >> 3) opened to the client:", demo_out)
 widgets.protocol_player(demo_ledger, seat="server", title="Tabula online lookup, b = 8, d = 3")
 
 # %% [markdown]
-# Row 2 (x = −5) shows the truncation's **off-by-one**: ⌊−5/8⌋ = −1 but the shares sum to 0.
-# That is the documented SecureML error (§4 below); the table then returns F(0) = F(−1) = 0.
+# ### What the simulator sees: local truncation's off-by-one
 #
+# No party sees $x$, but the simulator does. The table puts each input beside its exact
+# $x \gg 3 = \lfloor x/8 \rfloor$ and what the two truncated shares the parties held (steps 1
+# and 2: truncated, then reduced mod $2^8$) sum to. They can differ by one: SecureML's local truncation returns
+# $\lfloor x/2^d \rfloor + 1$ with probability $(x \bmod 2^d)/2^d$ -- stochastic rounding,
+# measured in §4. So $x = 77 = 9 \cdot 8 + 5$ opens ReLU = 10 instead of 9 in five runs out
+# of eight, $x = -5$ truncates to 0 instead of $-1$ in three out of eight (invisible after
+# the ReLU: $F(0) = F(-1) = 0$), and multiples of 8 (0, 1000) are always exact. Which rows
+# are off in one run depends on the random shares; the last column reruns each input on
+# fresh shares and counts.
+
+# %%
+outcomes = lesson.truncation_outcomes(demo_ledger, x_demo, d=3, b=8, reruns=4000, rng=rng,
+                                      ring=Ring(32))
+display(outcomes)
+print("off by one in the run above at x =", outcomes.x[outcomes["off by"] != 0].tolist() or "none")
+
+# %% [markdown]
 # **Communication.** The [ledger](../GLOSSARY.md#ledger) books exactly one round with b bits in each direction per
 # activation, whatever F is:
 
@@ -158,10 +163,6 @@ def online_cost(b: int, n: int = 1000) -> pd.DataFrame:
 
 
 display(pd.concat([online_cost(b) for b in (1, 4, 8, 12, 16)], ignore_index=True))
-led = Ledger(PARTIES)
-X = share_additive(np.arange(4, dtype=np.uint64), Z2_64, rng)
-tb.tabula_online(X, tb.dealer_tables(F8, 4, rng), 0, led)
-display(widgets.transcript_frame(led))
 
 # %% [markdown]
 # ## 2. Any function fits in the table
@@ -250,18 +251,16 @@ display(pd.DataFrame(chi))
 # copies them to get around it).
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(10, 2.8), sharey=True)
-for ax, reuse in zip(axes, (False, True)):
-    exp = lesson.index_view_experiment(2000 if QUICK else 20000, b=8, seed=SEED, reuse=reuse)
-    for pair, sample in zip(exp.secrets, exp.samples):
-        ax.hist(sample.astype(int), bins=32, range=(0, 256), alpha=0.55, label=f"x1, x2 = {pair}")
-    ax.set_title(("broken: one table read twice" if reuse else "honest: fresh tables")
-                 + f"\nKS D = {exp.test.statistic:.3f}, threshold {exp.test.threshold:.3f}",
-                 fontsize=10)
-    ax.set_xlabel("y1 - y2 mod 2^8 (server's view)")
-    print("reused" if reuse else "fresh ", "->", exp.test)
-axes[0].legend(fontsize=8)
-plt.show()
+n_pairs = 2000 if QUICK else 20000
+reuse_tests = {"honest: fresh tables": lesson.index_view_experiment(n_pairs, b=8, seed=SEED),
+               "broken: one table read twice": lesson.index_view_experiment(n_pairs, b=8,
+                                                                            seed=SEED,
+                                                                            reuse=True)}
+for label, exp in reuse_tests.items():
+    print(f"{label:29s} -> {exp.test}")
+plotting.show(plotting.view_panels(reuse_tests, "y1 - y2 mod 2^8 (server's view)", "pairs",
+                                   bins=32, range=(0, 256), secret_label="x1, x2 = {}",
+                                   value=lambda v: v.astype(int)))
 
 # %% [markdown]
 # ## 4. Truncation errors (appendix "Note on truncation errors")
@@ -272,12 +271,25 @@ plt.show()
 # $2^{k-d}$ with probability $|x|/2^k$ (**catastrophic**). The paper keeps $|x| < 2^{14}$ and
 # $k = 64$, so catastrophic errors have probability below $2^{14-64}$ — too rare to observe
 # directly; we measure them in smaller rings where the same formula predicts visible rates.
+#
+# The figure puts both errors against the ring size $k$: 5000 values $|x| < 2^{14}$, each
+# truncated by $d = 6$ bits on fresh sharings, the measured rates as points and the closed
+# forms as lines. The off-by-one rate does not depend on $k$ at all (it is the mean dropped
+# fraction, about 1/2); the catastrophic rate halves with every bit the ring grows by, and
+# in the largest rings it is too rare to see in this many trials (an open triangle at $1/n$:
+# none seen).
 
 # %%
 xs = rng.integers(-(1 << 14), 1 << 14, 5000)
 trials = 40 if QUICK else 400
 trunc = pd.DataFrame([tb.truncation_error_rates(xs, 6, Ring(k), rng, trials)
                       for k in (20, 22, 24, 28, 32, 64)])
+plotting.show(lesson.plot_truncation_errors(trunc, value_bits=14))
+
+# %% [markdown]
+# The numbers behind the figure, and the appendix's claims by the same formula:
+
+# %%
 trunc["catastrophic bound 2^(14-k)"] = [costs.catastrophic_probability(14, k) for k in trunc.k]
 display(trunc[["k", "n", "off_by_one_rate", "predicted_off_by_one", "catastrophic_rate",
                "predicted_catastrophic", "catastrophic bound 2^(14-k)"]])
@@ -540,27 +552,14 @@ choices = [f"{z} / {d}" for z, d in MODELS]
 view, default = widgets.interactive_table(sweep_view, network=w.Dropdown(options=choices))
 display(view)
 
+# %% [markdown]
+# What each table width buys and costs, one line per network, each point labelled with its
+# table's bits (the paper's Figs. 4-6):
+
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(14, 3.8), layout="constrained")
-for (z, ds), g in tr.groupby(["zoo", "dataset"]):
-    lab = f"{z} ({ds})"
-    axes[0].plot(g.accuracy * 100, g.comm_reduction, "o-", label=lab)
-    axes[1].plot(g.accuracy * 100, g.tabula_storage_B / 2**20, "o-", label=lab)
-    axes[2].plot(g.accuracy * 100, g.speedup, "o-", label=lab)
-    for ax, col in zip(axes, ("comm_reduction", "tabula_storage_B", "speedup")):
-        for _, r in g.iterrows():
-            yv = r[col] / (2**20 if col == "tabula_storage_B" else 1)
-            ax.annotate(str(int(r.bits)), (r.accuracy * 100, yv), fontsize=7,
-                        xytext=(3, 3), textcoords="offset points")
-for ax, t, yl in zip(axes, ("Fig. 4: comm. reduction vs GC (same bits)",
-                            "Fig. 5: Tabula storage per inference",
-                            "Fig. 6: projected speed-up vs GC"),
-                     ("GC bytes / Tabula bytes", "MiB per party", "GC time / Tabula time")):
-    ax.set_title(t, fontsize=9)
-    ax.set_xlabel("accuracy (%)")
-    ax.set_ylabel(yl)
-    ax.set_yscale("log")
-axes[0].legend(fontsize=7)
+from ppnn.experiments.tabula import figures
+
+fig = figures.plot_tradeoffs(tr)
 plotting.savefig(fig, "tabula", "fig4_5_6_tradeoffs")
 plt.show()
 
@@ -782,18 +781,9 @@ reproduced.errata()
 #   where the gap sits: in the baseline (the paper's garbled circuit is slower per ReLU than
 #   ours, and it counts the oblivious transfer as online), not in Tabula -- a claim of "Nx
 #   faster" is only as strong as the implementation it is measured against.
-#
-# **Open questions** (no check: explore them with the code above)
-# 1. Replace ReLU by a SiLU table in `tb.function_table` and check the online cost does not
-#    change.
-# 2. Make the table window asymmetric (most ReLU inputs that matter are positive): how many
-#    bits can you save on LeNet at equal accuracy?
-# 3. Use `tb.truncation_error_rates` to find the smallest ring for which a 300K-ReLU network
-#    runs a million inferences with 99.9 % probability of no catastrophic error.
-# 4. Extend `count_network` with a 3-bit-per-ReLU FSS cost and redo Table 5.
 
 # %% [markdown]
-# ## Exercises with checks
+# ## Exercises
 #
 # 3 exercises, each a stub cell to fill in and a `check` cell that says right or not yet,
 # with a hint: "write it yourself" exercises are checked against the library's own ledger,
@@ -887,3 +877,15 @@ answer = ...
 
 # %%
 check("01.3", answer)
+
+# %% [markdown]
+# ## Questions to think about
+#
+# No check: explore them with the code above.
+#
+# 1. Replace ReLU by a SiLU table in `tb.function_table` and check the online cost does not
+#    change. What does change, and where would you see it?
+# 2. Make the table window asymmetric (most ReLU inputs that matter are positive): how many
+#    bits can you save on LeNet at equal accuracy?
+# 3. Extend `count_network` with a 3-bit-per-ReLU FSS cost and redo Table 5: where does
+#    Tabula still win?

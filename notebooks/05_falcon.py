@@ -764,20 +764,9 @@ reproduced.errata()
 # * Ledger counts equal hand-derived closed forms for every protocol and for whole networks.
 # * Private inference keeps the float model's predictions on MNIST; private training follows
 #   float training iteration by iteration.
-#
-# **Open questions** (no check: explore them with the code above)
-# 1. Pass `frac_bits=8` (then 6, 4) to `E.private_inference` for Network-A: where does the
-#    agreement with the float model start to drop, and why does the relative error grow?
-# 2. In the tamper player, find a message whose change leaves the semi-honest output
-#    unchanged (the resharing of step 5 is one). Why does the malicious run abort there all
-#    the same?
-# 3. Derive the malicious/semi-honest communication ratio of ReLU from `costs.py`; which term
-#    dominates, and how would comparing hashes of the redundant openings change it?
-# 4. Replace the product tree in private compare by a sequential product: how do rounds and
-#    bytes change (check with the ledger)?
 
 # %% [markdown]
-# ## Exercises with checks
+# ## Exercises
 #
 # 3 exercises, each a stub cell to fill in and a `check` cell that says right or not yet,
 # with a hint: "write it yourself" exercises are checked against the library's own ledger,
@@ -865,3 +854,18 @@ answer = ...
 
 # %%
 check("05.3", answer)
+
+# %% [markdown]
+# ## Questions to think about
+#
+# No check: explore them with the code above.
+#
+# 1. Pass `frac_bits=8` (then 6, 4) to `E.private_inference` for Network-A: where does the
+#    agreement with the float model start to drop, and why does the relative error grow?
+# 2. In the tamper player of §6, find a message whose change leaves the semi-honest output
+#    unchanged (the resharing of step 5 is one). Why does the malicious run abort there all
+#    the same?
+# 3. Derive the malicious/semi-honest communication ratio of ReLU from `costs.py`; which term
+#    dominates, and how would comparing hashes of the redundant openings change it?
+# 4. Replace the product tree in private compare by a sequential product: how do rounds and
+#    bytes change (check with the ledger)? Compare with your closed form of Exercise 05.3.

@@ -152,13 +152,15 @@ def _online_bytes(res) -> dict:
             "online bytes (booked)": online["ledger bytes"]}
 
 
-def key_separation(seed: int = 0, model: str = "minionn_mnist") -> pd.DataFrame:
+def key_separation(seed: int = 0, model: str = "minionn_mnist", progress=None) -> pd.DataFrame:
     """One image of ``model`` through each of :data:`KEY_SEPARATION_FAMILIES` with
     ``backend="real"`` in wire mode (loopback): the secret key in the client's process only.
     One row per family: whether the logits equal the in-process run, which key object each
     process held, what the server's process got when it tried to decrypt (SEAL) or would get
     (Paillier: a stand-in that raises when read), the online bytes measured on the wire and
-    booked, the key material that crossed, and the wall time (one run, loopback)."""
+    booked, the key material that crossed, and the wall time (one run, loopback).
+    ``progress``: a :class:`ppnn.widgets.Progress` (or anything with ``step(n, note)``),
+    told when each family is done."""
     import numpy as np
 
     import ppnn
@@ -201,6 +203,8 @@ def key_separation(seed: int = 0, model: str = "minionn_mnist") -> pd.DataFrame:
                 "keys sent (wire)": "none (the launcher gives every process the public N)",
                 "keys booked": "none",
                 "wall s": round(res.extra["wire"]["seconds"], 2)})
+        if progress is not None:
+            progress.step(1, f"{fam} done")
     return pd.DataFrame(rows)
 
 

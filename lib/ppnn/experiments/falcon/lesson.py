@@ -329,20 +329,12 @@ def pc_view_experiment(n: int = 2000, seed: int = 0, broken: bool = False,
 
 
 def plot_pc_views(experiments: dict[str, PCViewExperiment]):
-    """One panel per experiment: how often P2 saw each ``d`` in Z_37, for the two secrets
-    side by side, with the KS statistic in the title."""
-    import matplotlib.pyplot as plt
+    """One panel per experiment, each with its own y axis: how often P2 saw each ``d`` in
+    Z_37, for the two secrets side by side, with the KS statistic in the title
+    (:func:`ppnn.plotting.view_panels`)."""
+    from ...plotting import view_panels
 
-    fig, axes = plt.subplots(1, len(experiments), figsize=(5 * len(experiments), 3),
-                             sharey=True, squeeze=False)
-    for ax, (label, exp) in zip(axes[0], experiments.items()):
-        for secret, sample, shift in zip(exp.secrets, exp.samples, (-0.2, 0.2)):
-            counts = np.bincount(sample.astype(np.int64), minlength=37)
-            ax.bar(np.arange(counts.size) + shift, counts, width=0.4,
-                   label=f"r = {secret} (x = {exp.public})")
-        ax.set(title=f"{label}: D = {exp.test.statistic:.3f}",
-               xlabel="d that P2 reconstructed (Z_37)")
-    axes[0][0].set_ylabel("comparisons")
-    axes[0][-1].legend()
-    fig.tight_layout()
-    return fig
+    public = {e.public for e in experiments.values()}
+    against = f" (x = {public.pop()})" if len(public) == 1 else ""
+    return view_panels(experiments, "d that P2 reconstructed (Z_37)", "comparisons",
+                       levels=37, secret_label="r = {}" + against)
