@@ -302,9 +302,9 @@ plotting.show(overview.plot_beaver_costs(costs, fx.ring.k, mark=N_ELEMENTS))
 #
 # | family | what runs here |
 # |---|---|
-# | [Delphi](../GLOSSARY.md#delphi) + GC ReLU | Delphi linear layers (HE preprocessing counted) + real garbled circuits (ReLU, truncation and max-pool in one circuit) |
+# | [Delphi](../GLOSSARY.md#delphi) + GC ReLU | Delphi linear layers (HE preprocessing counted) + real [garbled circuits](../GLOSSARY.md#garbled-circuit) (ReLU, truncation and max-pool in one circuit) |
 # | Delphi + Tabula | Tabula's runner: Delphi linear layers + one secure lookup table per activation |
-# | [GAZELLE](../GLOSSARY.md#gazelle) + GC, GALA + GC | their packed-HE kernels on the BFV [slot](../GLOSSARY.md#slots) simulator (SEAL's counts) at SEAL's 128-bit N = 8192 with [noise flooding](../GLOSSARY.md#noise-flooding) on every returned ciphertext + real garbled circuits mod p; a second row each, labelled *no circuit privacy*, runs them as the papers did (N = 2048, a 60-bit q above SEAL's 128-bit bound, no flooding) |
+# | [GAZELLE](../GLOSSARY.md#gazelle) + GC, GALA + GC | their packed-HE kernels on the [BFV](../GLOSSARY.md#bfv) [slot](../GLOSSARY.md#slots) simulator (SEAL's counts) at SEAL's 128-bit N = 8192 with [noise flooding](../GLOSSARY.md#noise-flooding) on every returned ciphertext + real garbled circuits mod p; a second row each, labelled *no circuit privacy*, runs them as the papers did (N = 2048, a 60-bit q above SEAL's 128-bit bound, no flooding) |
 # | SwaNN client-server / two-server | Paillier (simulated, same counts; real 2048-bit in full mode) + 2PC |
 # | SHE | log-quantized network as TFHE gate circuits on the bit simulator (every gate counted) |
 # | Falcon semi-honest / malicious | 3-party replicated sharing, every layer on shares |

@@ -116,7 +116,7 @@ print("ppnn", ppnn.__version__, "| quick" if QUICK else "| full", "| test images
 # dealer hands each party its table share and its share $s_i$ of the offset (offline,
 # shaded), each party truncates and reduces its share, blinds it and sends it, and both look
 # up. Take the **server's seat**: it receives $x_0 + s_0$ and holds $y = x + s$ -- and
-# nothing it holds is $x$. The seat `everyone` is the simulator's view: every party's values
+# nothing it holds is $x$. The seat `everyone` is the simulator's [view](../GLOSSARY.md#view): every party's values
 # at once.
 
 # %%
@@ -272,7 +272,7 @@ plotting.show(plotting.view_panels(reuse_tests, "y1 - y2 mod 2^8 (server's view)
 # $k = 64$, so catastrophic errors have probability below $2^{14-64}$ — too rare to observe
 # directly; we measure them in smaller rings where the same formula predicts visible rates.
 #
-# The figure puts both errors against the ring size $k$: 5000 values $|x| < 2^{14}$, each
+# The figure puts both errors against the [ring](../GLOSSARY.md#ring) size $k$: 5000 values $|x| < 2^{14}$, each
 # truncated by $d = 6$ bits on fresh sharings, the measured rates as points and the closed
 # forms as lines. The off-by-one rate does not depend on $k$ at all (it is the mean dropped
 # fraction, about 1/2); the catastrophic rate halves with every bit the ring grows by, and
