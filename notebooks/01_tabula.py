@@ -275,7 +275,7 @@ plotting.show(plotting.view_panels(reuse_tests, "y1 - y2 mod 2^8 (server's view)
 # The figure puts both errors against the [ring](../GLOSSARY.md#ring) size $k$: 5000 values $|x| < 2^{14}$, each
 # truncated by $d = 6$ bits on fresh sharings, the measured rates as points and the closed
 # forms as lines. The off-by-one rate does not depend on $k$ at all (it is the mean dropped
-# fraction, about 1/2); the catastrophic rate halves with every bit the ring grows by, and
+# fraction, about 1/2); the catastrophic rate halves with every bit the [ring](../GLOSSARY.md#ring) grows by, and
 # in the largest rings it is too rare to see in this many trials (an open triangle at $1/n$:
 # none seen).
 
