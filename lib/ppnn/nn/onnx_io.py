@@ -1,9 +1,8 @@
 """ONNX import and export of network specs ("bring your own network").
 
-``from_onnx(path)`` turns a sequential ONNX model (e.g. a PyTorch ``torch.onnx.export`` of an
-``nn.Sequential``) into a :class:`~ppnn.nn.network.Network` and its parameters in the format of
-:mod:`ppnn.nn.forward`; ``to_onnx(net, params, path)`` writes any network of the zoo as an ONNX
-model. Op mapping (both directions unless marked):
+``from_onnx(path)`` turns a sequential ONNX model (e.g. ``torch.onnx.export`` of an
+``nn.Sequential``) into a :class:`~ppnn.nn.network.Network` and its parameters;
+``to_onnx(net, params, path)`` writes any zoo network as ONNX. Ops (both ways unless marked):
 
 ====================================  ========================================================
 ONNX                                  ppnn
@@ -12,12 +11,10 @@ Conv (2-D, square kernel, equal       Conv2d(out, k, stride, padding, bias, grou
 pads, dilations 1, any group)         ``W`` (Cout, Cin/group, k, k) and ``B`` as ``W``, ``b``
 Gemm (alpha = beta = 1, transA = 0)   Dense; ``W = B`` if transB = 1 else ``B.T``, ``b = C``
 MatMul (+ Add of a constant)          Dense; ``W = B.T``, ``b`` = the Add's constant (import)
-Relu                                  ReLU
-Mul(x, x)                             Square
+Relu / Mul(x, x)                      ReLU / Square
 MaxPool (ceil_mode 0)                 MaxPool(k, stride, padding) (padding is -inf in both)
-AveragePool, count_include_pad = 1    MeanPool(k, stride, padding): zero padding counted, the
-(or any count_include_pad when        divisor is always ``k*k``, exactly ONNX's average with
-pads are 0)                           count_include_pad = 1
+AveragePool, count_include_pad = 1    MeanPool(k, stride, padding): the divisor is always
+(or any when pads are 0)              ``k*k``, ONNX's average with count_include_pad = 1
 AveragePool + Mul by ``k*k``          MeanPool(..., scaled=True) (the window sum)
 GlobalAveragePool (square input)      MeanPool(H) (import)
 BatchNormalization (inference)        BatchNorm(eps=epsilon); ``scale, B, input_mean,
@@ -25,15 +22,12 @@ BatchNormalization (inference)        BatchNorm(eps=epsilon); ``scale, B, input_
 Flatten (axis 1), Reshape to          Flatten
 (N, -1) / (0, -1) / (1, -1)
 Add of two branches                   Residual (export only: import takes a single chain)
-Identity, Dropout                     skipped (import)
 ====================================  ========================================================
 
-Import also accepts ``auto_pad`` VALID, and SAME_UPPER / SAME_LOWER where they pad every
-side equally, and ``ceil_mode=1`` where it gives the same output size as floor. Weights come
-from initializers and ``Constant`` nodes; float32 / float64 weights keep their type, others
-become float64. Export writes float64 if any parameter is float64, else float32. ONNX
-stores ``epsilon`` as float32; import reads it back as the shortest decimal with that float32
-value (``1e-05``, not ``9.99999974e-06``), so an exported network imports as an equal one.
+Import skips Identity and Dropout, accepts ``auto_pad`` VALID / SAME_* padding every side
+equally and ``ceil_mode=1`` giving floor's output size, and reads weights from initializers and
+``Constant`` nodes (float32 / float64 kept, others as float64; export: float64 if any parameter
+is, else float32). ``epsilon`` reads back as the shortest decimal of its float32 value.
 """
 
 from __future__ import annotations
