@@ -25,7 +25,7 @@ help:
 	@echo "make reproduce   install everything, then regenerate all tables and figures"
 	@echo "make test        install everything, then lint + unit tests + notebooks (quick)"
 	@echo "make lab         open JupyterLab on the notebooks"
-	@echo "make site        the executed notebooks, report and glossary as HTML in build/site/"
+	@echo "make site        the executed notebooks, report, glossary and docs/ as HTML in build/site/"
 	@echo "make bench       run the benchmarks, then their ratio table in benchmarks/README.md"
 	@echo "make course      the lecturer's kit in build/course/: student notebooks, autograders"
 	@echo "make clean       remove build outputs (keeps .venv and data/cache)"
@@ -97,8 +97,8 @@ test: setup lint browser
 	$(BIN)/pytest -m "not slow" --durations=20 $(PYTEST_ARGS)
 
 # build/site/: every notebook as it ran (full mode where make reproduce left it, else the quick
-# run make test left, else run now in quick mode), REPORT.md and GLOSSARY.md, as static HTML;
-# SITE_ARGS=--quick: quick runs only, SITE_ARGS=--no-run: run no notebook
+# run make test left, else run now in quick mode), REPORT.md, GLOSSARY.md and docs/*.md, as
+# static HTML; SITE_ARGS=--quick: quick runs only, SITE_ARGS=--no-run: run no notebook
 site: setup
 	$(PY) -m ppnn.site $(SITE_ARGS)
 

@@ -9,8 +9,8 @@ Cases (each one process, BLAS pinned to one thread so a shared machine's load ma
   far is private inference from plaintext on the same CPU?);
 * ``train-*`` -- one private training iteration (batch 128) of Network-A, timed after one
   warm-up iteration in the same process (a training run is thousands of iterations; the
-  first pays for allocator growth and lazy imports -- ~2x for the 571ef83 library); the
-  fastest of ``TRAIN_ITERS`` timed iterations, each from the same start.
+  first pays for allocator growth and lazy imports); the fastest of ``TRAIN_ITERS`` timed
+  iterations, each from the same start.
 
 Every case also books its online bits and rounds (and offline bits), which must not move
 when only the speed changes.
@@ -18,26 +18,15 @@ when only the speed changes.
 Run::
 
     .venv/bin/python benchmarks/bench_falcon.py [--quick]
-    .venv/bin/python benchmarks/bench_falcon.py --baseline 571ef83 [--repeats 3]
+    .venv/bin/python benchmarks/bench_falcon.py --baseline REV [--repeats 3]
 
 ``--baseline REV`` checks out ``REV`` in a temporary git worktree and runs every case with this
 checkout's library and with ``REV``'s, alternating the two (A B B A ...) so that both see the
 same machine load; it prints each case's best-of-``repeats`` seconds on both sides, the
 speed-up (``REV`` seconds / ours), both sides' online megabytes and rounds and whether bits
-and rounds are identical (they differ where the protocol itself changed in between: since
-6d1f59b a training iteration of Network-A no longer sends the error of the input image), and
-writes
-``figures/falcon/bench_falcon_vs_<REV>.csv``. Without it, writes
+and rounds are identical (they differ where the protocol itself changed in between), and
+writes ``figures/falcon/bench_falcon_vs_<REV>.csv``. Without it, writes
 ``figures/falcon/bench_falcon_timings.csv``.
-
-Where the time goes (cProfile of ``relu-sh`` at 2^19, before -> after the speed work of
-issue 14): private compare on ``(n, ell + 2)`` arrays over Z_37 is ~90% of a ReLU. It held
-Z_37 and Z_2 in uint64 with ``%`` on every step: 107 MB temporaries per operation at a
-2^17 batch, ~470,000 page faults (half the wall time was system time). Holding Z_37 in
-uint8 (products and resharing sums in uint16, reduced once by a division by a constant,
-which numpy turns into a multiplication), Z_2 in uint8 (XOR/AND), the pairwise-PRF zero
-shares folded into the resharing sum, and bounded draws in 16 bits leaves the random
-draws of Z_37 (~35%), the reductions (~25%) and Z_2^32 work as the largest parts.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Recording values: what it costs when off (nothing) and how much memory it takes when on.
 
-``Ledger(record_values=...)`` (issue 25) keeps the values that cross between parties for the
+``Ledger(record_values=...)`` keeps the values that cross between parties for the
 protocol player. Off -- the default, and what every table of the pipeline runs -- it must cost
 nothing: this benchmark times the same cases on this checkout's library and on a baseline
 revision's (a temporary git worktree), each case in a fresh process, A/B then B/A, best of

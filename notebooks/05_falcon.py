@@ -15,8 +15,8 @@
 # # 05 — Falcon: three parties, replicated shares, malicious security with abort
 #
 # **Paper.** S. Wagh, S. Tople, F. Benhamouda, E. Kushilevitz, P. Mittal, T. Rabin,
-# *Falcon: Honest-Majority [Maliciously](../GLOSSARY.md#semi-honest-malicious) Secure Framework for Private Deep Learning*, PETS 2021
-# (`../shared/papers/falcon.txt`).
+# *Falcon: Honest-Majority [Maliciously](../GLOSSARY.md#semi-honest-malicious) Secure Framework for Private Deep Learning*, PoPETs
+# 2021(1), doi:10.2478/popets-2021-0011 (the text we transcribe from: `data/paper/README.md`).
 #
 # **Claim reproduced.** Three servers P0, P1, P2 holding 2-out-of-3 [replicated shares](../GLOSSARY.md#replicated-secret-sharing) over
 # the small ring Z_2^32 can train and run neural networks (ReLU, max-pool, batch norm) with
@@ -25,10 +25,11 @@
 # secure (abort on any deviation) by using the redundancy of replicated sharing. Private
 # inference keeps the plaintext accuracy (the paper's Table 6).
 #
-# **This copy of the paper lost its math and the numbers of Tables 2-5, 7-9.** Every protocol
-# here is rebuilt from the published Falcon algorithms and first principles; the exact
-# definitions and parameters we chose are stated below, and the paper's numeric tables are
-# marked *unavailable* in the reproduced tables rather than invented.
+# **The text we transcribe from has lost the math and the numbers of Tables 2-5 and 7-9**
+# (see `data/paper/README.md`). Every protocol here is rebuilt from the published Falcon
+# algorithms and first principles; the definitions and parameters we chose are stated below,
+# and the paper's lost numbers are marked *unavailable* in the reproduced tables, never
+# invented.
 #
 # **Prerequisites.** Notebook 00 (additive and replicated sharing, [Beaver products](../GLOSSARY.md#beaver-triple), the
 # [ledger](../GLOSSARY.md#ledger)); two's complement and the sign bit; what "secure with abort" means (see the glossary).

@@ -73,10 +73,11 @@ def _checkout(tmp: Path, intro: str = "", error: bool = False, bare_widget: bool
               ) -> Path:
     """A tiny repository: two notebooks (00_a run in full and quick mode, 01_b in quick
     mode only; math in their text; ``bare_widget``: a widget output with no static twin),
-    README, GLOSSARY, figures/REPORT.md with a figure, pyproject.toml."""
+    README, GLOSSARY, figures/REPORT.md with a figure, two explanation pages in docs/ that
+    link to each other and to the rest, pyproject.toml."""
     root = tmp / "repo"
     for d in ("notebooks", "figures/x", "build/full/notebooks", "build/quick/notebooks",
-              "lib/pkg"):
+              "lib/pkg", "docs"):
         (root / d).mkdir(parents=True, exist_ok=True)
     (root / "pyproject.toml").write_text('[tool.ppnn]\nrepository = "someone/lab"\n')
     (root / "README.md").write_text("# Lab\n\nA small lab.\n\n## Two commands\n")
@@ -89,6 +90,13 @@ def _checkout(tmp: Path, intro: str = "", error: bool = False, bare_widget: bool
     (root / "figures" / "x" / "fig.png").write_bytes(_PNG)
     (root / "figures" / "x" / "t.csv").write_text("a,b\n1,2\n")
     (root / "lib" / "pkg" / "mod.py").write_text("x = 1\n")
+    (root / "docs" / "wire.md").write_text(
+        "# Wire mode: processes\n\nSee [the time model](time-model.md#the-projection), "
+        "[the lab](../README.md), [a Beaver triple](../GLOSSARY.md#beaver-triple), "
+        "[notebook 00](../notebooks/00_a.py), [the report](../figures/REPORT.md) and "
+        "[the code](../lib/pkg/mod.py).\n")
+    (root / "docs" / "time-model.md").write_text(
+        "# The time model\n\n## The projection\n\nBack to [wire mode](wire.md).\n")
     for stem, title in (("00_a", "00 — A: shares"), ("01_b", "01 — B: tables")):
         (root / "notebooks" / f"{stem}.py").write_text(
             f"# %% [markdown]\n# # {title}\n#\n# **Claim.** It works. Really.\n")
@@ -219,7 +227,8 @@ def test_the_site_has_every_page_with_links_rewritten_assets_copied_and_svg_kept
     out = root / "build" / "site"
     assert res["out"] == out
     assert sorted(p.name for p in out.glob("*.html")) == [
-        "00_a.html", "01_b.html", "glossary.html", "index.html", "report.html"]
+        "00_a.html", "01_b.html", "docs-time-model.html", "docs-wire.html", "glossary.html",
+        "index.html", "report.html"]
     assert (out / "assets" / "figures" / "x" / "fig.png").read_bytes() == _PNG
     assert (out / "assets" / "figures" / "x" / "t.csv").exists()
     page = (out / "00_a.html").read_text()
@@ -249,10 +258,36 @@ def test_the_site_has_every_page_with_links_rewritten_assets_copied_and_svg_kept
     assert "00 — quick copy" in (tmp_path / "quick-site" / "00_a.html").read_text()
 
 
+def test_the_docs_pages_are_site_pages_linked_from_the_index_and_to_each_other(tmp_path):
+    root = _checkout(tmp_path)
+    assert site.doc_stems(root) == ["time-model", "wire"]
+    pages = site.page_names(["00_a"], site.doc_stems(root))
+    assert site.rewrite_url("wire.md", "docs", pages, root) == ("docs-wire.html", None)
+    assert site.rewrite_url("docs/wire.md", "", pages, root) == ("docs-wire.html", None)
+    assert site.rewrite_url("../README.md", "docs", pages, root) == ("index.html", None)
+    res = site.build(root=root, run_missing=False)
+    out = res["out"]
+    assert {"docs-wire.html", "docs-time-model.html"} <= set(res["pages"])
+    index = (out / "index.html").read_text()
+    assert 'href="docs-wire.html"' in index and 'href="docs-time-model.html"' in index
+    assert "Wire mode: processes" in index and "The time model" in index
+    wire = (out / "docs-wire.html").read_text()
+    for link in ('href="docs-time-model.html#the-projection"', 'href="index.html"',
+                 'href="glossary.html#beaver-triple"', 'href="00_a.html"',
+                 'href="report.html"',
+                 'href="https://github.com/someone/lab/blob/HEAD/lib/pkg/mod.py"'):
+        assert link in wire, link
+    assert ".md" not in re.sub(r"https://github\.com/\S+", "", " ".join(
+        re.findall(r'href="([^"]*)"', wire)))
+    assert "<title>PPNN Lab — Wire mode: processes</title>" in wire
+    time_model = (out / "docs-time-model.html").read_text()
+    assert 'id="the-projection"' in time_model and 'href="docs-wire.html"' in time_model
+
+
 def test_pages_load_math_from_the_site_itself_not_a_cdn(tmp_path):
     root = _checkout(tmp_path)
     out = site.build(root=root, run_missing=False)["out"]
-    for name in ("00_a.html", "index.html", "report.html", "glossary.html"):
+    for name in ("00_a.html", "index.html", "report.html", "glossary.html", "docs-wire.html"):
         page = (out / name).read_text()
         assert f'src="{site.MATHJAX_URL}"' in page, name
         assert "cdnjs" not in page and "mathjax/2.7" not in page.lower(), name
@@ -500,6 +535,8 @@ def test_every_page_of_the_quick_site_opens_with_no_broken_link_image_or_error(
     problems, seen = check_site(res["out"])
     assert not problems, problems
     assert {"index.html", "report.html", "glossary.html"} <= set(seen)
+    assert {site.doc_page(s) for s in site.doc_stems(ROOT)} <= set(seen)
+    assert {"wire", "numerics", "time-model", "security"} <= set(site.doc_stems(ROOT))
     for stem in built:
         nb = nbformat.read(res["sources"][stem][1], as_version=4)
         players = sum("ppnn-player-static" in o.get("data", {}).get("text/html", "")

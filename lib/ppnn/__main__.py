@@ -5,17 +5,11 @@
     python -m ppnn compare MODEL.onnx --families falcon_sh she --images 500 --dataset fashion
     python -m ppnn wire falcon_sh minionn_mnist    # the parties as processes over loopback TCP
 
-``wire`` runs a zoo network (or an ONNX file) in wire mode -- Falcon (``falcon_sh``,
-``falcon_mal``): P0, P1, P2 and the dealer as four processes; Delphi + Tabula
-(``delphi_tabula``), Delphi + GC (``delphi_gc``) and SwaNN client-server (``swann_cs``): the
-client, the server and the dealer; SwaNN two-server (``swann_2s``, an even number of
-images): the client, server1, server2 and the dealer; GAZELLE / GALA + GC (``gazelle_gc``,
-``gala_gc``) and SHE (``she``): the client and the server -- over loopback TCP
-(:mod:`ppnn.wire`), and in process with the same seed, and
-prints ledger bytes vs wire bytes, ledger rounds vs measured rounds and both wall times
-(``--csv PATH`` also writes the table). ``--backend real`` runs real cryptography across
-the processes for the families of :data:`ppnn.wire.REAL_WIRE_FAMILIES`, the secret key in
-the client's process only.
+``wire`` runs a zoo network (or an ONNX file) in wire mode, each party of the family a
+process (:mod:`ppnn.wire`), and in process with the same seed, and prints ledger bytes vs
+wire bytes, ledger rounds vs measured rounds and both wall times (``--csv PATH`` also writes
+the table). ``--backend real`` runs real cryptography across the processes for the families
+of :data:`ppnn.wire.REAL_WIRE_FAMILIES`, the secret key in the client's process only.
 
 ``compare`` loads an ONNX model (:func:`ppnn.nn.from_onnx`: Conv, Gemm / MatMul + Add, Relu,
 MaxPool, AveragePool, GlobalAveragePool, BatchNormalization, Flatten / Reshape, and residual

@@ -1,12 +1,11 @@
 """The pipeline's kernel client: waits for a reply in one-second slices.
 
-Three times a notebook kernel went idle at an ipywidgets cell while papermill kept waiting
-for a reply that never came; nbclient#312 reports the same symptom. The suspected cause is
-the ZeroMQ socket's edge-triggered file descriptor: a message that arrives while nobody is
-waiting leaves nothing for a later wait on the descriptor to see. A fresh ``poll`` checks the
-socket's pending events first, so waiting in short slices finds such a message within a
-second. (The hang was never reproduced on demand; ``reproduce``'s idle-kernel watch remains
-the safety net.)
+A notebook kernel can leave papermill waiting for a reply at an ipywidgets cell (nbclient#312
+reports the symptom). The suspected cause is the ZeroMQ socket's edge-triggered file
+descriptor: a message that arrives while nobody is waiting leaves nothing for a later wait on
+the descriptor to see. A fresh ``poll`` checks the socket's pending events first, so waiting
+in short slices finds such a message within a second; ``reproduce``'s idle-kernel watch is
+the safety net.
 """
 
 from __future__ import annotations

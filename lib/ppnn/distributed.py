@@ -8,38 +8,22 @@
 
 Dask is the engine; nothing here schedules, retries or moves data by itself.
 
-How a run is split
-------------------
-``ppnn.run(plan, x, seed, chunks=k)`` splits the images into ``k`` contiguous blocks (whole
-multiples of the family's ``images_per_run``) and runs the family's protocol on each block
-with its own randomness, ``SeedSequence(seed).spawn(k)[i]``; with ``client=`` the blocks are
-Dask tasks (the plan is scattered to every worker once), without it they run one after the
-other in this process. Both paths merge the blocks the same way (:func:`merge_results`), so a
-distributed run gives exactly the in-process run's logits and ledger for the same ``k``:
+``ppnn.run(plan, x, seed, chunks=k)`` splits the images into ``k`` contiguous blocks
+(:func:`block_bounds`, whole multiples of the family's ``images_per_run``) and runs each with
+its own randomness (:func:`block_seeds`: ``SeedSequence(seed).spawn(k)[i]``), as Dask tasks
+with ``client=`` (:func:`run_blocks`, :func:`map_blocks`) or one after the other in this
+process without. Both paths merge the blocks the same way (:func:`merge_results`,
+:func:`merge_ledgers`: concurrent sessions), so a distributed run gives exactly the
+in-process run's logits and ledger for the same ``k``, and a worker that dies mid-run is
+replaced with an identical result.
 
-* logits are concatenated in block order;
-* the ledgers are merged as concurrent sessions of the protocol book them
-  (:func:`merge_ledgers`): the blocks run side by side, so round ``r`` of every block is the
-  same round (rounds are not added), bits and operation counts add up, and one-time key
-  material (``setup`` / ``keys`` labels: PRF keys, Galois keys, key shares) is booked once,
-  not once per block. What a protocol books per run (not per image) is paid per block -- e.g.
-  Falcon's malicious matrix check opens the weight-sized ``sigma`` once per block -- and a
-  family that serves the images of one run one after another (GAZELLE/GALA, SwaNN, SHE) books
-  fewer rounds split into concurrent blocks than in one run;
-* timings keep one row per block and layer (a ``block`` column); ``Result.seconds`` is the
-  compute of all blocks, ``extra["wall_s"]`` the wall-clock time of the whole call.
+:func:`cluster` starts a LocalCluster of single-threaded workers (:data:`WORKER_ENV`) bound
+to 127.0.0.1, over mutual TLS with a temporary certificate; :func:`connect` joins a running
+one; :func:`n_workers` and :func:`dashboard_link` describe it.
 
-A worker that dies mid-run loses nothing: its blocks are pure functions of (plan, images,
-seed), Dask reschedules them on another worker, and the result is identical.
-
-Workers are single-threaded by default (:data:`WORKER_ENV` pins BLAS, OpenMP and tfhe-rs's
-rayon pool to one thread), so ``N`` workers use ``N`` cores and throughput scales with them.
-
-Security of :func:`cluster`: the scheduler, the workers and the client listen on 127.0.0.1
-only and speak TLS with a certificate made for the cluster
-(``distributed.Security.temporary()``, mutual: a process without it cannot connect, so it
-cannot submit tasks that run code on the workers); the dashboard, an unauthenticated web page
-of the cluster's state, listens on 127.0.0.1 only.
+See also
+--------
+docs/dask.md : how blocks are seeded and their ledgers merged, and the cluster's security.
 """
 
 from __future__ import annotations

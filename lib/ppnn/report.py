@@ -6,33 +6,23 @@ note``). A notebook computes its own values as a DataFrame with columns ``row, m
 :func:`compare`, then :func:`save`. :func:`build_report` assembles ``figures/REPORT.md`` from
 every saved table. Nothing here types in a reproduced number.
 
-Status per row
---------------
-``exact``                 ours rounded to the paper's printed precision equals the paper value
-``within tolerance``      |ours / paper - 1| <= rtol
-``differs``               otherwise (the ``reason`` column says why, when known)
-``not reproducible here`` we have no value; ``reason`` says why
-``not reproducible: network unspecified``
-                          the paper's value depends on a network it does not specify (a
-                          pruned network whose weights it never gives, a topology it does
-                          not print); ours, for the network we built, is shown, not judged
-                          (the reproduced frame's ``unspecified`` column, or a value-less
-                          note starting "network unspecified", says what is missing)
-``ours only``             a value we report that the paper does not have
-``paper value missing``   the paper's cell is empty in this copy of the text
-``definition differs``    ours measures the same thing by another definition than the paper's
-                          (the reproduced frame's ``definition`` column says how): the numbers
-                          are shown, not judged
-``paper value garbled``   the cell is unreadable in this copy (its note starts with
-                          "garbled in this copy"): not compared
+Every compared row gets one of :data:`STATUSES`: ``exact`` (equal at the paper's printed
+precision), ``within tolerance``, ``differs`` (the ``reason`` column says why, when known),
+``definition differs`` (the same quantity by another definition, shown, not judged),
+``not reproducible: network unspecified`` (the paper's value depends on a network it does not
+specify), ``not reproducible here``, ``ours only``, ``paper value missing`` and ``paper value
+garbled`` (the transcription's cell is empty or unreadable; see ``data/paper/README.md``).
+:data:`STATUS_LEGEND`, printed in REPORT.md, says what each one means and how accuracies,
+speed-ups and shares of the run time are judged (:data:`CLAIM_STATUSES`).
 
-Paper's choice
---------------
 Where we built something differently from the paper (another network, circuit, parameter set,
 accounting) and the paper's choice is fully specified, a builder also computes the paper's
 choice and reports it as a row labelled :func:`paper_choice` ``(row, what)``. It is compared
-with the paper's cell of ``row`` (same metric), shown right below our own row, and our row's
-reason names its value and status -- so a difference is never just "we built it differently".
+with the paper's cell of ``row``, shown right below our own row, and our row's reason names
+its value and status -- so a difference is never just "we built it differently".
+
+Also: :func:`load_paper`, :func:`ratio_claims`, :func:`headlines`, :func:`save_errata`,
+:func:`to_markdown`.
 """
 
 from __future__ import annotations

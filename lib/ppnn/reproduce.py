@@ -8,33 +8,24 @@
     python -m ppnn.reproduce --only 01_tabula --force
     python -m ppnn.reproduce --list
 
-The reviewed source of each notebook is ``notebooks/NN_name.py`` (jupytext py:percent). It is
-converted in memory, executed with papermill (parameters ``QUICK``, ``SEED``) with the working
-directory ``notebooks/``, and the executed copy is written to ``build/<mode>/notebooks/``.
+Each notebook's reviewed source, ``notebooks/NN_name.py`` (jupytext py:percent), is executed
+with papermill (parameters ``QUICK``, ``SEED``) in ``notebooks/``, and the executed copy
+written to ``build/<mode>/notebooks/``. A notebook is stale when its source or parameters
+changed, when a file it used changed or vanished (the library modules its kernel imported,
+the tfhe-rs binding if loaded, the transcribed paper tables and errata; recorded in its stamp
+under ``build/<mode>/stamps/``), or when it has no stamp; a failed run leaves no stamp.
 
-**Staleness.** A notebook's stamp (``build/<mode>/stamps/<name>.json``) records the hash of its
-source and parameters and the hash of every file it actually used: the library modules the
-kernel had imported when the notebook finished (read from ``sys.modules`` by a cell appended
-for the run and removed from the executed copy), the compiled tfhe-rs binding if it was
-loaded, and the transcribed paper tables and errata. The notebook is stale when its source or
-parameters changed, when one of those files changed or vanished, or when it has no stamp: a
-change to a module no notebook imports re-runs nothing. A notebook that fails leaves no stamp.
+Notebooks read nothing another writes, so stale ones run side by side: ``--jobs N`` kernels
+here (BLAS threads per kernel = cores / N) or Dask tasks (``--workers N``, ``--scheduler``;
+the workers must see this checkout at the same path). Models two notebooks need are trained
+once (:func:`ppnn.paths.cache_lock`). Wall-clock times go to
+``build/<mode>/pipeline_timings.csv`` (and ``figures/`` in full mode).
 
-**Parallel runs.** The notebooks read nothing another notebook writes (each writes under its
-own paper's folder; the report is assembled once at the end), so stale notebooks run side by
-side: ``--jobs N`` kernels at once in this machine, each driven from a process of its own
-(BLAS threads per kernel = cores / N), or
-as Dask tasks (``--workers N`` starts a LocalCluster, ``--scheduler`` uses a running one; the
-workers must see this checkout at the same path, e.g. a shared file system). Models that two
-notebooks need are trained once: the model cache is locked per entry
-(:func:`ppnn.paths.cache_lock`). Wall-clock times go to ``build/<mode>/pipeline_timings.csv``
-(and ``figures/pipeline_timings.csv`` in full mode, beside the figures they produced).
-
-**Hung kernels.** A cell that runs longer than ``$PPNN_CELL_TIMEOUT`` seconds (900), a kernel
-that dies, and a kernel that sits idle -- it and the processes it started use less than 1% of
-a core for ``$PPNN_KERNEL_IDLE`` seconds (120; 0 turns the watch off) while papermill waits on
-it -- make the notebook run once more in a new kernel. A kernel waiting for a model another
-notebook is training is not idle in that sense (:func:`ppnn.paths.cache_lock`).
+A cell that runs longer than ``$PPNN_CELL_TIMEOUT`` seconds (:data:`CELL_TIMEOUT`), a kernel
+that dies, and a kernel that, with the processes it started, uses under 1% of a core for
+``$PPNN_KERNEL_IDLE`` seconds (:data:`KERNEL_IDLE_LIMIT`; 0 turns the watch off; waiting for
+a model another notebook trains is not idle) make the notebook run once more in a new kernel.
+Main names: :func:`run`, :func:`run_notebook`, :func:`stale`, :func:`notebooks`.
 """
 
 from __future__ import annotations
@@ -374,7 +365,7 @@ def schedule(items: list, seconds, lanes: int, exhaustive: int = 8) -> list:
     """``items`` in the dispatch order with the smallest :func:`makespan` on ``lanes`` workers,
     from each item's expected ``seconds(item)``: longest first, then -- for at most
     ``exhaustive`` items -- every other order tried and the first strictly shorter one kept
-    (longest first can leave one worker alone at the end: 7 notebooks on 2 lanes, 30 s here).
+    (longest first can leave one worker alone at the end, e.g. 7 notebooks on 2 lanes).
     Deterministic: ties keep the longest-first order."""
     order = sorted(items, key=lambda it: -seconds(it))
     if lanes < 2 or len(order) > exhaustive:

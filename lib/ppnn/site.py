@@ -5,36 +5,29 @@
     python -m ppnn.site --no-run     # execute nothing: pages only for the runs that exist
     python -m ppnn.site --out DIR
 
-**Pages.** ``index.html`` (what PPNN Lab is, one entry per notebook with its title, a line on
-what it teaches and whether the page is a full or a quick run, links to the report and the
-glossary), ``NN_name.html`` per notebook, ``report.html`` (``figures/REPORT.md``),
-``glossary.html`` (``GLOSSARY.md``) and ``assets/`` (every file a page shows or links to that
-is not a page, under its path in the repository). Every page is made by nbconvert's
-``HTMLExporter`` (lab template); a markdown file becomes a one-cell notebook first. Nothing is
-sanitized: the protocol players' static twins (``ppnn-player-static``) are inline SVG.
+**Pages.** ``index.html`` (what PPNN Lab is, one entry per notebook with what it teaches and
+whether the page is a full or a quick run, links to the report, the glossary and the
+explanation pages), ``NN_name.html`` per notebook, ``report.html`` (``figures/REPORT.md``),
+``glossary.html`` (``GLOSSARY.md``), ``docs-<name>.html`` per ``docs/<name>.md``
+(:func:`doc_page`) and ``assets/`` (every other file a page shows or links to). nbconvert's
+``HTMLExporter`` (lab template) makes every page, a markdown file as a one-cell notebook;
+nothing is sanitized, so the protocol players' static twins stay inline SVG.
 
 **Sources.** A notebook's page is its executed copy from ``build/full/notebooks/`` (``make
-reproduce``) where there is one, else from ``build/quick/notebooks/`` (the quick-mode notebook
-test of ``make test`` leaves them there), else the notebook is run in quick mode into
-``build/quick/notebooks/`` (not with ``--no-run``: its index entry then says it was not run).
+reproduce``), else from ``build/quick/notebooks/`` (``make test``), else the notebook is run in
+quick mode there (not with ``--no-run``: its index entry then says it was not run).
 
-**Links.** A relative link or image on a page is resolved against the folder of the page's
-source in the repository (``notebooks/`` for a notebook, its outputs included; ``figures/``
-for the report) and rewritten: ``GLOSSARY.md#term`` -> ``glossary.html#term``,
-``figures/REPORT.md`` -> ``report.html``, ``notebooks/NN_name.py`` or ``.ipynb`` ->
-``NN_name.html``, ``README.md`` -> ``index.html``; an image or a file under ``figures/`` is
-copied to ``assets/``; any other file of the repository links to it on GitHub; a target that
-does not exist is left as it is (``tests/test_site.py`` fails on it). Headings also get
-GitHub's anchor (``#what-you-will-learn``) beside nbconvert's (``#What-you-will-learn``), so
-links written for GitHub keep their ``#anchor``.
+**Links.** A relative link on a page is resolved against its source's folder in the
+repository and rewritten (:func:`rewrite_url`): a file that has a page links to the page
+(``README.md`` -> ``index.html``, ``docs/wire.md`` -> ``docs-wire.html``, ...), an image or a
+file under ``figures/`` to its copy in ``assets/``, any other file of the repository to it on
+GitHub; a missing target is left as it is (``tests/test_site.py`` fails on it). Headings also
+get GitHub's anchor (:func:`github_anchors`), so links written for GitHub keep their anchor.
 
-**Math.** Pages typeset their ``$...$`` with MathJax 2 copied into ``assets/mathjax/`` from
-the ``jupyter-server-mathjax`` package (:func:`mathjax_dir`), never from a CDN, and load no
-other script from the network (the lab template's require.js and mermaid are left out): the
-site reads the same offline.
-
-The site is written to a temporary folder beside ``--out`` and renamed into place at the end:
-a failed build leaves the previous site as it was.
+Pages typeset their math with the site's own MathJax 2 (:func:`mathjax_dir`, from the
+``jupyter-server-mathjax`` package) and load no script from the network. The site is built in
+a temporary folder beside ``--out`` and renamed into place: a failed build leaves the
+previous site as it was.
 """
 
 from __future__ import annotations
@@ -54,8 +47,8 @@ from urllib.parse import unquote, urlsplit
 from . import frontdoor, paths
 
 __all__ = ["Source", "find_sources", "rewrite_url", "rewrite_links", "github_anchors",
-           "rebase_markdown_links", "mathjax_dir", "MATHJAX_URL",
-           "notebook_summary", "build", "main"]
+           "rebase_markdown_links", "mathjax_dir", "MATHJAX_URL", "doc_stems", "doc_page",
+           "markdown_title", "notebook_summary", "build", "main"]
 
 #: files copied into ``assets/`` when a page links to them (besides everything under figures/)
 ASSET_SUFFIXES = {".png", ".svg", ".jpg", ".jpeg", ".gif", ".webp", ".csv", ".pdf"}
@@ -124,13 +117,31 @@ def find_sources(names: list[str], build: Path, quick_only: bool = False
     return out
 
 
-def page_names(notebook_stems: list[str]) -> dict[str, str]:
-    """Repository path -> site page, for every file that has a page."""
+def doc_stems(root: Path) -> list[str]:
+    """The explanation pages of ``docs/`` (``docs/<stem>.md``), by stem, sorted."""
+    return sorted(p.stem for p in (Path(root) / "docs").glob("*.md") if p.is_file())
+
+
+def doc_page(stem: str) -> str:
+    """The site page of ``docs/<stem>.md``."""
+    return f"docs-{stem}.html"
+
+
+def markdown_title(text: str, default: str = "") -> str:
+    """The first ``# `` heading of a markdown text."""
+    return next((ln[2:].strip() for ln in text.splitlines() if ln.startswith("# ")), default)
+
+
+def page_names(notebook_stems: list[str], docs: list[str] = ()) -> dict[str, str]:
+    """Repository path -> site page, for every file that has a page (``docs``: the stems of
+    the ``docs/`` pages)."""
     pages = {"GLOSSARY.md": "glossary.html", "figures/REPORT.md": "report.html",
              "README.md": "index.html"}
     for stem in notebook_stems:
         for ext in (".py", ".ipynb"):
             pages[f"notebooks/{stem}{ext}"] = f"{stem}.html"
+    for stem in docs:
+        pages[f"docs/{stem}.md"] = doc_page(stem)
     return pages
 
 
@@ -293,7 +304,7 @@ def _nav(stems: list[str], i: int, note: str, repo_url: str | None) -> str:
 
 
 def _index(root: Path, stems: list[str], titles: dict[str, str], lines: dict[str, str],
-           notes: dict[str, str], built: set[str]) -> str:
+           notes: dict[str, str], built: set[str], docs: dict[str, str] | None = None) -> str:
     """The index page as markdown (links as repository paths, rewritten like the others)."""
     out = ["# PPNN Lab — the notebooks, executed", "", _intro(root), "",
            "Every page below is a notebook as it ran, outputs included: tables, figures and "
@@ -311,7 +322,12 @@ def _index(root: Path, stems: list[str], titles: dict[str, str], lines: dict[str
             "paper value beside ours with a status (`figures/REPORT.md`, written by "
             "`make reproduce`).",
             "- [The glossary](GLOSSARY.md): the terms the notebooks use, in a sentence or two "
-            "each.", ""]
+            "each."]
+    if docs:
+        out.append("- How it works (`docs/`): why the design is this way, what is real and "
+                   "what is simulated:")
+        out += [f"  - [{cell(title)}](docs/{stem}.md)" for stem, title in docs.items()]
+    out.append("")
     return "\n".join(out)
 
 
@@ -366,7 +382,9 @@ def build(out: Path | None = None, quick_only: bool = False, run_missing: bool =
     repo_url = _repo_url(root)
     assets: set[str] = set()
     executed = {s: nbformat.read(src.path, as_version=4) for s, src in sources.items() if src}
-    pages = page_names([s for s in stems if s in executed])  # unrun: linked on GitHub
+    docs = {s: markdown_title((root / "docs" / f"{s}.md").read_text(encoding="utf-8"), s)
+            for s in doc_stems(root)}
+    pages = page_names([s for s in stems if s in executed], list(docs))  # unrun: on GitHub
     titles, lines, notes = {}, {}, {}
     for nb in notebooks:
         shown = executed.get(nb.stem)
@@ -398,14 +416,17 @@ def build(out: Path | None = None, quick_only: bool = False, run_missing: bool =
             nav = nbformat.v4.new_markdown_cell(_nav(stems, i, notes[s], repo_url))
             nb.cells.insert(0, nav)
             write(f"{s}.html", _export(exporter, nb, titles[s]), "notebooks")
-        for rel, name, title in (("figures/REPORT.md", "report.html", "PPNN Lab — report"),
-                                 ("GLOSSARY.md", "glossary.html", "PPNN Lab — glossary")):
+        markdown_pages = [("figures/REPORT.md", "report.html", "PPNN Lab — report"),
+                          ("GLOSSARY.md", "glossary.html", "PPNN Lab — glossary")]
+        markdown_pages += [(f"docs/{s}.md", doc_page(s), f"PPNN Lab — {title}")
+                           for s, title in docs.items()]
+        for rel, name, title in markdown_pages:
             text = (root / rel).read_text(encoding="utf-8")
             back = "[all notebooks](" + os.path.relpath("README.md", os.path.dirname(rel) or
                                                          ".") + ")\n\n"
             write(name, _export(exporter, _markdown_notebook(back + text), title),
                   os.path.dirname(rel))
-        index = _index(root, stems, titles, lines, notes, set(executed))
+        index = _index(root, stems, titles, lines, notes, set(executed), docs)
         write("index.html", _export(exporter, _markdown_notebook(index),
                                     "PPNN Lab — the notebooks, executed"), "")
         for rel in sorted(assets):

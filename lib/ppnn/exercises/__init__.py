@@ -1,4 +1,4 @@
-"""Checkable exercises for the notebooks (issue 26): ``check``, ``hint``, ``solution_of``.
+"""Checkable exercises for the notebooks: ``check``, ``hint``, ``solution_of``.
 
 In a notebook::
 

@@ -1,4 +1,4 @@
-"""Measured vs projected: the wire-mode table of 00_overview and REPORT.md (issue 29).
+"""Measured vs projected: the wire-mode table of 00_overview and REPORT.md.
 
 Every LAN/WAN figure of the paper tables is a projection (:mod:`ppnn.core.netmodel`). This
 module runs the families that have a wire mode (:data:`ppnn.wire.WIRE_FAMILIES`) as separate

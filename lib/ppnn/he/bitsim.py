@@ -1,37 +1,28 @@
 """TFHE gate backends: the common interface and a numpy bit simulator.
 
-A *gate backend* evaluates Boolean gates element-wise on whole arrays of encrypted bits
-(:class:`Bits`). Two backends share this interface, so every circuit is written once:
+A *gate backend* (:class:`GateBackend`) evaluates Boolean gates (:data:`GATES`) element-wise
+on whole arrays of encrypted bits (:class:`Bits`). Two backends share this interface, so
+every circuit is written once:
 
 * :class:`BitSimulator` (here) evaluates the gates on plaintext bits with numpy;
 * :class:`ppnn.he.tfhe.TfheBackend` evaluates them on real tfhe-rs ciphertexts through the
   project's binding ``ppnn_tfhe``.
 
-Both keep the same *public* bookkeeping per bit, computed by this module from information the
-server has anyway (never from secret values):
-
-``trivial`` / ``const``
-    tfhe-rs represents public constants as *trivial* ciphertexts (``Ciphertext::Trivial``) and
-    evaluates a gate with a trivial input by a shortcut without bootstrapping (``x AND 0 = 0``,
-    ``x AND 1 = x``, ``x XOR 1 = NOT x`` ...). The rules below mirror tfhe-rs 1.8
-    (``boolean/engine/mod.rs``) exactly, so the simulator books the same bootstraps as the real
-    library. With ``public_constants=False`` a backend never makes trivial ciphertexts:
-    constants are copies of an encrypted 0 (and its free negation), every gate bootstraps, and
-    gate counts equal the circuits' closed forms whatever the data.
-``md`` -- multiplicative depth
-    the number of consecutive AND-type gates (AND, OR, NAND, NOR, MUX) on the path to the bit;
-    XOR, XNOR and NOT add none (SHE Sec. 3.4: "the maximal number of consecutively executed
-    homomorphic AND gates"; in leveled TFHE an XOR is an addition).
-``gd`` -- bootstrap depth
-    the number of consecutive bootstrapped gates of any kind (what a fully-bootstrapped TFHE
-    run executes in sequence).
+Both keep the same *public* bookkeeping per bit, computed here from what the server has
+anyway: ``trivial`` / ``const`` (public constants as tfhe-rs's trivial ciphertexts, with its
+shortcuts for gates on them, so the simulator books the same bootstraps;
+``public_constants=False`` turns them off), ``md`` (multiplicative depth: consecutive
+AND-type gates, :data:`AND_LIKE`) and ``gd`` (bootstrap depth).
 
 Counters: ``backend.gates[name]`` counts element-wise evaluations that ran at least one
 bootstrap (HGOPs), ``backend.bootstraps`` the programmable bootstraps (a MUX of three
 encrypted inputs runs two), ``backend.ops`` all element-wise evaluations including shortcuts
-and the free NOTs (the binding's ``op_count``). With a ``ledger`` the backend
-also books ``gate_AND`` ... and ``bootstrap`` operations for ``party`` under the ledger's
-current label.
+and the free NOTs (the binding's ``op_count``). With a ``ledger`` the backend also books
+``gate_AND`` ... and ``bootstrap`` operations for ``party`` under the ledger's current label.
+
+See also
+--------
+docs/protocols.md : TFHE gates (the trivial-bit rules and the two depths).
 """
 
 from __future__ import annotations

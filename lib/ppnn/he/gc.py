@@ -1,55 +1,28 @@
 """Garbled circuits: half-gates + free-XOR + point-and-permute with fixed-key AES.
 
-The baseline Tabula is compared with (Tabula §4: "garbled circuits with quantized inputs").
+Boolean circuits (:class:`CircuitBuilder`, :mod:`ppnn.he.gc_circuits`) are garbled and
+evaluated level by level, for all gates of a level and all circuit instances at once. An AND
+costs two ciphertexts (half-gates, Zahur, Rosulek and Evans 2015), XOR and NOT are free
+(free-XOR), and the hash is the tweakable circular correlation-robust hash of Guo, Katz, Wang
+and Yu (2020) over AES-128 under a fixed public key, every tweak unique within a session.
+Labels are uint64 arrays of shape ``(..., 2)`` (16-byte blocks).
 
-* **Circuits** are Boolean (XOR, AND, NOT) and built with :class:`CircuitBuilder`; gates are
-  grouped into topological *levels* so that each level is garbled and evaluated for all
-  gates of the level and all circuit instances (elements) at once -- no Python loop per gate
-  or per element.
-* **Garbling** (Zahur, Rosulek, Evans 2015, "Two halves make a whole", Fig. 2): XOR and NOT
-  are free (free-XOR, Kolesnikov-Schneider 2008: one global offset ``Delta`` with
-  ``lsb(Delta) = 1``); an AND costs two ciphertexts ``T_G, T_E`` (2 kappa bits), 4 hashes
-  (8 AES calls) to garble and 2 hashes (4 AES calls) to evaluate. Point-and-permute: the
-  permute bit is ``lsb(label)``.
-* **Hash**: the tweakable circular correlation-robust hash of Guo, Katz, Wang and Yu (2020,
-  "Efficient and secure multiparty computation from fixed-key block ciphers", §7):
-  ``H(X, i) = pi(pi(X) ^ i) ^ pi(X)``, ``pi`` = AES-128 under a fixed public key
-  (``cryptography``'s OpenSSL AES-ECB, two calls per level for every block). Its proof needs
-  every tweak ``i`` used at most once per ``Delta``; here tweaks are unique across a whole
-  :func:`garble_and_evaluate` session: the low 64 bits count (AND gate, instance) across all
-  its chunks, the high 64 bits are a random session nonce drawn with the labels, so two
-  sessions repeat a tweak only with probability 2^-64. Labels are numpy arrays of shape
-  ``(..., 2)`` uint64 (16-byte blocks).
-* **Circuits** come from :mod:`ppnn.he.gc_circuits` (builder, adders, and the one
-  activation circuit family; the ReLU on b-bit additive shares, :func:`relu_circuit`, is its
-  simplest member): evaluator (client) input ``x_c``, garbler (server) inputs ``x_s`` and a
-  random mask ``r``; ``z = ReLU(x_c + x_s) - r``: the client learns z, the server keeps r.
-  ``3 (b - 1)`` AND gates (:func:`relu_and_gates`).
-* :func:`garble_and_evaluate` runs both sides on many instances in chunks (each chunk its own
-  garbling and ``Delta``); :func:`gc_relu` and the network layers of
-  :mod:`ppnn.protocols.gc_act` use it.
+* :func:`garble`, :func:`input_labels`, :func:`evaluate`, :func:`decode` -- the two sides;
+  :func:`garble_and_evaluate` runs both on many instances in chunks (each its own ``Delta``);
+* :func:`gc_relu` -- the ReLU on b-bit additive shares (:func:`relu_circuit`,
+  :func:`relu_and_gates`): the baseline Tabula is compared with (Tabula §4), used by
+  :mod:`ppnn.protocols.gc_act` too;
+* :func:`gc_cost` / :class:`GCCost` -- the exact communication of a circuit (tables, garbler
+  labels, the evaluator's labels by IKNP OT, decoding bits; base OTs amortised away);
+* :data:`SPLITS` -- ``"delphi"`` (Delphi's ReLU protocol: circuits, OT and the mask's labels
+  offline, only the labels of the server's share online; :func:`book_delphi_split` is its
+  one booking) and ``"online"`` (everything online in two rounds, as GAZELLE runs it);
+* :class:`GCWire` -- the bytes a garbler sent, for recorded transcripts.
 
-Communication model (:func:`gc_cost`), all sizes exact for our circuit: garbled tables
-``2 kappa`` per AND; garbler input labels ``kappa`` each; evaluator input labels by IKNP OT
-extension, ``kappa`` bits receiver->sender plus two ``kappa``-bit ciphertexts back per bit
-(base OTs amortised away); output decoding 1 bit per output wire.
-
-Two ways to book it (:func:`gc_relu`'s ``split``, :data:`SPLITS`):
-
-* ``"delphi"`` -- Delphi's ReLU protocol (Mishra et al. 2020, §4; its code's
-  ``ReluProtocol``): the server garbles and sends the circuits offline, together with the
-  labels of its output mask ``r`` (drawn in preprocessing), and the client's labels for its
-  share (fixed by the linear layer's preprocessing) come by OT offline; online the server
-  sends only the labels of its own share ``x_s`` (``b kappa`` bits, one round), the client
-  evaluates and decodes locally: nothing goes back (:attr:`GCCost.online_delphi_relu`,
-  :attr:`GCCost.offline_delphi_relu`). Tabula's baseline (Tabula §4: "an implementation of the
-  Delphi protocol ... using garbled circuits").
-* ``"online"`` -- everything online, two rounds (OT request; then OT answers, tables, garbler
-  labels and decoding bits together): a protocol without preprocessing (GAZELLE-style).
-
-:func:`book_delphi_split` is the one booking of Delphi's split: :func:`gc_relu`, the
-``delphi_gc`` family's activation layers (:func:`ppnn.protocols.gc_act.book_gc`) and Tabula's
-counter (:func:`ppnn.protocols.tabula.network.count_network`) all call it.
+See also
+--------
+docs/protocols.md : garbled circuits (the hash's tweaks, the activation circuit, the splits).
+ppnn.he.ot : the oblivious transfer the evaluator's labels need.
 """
 
 from __future__ import annotations

@@ -2,52 +2,29 @@
 
 What the garbled-circuit families need to give the evaluator (the client) the labels of its
 own input bits without the garbler (the server) learning the bits, and without the client
-learning the other label of any wire (which would give it the garbler's ``Delta``):
-``m`` 1-out-of-2 OTs of 128-bit strings, semi-honest, with ``m`` in the millions.
+learning the other label of any wire: ``m`` 1-out-of-2 OTs of 128-bit strings, semi-honest,
+with ``m`` in the millions.
 
-* **Base OTs** (:class:`BaseOTReceiver`, :class:`BaseOTSender`): ``kappa = 128`` random
-  OTs, the two-message semi-honest OT of Bellare and Micali (CRYPTO 1989) in the form of
-  Naor and Pinkas (SODA 2001, "Efficient oblivious transfer protocols", §3.1: the sender's
-  one ``g^r`` serves every OT, the index goes into the hash). Group: the 3072-bit MODP group
-  of RFC 3526 (group 15, a safe prime ``p = 2q + 1``, about 128-bit security), generator
-  ``g = 2`` of the subgroup of order ``q``; exponents of 256 bits (twice the security level,
-  RFC 3526 §8) from :mod:`secrets`. ``C`` is a public element nobody knows the logarithm of
-  (SHA-256 of a fixed string, squared into the subgroup). The receiver, with choice bit
-  ``s_i``, draws ``k_i`` and sends ``PK_i0`` with ``PK_i,s_i = g^k_i`` and
-  ``PK_i,1-s_i = C / g^k_i``; the sender draws ``r`` and answers ``g^r``. The sender's two
-  strings are ``SHA-256(i, b, g^r, PK_ib^r)`` (first 128 bits), the receiver's
-  ``SHA-256(i, s_i, g^r, (g^r)^k_i)``: the other one would need ``C^r`` (CDH). Two messages:
-  ``kappa`` group elements (48 KiB) receiver -> sender, one (384 bytes) back.
-* **IKNP extension** (Ishai, Kilian, Nissim and Petrank, CRYPTO 2003, "Extending oblivious
-  transfers efficiently", §3, semi-honest), roles reversed with respect to the base OTs: the
-  extension's sender (the garbler) is the base OTs' receiver, with choice bits ``s``, and
-  holds ``G(k_i^{s_i})``; the extension's receiver (the evaluator), with choice bits ``r``
-  (``m`` of them), holds both seeds, sets the columns ``t^i = G(k_i^0)`` and sends
-  ``u^i = t^i ^ G(k_i^1) ^ r`` (``kappa m`` bits, :class:`IKNPReceiver`). The sender forms
-  ``q^i = G(k_i^{s_i}) ^ s_i u^i = t^i ^ s_i r``, so row ``j`` of the ``m x kappa`` matrix
-  is ``q_j = t_j ^ r_j s``, and answers ``y_j^b = x_j^b ^ H(j, q_j ^ b s)`` (two 128-bit
-  strings per OT, :class:`IKNPSender`); the receiver opens ``x_j^{r_j} = y_j^{r_j} ^ H(j,
-  t_j)``. The other string stays masked by ``H(j, t_j ^ s)`` with ``s`` unknown to it.
-* **Primitives**: the PRG ``G`` is AES-128 in counter mode keyed with the base OT's string
-  (``cryptography`` / OpenSSL), one stream per seed for the whole session (each extension
-  continues it); the hash ``H(j, q)`` is the fixed-key AES hash of the garbled circuits
-  (:mod:`ppnn.he.gc`: ``pi(pi(q) ^ j) ^ pi(q)``, Guo, Katz, Wang and Yu 2020), tweaked by
-  the session's OT index ``j`` (never repeated) under a domain constant of its own in the
-  tweak's high word; a tweakable circular correlation-robust hash is in particular
-  correlation-robust, what IKNP's proof asks of ``H``. All vectorized: the ``kappa x m``
-  bit matrix is generated, transposed (``np.unpackbits`` / ``np.packbits``) and hashed in
-  chunks of :data:`CHUNK` OTs, with no Python loop per OT (only one per seed and chunk).
+* :class:`BaseOTReceiver`, :class:`BaseOTSender` -- ``kappa = 128`` base OTs, Bellare-Micali
+  in the form of Naor and Pinkas (SODA 2001), in RFC 3526's 3072-bit MODP group (:data:`P`,
+  :data:`G`; exponents of :data:`EXPONENT_BITS` bits): two messages,
+  :data:`BASE_REQUEST_BYTES` and :data:`BASE_REPLY_BYTES`;
+* :class:`IKNPReceiver`, :class:`IKNPSender` -- IKNP OT extension (Ishai, Kilian, Nissim and
+  Petrank, CRYPTO 2003), roles reversed with respect to the base OTs: the columns go
+  receiver to sender, two masked strings per OT come back; AES-128 in counter mode as the
+  PRG and the garbled circuits' fixed-key hash (:mod:`ppnn.he.gc`) as ``H``, vectorized in
+  chunks of :data:`CHUNK` OTs;
+* :func:`columns_bits`, :func:`columns_bytes`, :func:`answers_bits` -- exactly what
+  :func:`ppnn.he.gc.gc_cost` books per evaluator input bit (``kappa`` bits, ``2 kappa`` back);
+  the base OTs run once per session and the ledger does not book them.
 
-Sizes (:func:`columns_bits`, :func:`answers_bits`) are exactly what :func:`ppnn.he.gc.gc_cost`
-books for the OT of one evaluator input bit: ``kappa`` bits receiver -> sender and
-``2 kappa`` bits back; the base OTs (:data:`BASE_REQUEST_BYTES`, :data:`BASE_REPLY_BYTES`)
-are once per session and the ledger does not book them ("base OTs amortised away").
+Every secret (the exponents, ``s``, ``r`` where the caller draws it) comes from the OS CSPRNG
+and stays in memory.
 
-Wire format of the columns (the receiver's message): chunk by chunk (:data:`CHUNK` OTs, the
-last one shorter), the ``kappa x c`` bit matrix of the chunk in row-major order, packed
-least significant bit first (``kappa c / 8`` bytes, ``kappa = 128``). Every secret (the
-exponents, ``s``, ``r`` where the caller draws it) comes from the OS CSPRNG and stays in
-memory.
+See also
+--------
+docs/protocols.md : oblivious transfer (the messages, the strings, the wire format).
+ppnn.wire.ot : the same OT between two processes.
 """
 
 from __future__ import annotations

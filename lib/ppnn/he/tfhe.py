@@ -54,7 +54,7 @@ class TfheBackend(GateBackend):
     Parameters
     ----------
     key : ppnn_tfhe.BooleanKey, optional
-        Client + server key (generated with tfhe-rs's CSPRNG if omitted, ~1-2 s). The same
+        Client + server key (generated with tfhe-rs's CSPRNG if omitted). The same
         object decrypts, as the client would; the server only uses its gate methods.
     public_constants, ledger, party : see :class:`ppnn.he.bitsim.GateBackend`.
     """

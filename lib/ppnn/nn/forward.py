@@ -223,7 +223,7 @@ def forward(net: Network, params, x, return_layers: bool = False):
     output instead of the logits.
 
     Runs on one OpenBLAS thread, as training does: OpenBLAS sums a large product in another
-    order with one thread than with several (float32 LeNet logits differ by ~1e-6 between
+    order with one thread than with several (float32 logits differ in their last bits between
     one and two threads), and accuracies and quantization scales are computed from these
     outputs -- so they do not depend on the number of cores."""
     x = _batch_input(net, x, "forward")

@@ -1,11 +1,8 @@
 """ONNX import and export of network specs ("bring your own network").
 
-``from_onnx(path)`` turns an ONNX model -- a chain of layers and residual blocks, e.g. a PyTorch
-``torch.onnx.export`` of an ``nn.Sequential`` or of a torchvision-style ResNet -- into a
-:class:`~ppnn.nn.network.Network` and its parameters in the format of :mod:`ppnn.nn.forward`
-(``fold_bn=True``: every batch-norm after a convolution or dense layer folded into it);
-``to_onnx(net, params, path)`` writes any network of the zoo as an ONNX model. Op mapping
-(both directions unless marked):
+``from_onnx(path, fold_bn=False)``: an ONNX chain of layers and residual blocks (e.g. an
+exported ``nn.Sequential`` or ResNet) as a :class:`~ppnn.nn.network.Network` and parameters;
+``to_onnx(net, params, path)`` writes any zoo network. Ops (both ways unless marked):
 
 ====================================  ========================================================
 ONNX                                  ppnn
@@ -14,12 +11,10 @@ Conv (2-D, square kernel, equal       Conv2d(out, k, stride, padding, bias, grou
 pads, dilations 1, any group)         ``W`` (Cout, Cin/group, k, k) and ``B`` as ``W``, ``b``
 Gemm (alpha = beta = 1, transA = 0)   Dense; ``W = B`` if transB = 1 else ``B.T``, ``b = C``
 MatMul (+ Add of a constant)          Dense; ``W = B.T``, ``b`` = the Add's constant (import)
-Relu                                  ReLU
-Mul(x, x)                             Square
+Relu / Mul(x, x)                      ReLU / Square
 MaxPool (ceil_mode 0)                 MaxPool(k, stride, padding) (padding is -inf in both)
-AveragePool, count_include_pad = 1    MeanPool(k, stride, padding): zero padding counted, the
-(or any count_include_pad when        divisor is always ``k*k``, exactly ONNX's average with
-pads are 0)                           count_include_pad = 1
+AveragePool, count_include_pad = 1    MeanPool(k, stride, padding): the divisor is always
+(or any when pads are 0)              ``k*k``, ONNX's average with count_include_pad = 1
 AveragePool + Mul by ``k*k``          MeanPool(..., scaled=True) (the window sum)
 GlobalAveragePool (square input)      MeanPool(H) (import)
 BatchNormalization (inference)        BatchNorm(eps=epsilon); ``scale, B, input_mean,
@@ -28,19 +23,11 @@ Flatten (axis 1), Reshape to          Flatten
 (N, -1) / (0, -1) / (1, -1)
 Add of two branches (identity or       Residual(body, shortcut): a tensor read by two nodes
 projection shortcut)                  opens the block, the Add of the two branches closes it
-Identity, Dropout                     skipped (import)
 ====================================  ========================================================
 
-Anything else -- an unsupported op (Concat, attention's products of two computed tensors,
-a shape computed at run time), branches that do not meet in one Add -- raises ``ValueError``
-naming the node and its op.
-
-Import also accepts ``auto_pad`` VALID, and SAME_UPPER / SAME_LOWER where they pad every
-side equally, and ``ceil_mode=1`` where it gives the same output size as floor. Weights come
-from initializers and ``Constant`` nodes; float32 / float64 weights keep their type, others
-become float64. Export writes float64 if any parameter is float64, else float32. ONNX
-stores ``epsilon`` as float32; import reads it back as the shortest decimal with that float32
-value (``1e-05``, not ``9.99999974e-06``), so an exported network imports as an equal one.
+Anything else (Concat, run-time shapes, branches not meeting in one Add) raises ``ValueError``
+naming the node. Identity and Dropout are skipped; ``auto_pad`` and ``ceil_mode=1`` are taken
+where they equal explicit padding; ``epsilon`` reads back as its float32's shortest decimal.
 """
 
 from __future__ import annotations

@@ -180,7 +180,7 @@ def _loop(net, params, x, y, epochs, batch_size, opt, dtype, rng, callback, x_te
 @dataclass(frozen=True)
 class Recipe:
     """How ``pretrained`` trains a network. Quick: ``quick_epochs`` on the first
-    ``quick_subset`` training images (<= ~30 s on 2 cores); full: ``epochs`` on all.
+    ``quick_subset`` training images; full: ``epochs`` on all.
 
     ``init_gain`` scales the He-initialised weights. ``drop_final_relu``: a ReLU on the logits
     (Falcon's public code puts one there) blocks the gradient of every negative logit, so it

@@ -15,20 +15,18 @@ layers + Tabula lookup tables", "Falcon, malicious"). Each implements :class:`Fa
 * ``run`` executes the protocol in simulated multi-party mode: every party in this process,
   every message booked on a :class:`~ppnn.core.Ledger`;
 * ``count`` books the same ledger without the protocol's computation (a closed form, or a dry
-  run on a zero input where the family has no closed form; ``Family.count_method`` says which)
-  -- equal to ``run``'s ledger for the same plan and batch, a test checks it for every family.
+  run on a zero input; ``Family.count_method`` says which), equal to ``run``'s ledger for the
+  same plan and batch (tested for every family).
 
-Where the cost goes and what is real: each :class:`FamilySpec` lists what runs on real
-cryptography and what on a simulator; each :class:`Result` says what was measured, counted or
-projected. A family that cannot run a network raises :class:`UnsupportedNetwork`, naming the
-layer and the reason.
+Each :class:`FamilySpec` lists what runs on real cryptography and what on a simulator; each
+:class:`Result` says what was measured, counted or projected. A family that cannot run a
+network raises :class:`UnsupportedNetwork`, naming the layer and the reason.
 
-What the front door refuses (:mod:`.checks`, :mod:`ppnn.errors`): images that are not finite
-or lie outside the family's declared input range (:meth:`Family.input_range`, pixels in
-``[0, 1]``: nothing is clipped or wrapped), parameters that are not finite, unknown options,
-and parameters below the security a family claims (:meth:`Family.security_shortfalls`)
-unless ``compile(..., insecure=True)``, which the plan's options, ``plan.insecure`` and every
-result's ``provenance["security"]`` then state.
+The front door refuses (:mod:`.checks`, :mod:`ppnn.errors`) images that are not finite or lie
+outside the family's input range (:meth:`Family.input_range`: nothing is clipped or wrapped),
+parameters that are not finite, unknown options, and parameters below the security a family
+claims (:meth:`Family.security_shortfalls`) unless ``compile(..., insecure=True)``, which
+``plan.insecure`` and every result's ``provenance["security"]`` then state.
 """
 
 from __future__ import annotations

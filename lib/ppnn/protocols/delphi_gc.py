@@ -21,14 +21,10 @@ The client holds the image, the server the model. Fixed point: pixels ``x 2^f``,
 * **output** -- the server sends its share of the logits to the client, who adds it to its
   own: ``logits = to_signed(client's share + server's share mod 2^k)``.
 
-A recorded run (``ppnn.run(..., record_values=...)``) keeps every share and masked value, the
-garbler's real bytes (tables, labels, decoding bits: size + digest), and lists the counted HE
-and the OT columns ``SIZE_ONLY``.
-
 :class:`DelphiGCPlan` holds the integer network and its exact oracle
-(:meth:`DelphiGCPlan.forward_int`); :func:`secure_inference` runs the protocol and returns the
-same logits bit for bit (the truncation happens inside the circuit, so there is no
-probabilistic error).
+(:meth:`DelphiGCPlan.forward_int`); :func:`secure_inference` returns its logits bit for bit
+(truncation inside the circuit: no probabilistic error). A recorded run keeps every share,
+the garbler's real bytes (size + digest) and lists the counted HE and OT columns ``SIZE_ONLY``.
 """
 
 from __future__ import annotations

@@ -1,47 +1,28 @@
 """Garbled-circuit activation layers for the HE-GC families (Delphi, GAZELLE, GALA).
 
 The circuit is the toolkit's one activation circuit (:func:`ppnn.he.gc_circuits.act_circuit`,
-re-exported here with :class:`ActSpec`); garbling and evaluation are
-:func:`ppnn.he.gc.garble_and_evaluate`. This module runs the layer between the two parties and
-books it. One circuit instance per activation output does, on k-bit additive shares (client =
-evaluator, server = garbler):
+re-exported here with :class:`ActSpec` and :func:`act_and_gates`); garbling and evaluation
+are :func:`ppnn.he.gc.garble_and_evaluate`. This module runs the layer between the two
+parties and books it. One circuit instance per activation output does, on k-bit additive
+shares (client = evaluator, server = garbler):
 
 1. ``x_j = c_j + s_j mod 2^k`` for the ``m`` inputs of a max-pool window (``m = 1``: no pool);
 2. ``v = max_j x_j`` (signed; ``m - 1`` comparators);
-3. ``y = ReLU(v) >> d`` -- ReLU and the fixed-point truncation together, exact (a floor of a
-   non-negative value is a wire selection; ``max`` and ``floor`` commute with ReLU);
+3. ``y = ReLU(v) >> d`` -- ReLU and the fixed-point truncation together, exact;
 4. ``z = y - r mod 2^k`` with the server's fresh mask ``r``: the client learns ``z``, the
    server keeps ``r`` -- shares of the output.
 
-This is Delphi's garbled ReLU (Mishra et al. 2020, §4.2: the GC computes ReLU and the
-truncation of the linear layer's shares and re-shares the result) with the following max-pool
-folded into the same circuit (MiniONN / Delphi evaluate ReLU + max-pool in one GC).
+:func:`garbled_activation` computes the layer; :func:`book_gc` books it, sizes from
+:func:`ppnn.he.gc.gc_cost`, in one of two splits: ``"delphi"`` (Delphi's ReLU protocol,
+:func:`ppnn.he.gc.book_delphi_split`: OT, tables, the labels of ``r`` and the decoding bits
+offline, only the labels of the server's share online) or ``"online"`` (everything online in
+two rounds, GAZELLE-style). With ``keep=True`` (a ledger that records values) it also returns
+the bytes the garbler sent (:class:`~ppnn.he.gc.GCWire`), recorded by size and digest; the
+OT is not run in process, so its messages are recorded ``SIZE_ONLY``.
 
-AND gates per instance (XOR and NOT are free), checked against the built circuit by the tests:
-``m (k - 1)`` adders + ``(m - 1) (2k - 1)`` comparators + ``k - 1 - d`` selects
-+ ``k - 1`` for the mask subtraction (:func:`act_and_gates`).
-
-Bookings (:func:`book_gc`), sizes from :func:`ppnn.he.gc.gc_cost`:
-
-* ``split="delphi"``: Delphi's ReLU protocol, :func:`ppnn.he.gc.book_delphi_split` (the
-  same booking as Tabula's baseline, ``gc_relu(split="delphi")``): the client's inputs are
-  its shares of the linear layer's output, which Delphi's preprocessing fixes, and the
-  server's output mask ``r`` is drawn in preprocessing -- OT, garbled tables, the labels of
-  ``r`` and the decoding bits move offline; online the server sends only the labels of its
-  share (``m k`` labels per instance: ``k`` per ReLU input, ``GCCost.online_delphi_relu``);
-* ``split="online"``: everything online in two rounds (OT request; answers, tables, labels,
-  decoding), exactly as :func:`ppnn.he.gc.gc_relu` books it (GAZELLE-style, and the GALA
-  module's projections).
-
-Recorded transcripts (``ledger.records_values``): :func:`garbled_activation` with ``keep=True``
-also returns the bytes the garbler really sent (:class:`~ppnn.he.gc.GCWire`: the garbled
-tables, the labels of its share and of its mask, the decoding bits) and :func:`book_gc`
-records them as ciphertexts (size and SHA-256 digest). The OT extension is not run (the
-simulator hands the client the labels of its bits), so the OT messages are recorded
-``SIZE_ONLY`` (Delphi's split books the OT answers as their own message; the online split's
-one message carries OT answers, tables, labels and decoding bits, and its digest covers the
-last three). Without ``keep`` nothing is copied: the layer runs
-:func:`ppnn.he.gc.garble_and_evaluate` as before.
+See also
+--------
+docs/protocols.md : garbled circuits (the activation circuit, the splits).
 """
 
 from __future__ import annotations

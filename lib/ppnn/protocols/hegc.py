@@ -23,14 +23,10 @@ shares, mod ``p`` (the identity shortcut first lifted by ``2^f_w`` to the body's
 rescale by ``f_w`` and the clip stay in the next garbled ReLU, as after any linear layer
 (:class:`_ResidualPlan`).
 
-The integer network and its oracle are GALA's own (:mod:`ppnn.protocols.gala.network`):
-:func:`secure_inference` returns :func:`~ppnn.protocols.gala.network.integer_forward`'s
-logits bit for bit: the server sends its share of the logits and the client computes
-``centered(client's share + server's share mod p)``.
-
-A recorded run keeps every share (the GC's ``z`` and ``r``, the shares of the logits), the
-garbler's real bytes (tables, labels, decoding bits: size + digest) and, on the slot
-simulator, lists the ciphertexts, the Galois keys and the OT columns ``SIZE_ONLY``.
+:func:`secure_inference` returns the logits of GALA's own integer oracle
+(:func:`ppnn.protocols.gala.network.integer_forward`) bit for bit. A recorded run keeps every
+share and the garbler's real bytes (size + digest); on the slot simulator the ciphertexts,
+Galois keys and OT columns are ``SIZE_ONLY``.
 """
 
 from __future__ import annotations

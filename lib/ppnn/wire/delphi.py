@@ -1,67 +1,29 @@
 """Delphi + Tabula in wire mode: the client, the server and the dealer as processes, SPMD
-with garbage.
+with garbage (the ``delphi_tabula`` family).
 
-The client and the server each run the *same* protocol code as the in-process simulation
-(:func:`ppnn.protocols.tabula.network.secure_inference`, two-row share arrays) with a
-:class:`WireLedger`, which changes only where values come from:
+The client (``P0``) and the server (``P1``) each run the in-process protocol
+(:func:`ppnn.protocols.tabula.network.secure_inference`) with a :class:`WireLedger`, which
+changes only where values come from: the client holds the image and its shares, the server
+the integer weights and biases and its shares, and everything else is garbage until a
+booked message (``Ledger.transmit``, ``Ledger.send``) or the dealer's material brings the
+real value. Delphi's counted HE crosses as zero filler of its booked size.
 
-* **What a process holds is real; everything else is garbage.** The client holds the image
-  and its share of every value; the server holds the model (integer weights and biases) and
-  its share. Before the protocol starts each process fills what it lacks with random
-  garbage from its own generator (fresh OS entropy): the client gets garbage weights and
-  biases of the public shapes, the server a garbage image; the other party's share is
-  garbage wherever it would have come from the other party, and every random draw of the
-  simulation (Delphi's masks, the tables' secrets) is garbage until the dealer's material
-  overwrites the process's own part.
-* **Received messages are the only way real values of other parties arrive.** Every booked
-  message goes through ``Ledger.transmit`` (Delphi's ``[x]_c + R_c``, Tabula's blinded
-  ``x_trunc_i + s_i``, the server's share of the logits) or ``Ledger.send`` (the counted
-  HE ciphertexts of Delphi's preprocessing): the sender's process sends the real bytes at
-  the booked width, the receiver's process uses what arrived.
-* **The offline material comes from the dealer process**, each party only its part: per
-  table layer its secret shares ``s_i`` (b bits each) and its table shares ``[T]_i`` (2^b
-  ring elements per activation) -- exactly the booked ``n (2^b 64 + b)`` bits; per linear
-  layer Delphi's masks (client: ``R_c`` and ``-(W R_c + R_s)``, server: ``R_s``).
+The dealer's process (``dealer``) is the simulation's ideal dealer: it runs the in-process
+protocol with the run's seed and sends each party its tables, table secrets and Delphi's
+masks (class ``offline ideal`` for the HE's result). Its masks and the table entries the
+run reads follow the seed, since each party truncates its own share and the logits depend
+on them; the provenance says so, and ``seed=None`` draws them from OS entropy.
 
-So if the client's logits equal the in-process run's, neither party's computation read a
-value it does not hold. :func:`delphi_online_reading_client_share` is a deliberately broken
-step (the server computes on the client's local share and mask instead of the message it
-received) that the simulation cannot tell from the real one and the garbage test catches.
+Main names: :func:`run_plan`, :func:`delphi_job`, :data:`ROLE_OF`;
+:func:`delphi_online_reading_client_share` is a deliberately broken step (the server reads
+the client's local share and mask) that the garbage test catches. Delphi + GC
+(:mod:`.delphi_gc`) reuses the parties' side: :class:`WireLedger` (whose
+:meth:`WireLedger.staged` gives messages booked without a value their real content),
+:func:`send_masks` and :func:`collect`.
 
-**The dealer process** is the simulation's ideal dealer, and the simulator: it runs the
-in-process protocol with the run's seed (so its random draws are the simulation's), records
-each party's material, then sends it. The simulation draws tables lazily
-(:class:`~ppnn.protocols.tabula.tables.LazyTables`: a fresh sharing ``(r, F(y - s) - r)`` of
-the entry read at the public ``y``); the dealer materialises each table as a uniformly
-random sharing of ``T[y'] = F(y' - s)`` whose client share at the ``y`` the run will read is
-that same ``r`` (every other entry from the dealer's own fresh generator) -- the distribution
-of fresh dealer tables, and the lookups of the simulation. Delphi's masks are dealt the
-same way; the HE that computes ``W R_c + R_s`` between the parties is *counted*, not run
-(:mod:`ppnn.protocols.delphi`): its two booked ciphertext messages cross between client and
-server as frames of their booked size filled with zeros (no ciphertext is built), and the
-dealer delivers the HE's result in the unbooked traffic class ``offline ideal``.
-
-**Randomness.** Delphi's masks, the tables' secrets and the shares of the table entries the
-run reads are the simulation's draws from the run seed, in the dealer's process (the other
-entries' shares come from OS entropy there, :func:`_materialise`): each party truncates its
-own share (SecureML's local truncation), so the logits depend on the shares, and only these
-draws give the in-process run's logits. Whoever knows the seed knows both parties' masks:
-this family is simulation (Delphi's HE counted, the dealer ideal), as the result's
-provenance says; ``seed=None`` draws them from OS entropy. The parties' processes get no
-seed.
-
-Processes: three, the launcher's roles ``P0`` (the client), ``P1`` (the server) and
-``dealer`` (:data:`ROLE_OF`; no ``P2`` is started).
-
-What is real: the processes, the sockets, the bytes of every booked message at its booked
-width, the rounds (causal depth) and the wall time. What is simulated: the dealer (trusted:
-Tabula's Fig. 3 preprocessing and Delphi's HE are not run), and Delphi's ciphertexts (filler
-of their booked size).
-
-Delphi + GC (:mod:`.delphi_gc`) reuses the parties' side: :class:`WireLedger` (whose
-:meth:`WireLedger.staged` gives messages booked without a value -- the garbled circuit's --
-their real content), the masks received from the dealer, :func:`send_masks` and
-:func:`collect`.
+See also
+--------
+docs/wire.md : the honesty argument, and Delphi + Tabula in "Family by family".
 """
 
 from __future__ import annotations

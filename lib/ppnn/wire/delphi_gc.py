@@ -1,102 +1,28 @@
 """Delphi + garbled ReLU in wire mode: the client, the server and the dealer as processes,
 SPMD with garbage (the ``delphi_gc`` family, :mod:`ppnn.protocols.delphi_gc`).
 
-The client and the server each run the *same* protocol code as the in-process simulation
+The client (``P0``) and the server (``P1``) run the in-process protocol
 (:func:`ppnn.protocols.delphi_gc.secure_inference`) with a
-:class:`~ppnn.wire.delphi.WireLedger`, two hooks changing only where values come from:
+:class:`~ppnn.wire.delphi.WireLedger`. The linear layers run as in :mod:`.delphi` (Delphi's
+masks from the dealer, its counted HE as filler). The garbled activations are real: the
+server's process (:class:`GCParty`) garbles with its own labels and a fresh output mask from
+the OS CSPRNG and sends, each as a frame of its booked size, what Delphi's split books
+(:func:`ppnn.he.gc.book_delphi_split`): in preprocessing the IKNP OT of the client's input
+labels (:class:`~ppnn.wire.ot.WireOT`), the garbled tables, the labels of its mask and the
+decoding bits; online the labels of its share. The client evaluates from those frames alone
+(:func:`ppnn.wire.hegc.garble_frames`, :func:`ppnn.wire.hegc.evaluate_frames`).
 
-* **What a process holds is real; everything else is garbage.** The client holds the image
-  and its share of every value; the server holds the model (the integer weights and biases
-  of the fixed-point plan; the shifts and the circuits' parameters are public) and its share.
-  The client's plan gets garbage weights and biases of the public shapes, the server a
-  garbage image; the other party's share is garbage wherever it would have come from the
-  other party.
-* **Linear layers: Delphi, as** :mod:`.delphi` **runs them.** The dealer process sends each
-  party its Delphi masks (client: ``R_c`` and ``-(W R_c + R_s)``, server: ``R_s``; class
-  ``offline ideal``: the result of the counted HE, which is not run); the two counted HE
-  messages cross between client and server as zero filler of their booked size; online the
-  client sends ``[x]_c + R_c`` and the server computes on what it received.
-* **Garbled ReLU (+ max-pool, truncation), real.** The server's process garbles the circuit
-  of :func:`ppnn.protocols.gc_act.act_circuit` (half-gates, free-XOR, fixed-key AES; labels
-  and ``Delta`` from the OS CSPRNG) with its share and its fresh output mask ``r`` (OS
-  CSPRNG, :class:`~ppnn.core.randomness.SecureRandom`, as in process) as garbler inputs, and
-  sends what Delphi's split books (:func:`ppnn.he.gc.book_delphi_split`), each message a
-  frame of exactly its booked bits: in preprocessing (class ``offline setup``) the IKNP OT
-  of the client's input labels, run for real (:mod:`ppnn.he.ot`,
-  :class:`~ppnn.wire.ot.WireOT`): the client's receiver columns for the bits of its share
-  (fixed by the linear layer's preprocessing), then the two IKNP answers of each of its
-  input wires (the labels ``(W0, W0 ^ Delta)`` masked, 2 x 128 bits), the garbled tables
-  (two 128-bit rows per AND gate), the labels of ``r`` and the decoding bits; online only
-  the labels of its share (``k`` labels of 16 bytes per ReLU input). The client unmasks the
-  answer of its own bit (the other stays pseudorandom to it: one label per wire, never
-  ``Delta``) and evaluates from these frames alone. The server computes the answers when it
-  sends them, from the columns it has just received
-  (:meth:`~ppnn.wire.delphi.WireLedger.staged` takes a function). The 128 base OTs run
-  once per run, in the unbooked class ``unbooked base OT``: the server's first message (128
-  group elements, 49,152 bytes) at the start, the client's reply (384 bytes) just before its
-  first columns. The garbling and the evaluation are split with
-  :func:`ppnn.wire.hegc.garble_frames` and :func:`ppnn.wire.hegc.evaluate_frames`; in
-  process :func:`ppnn.he.gc.garble_and_evaluate` still does both in one call, so the
-  in-process results and ledger are unchanged.
-* **Output.** The server sends its share of the logits (``k`` bits per element); the client
-  adds its own.
+The dealer's process draws Delphi's masks from the OS CSPRNG and garbles nothing: in its run
+the circuit is replaced by its ideal functionality, booked exactly as the circuit is.
 
-So if the client's logits equal the in-process run's, the client's computation used no
-weight, bias, share, mask or garbler label of the server except through what it received,
-and the server's used no image or client share except through the received
-``[x]_c + R_c``. :data:`BROKEN` names deliberately broken steps that the in-process
-simulation cannot tell from the real ones (there every copy is the real value) and that the
+Main names: :func:`run_plan`, :func:`delphi_gc_job`, :class:`GCParty`; :data:`BROKEN` names
+deliberately broken steps that the in-process run cannot tell from the real ones and the
 garbage test catches.
 
-**Rounds.** Every online message depends on the one before it (``[x]_c + R_c`` -> the
-server's share -> the labels of ``x_s`` -> the client's evaluated share -> the next
-``[x]_c + R_c`` ... -> the server's share of the logits), so for a network that ends with a
-linear layer (MiniONN) the causal depth measured on the wire equals the ledger's online
-rounds. A network that ends with an activation layer (Falcon's LeNet: ``fc2``, ReLU) has
-one measured round fewer: the server's share of the logits is then the output mask ``r`` of
-the last garbled layer, drawn before that layer's labels of ``x_s`` are sent and dependent on
-nothing the server receives after the last ``[x]_c + R_c``; the ledger books it one round
-after the labels, on the wire both leave the server together (as in :mod:`.hegc`). The
-preprocessing frames are sent where the SPMD program reaches them (the garbled circuit of a
-layer after the preceding ``[x]_c + R_c``): they carry depth 0 and depend on no online value
-(the tables, the pairs and the labels of ``r`` do not depend on the server's share, the
-receiver columns only on the client's share, fixed by the linear layer's preprocessing),
-so a deployment sends them ahead.
-
-**Waits.** No process waits twice in a ledger round: the client's receives of the
-garbled-circuit frames are deferred to the end of the online round that carries the labels
-of ``x_s`` (:meth:`~ppnn.wire.delphi.WireLedger.staged`), the filler of the counted HE is
-never waited for, and the server reads a layer's receiver columns (and, the first time, the
-base OTs' reply before them) in the same wait as the preceding ``[x]_c + R_c``, which the
-client sent just before them. The client waits once more than before the OT was run: for
-the base OTs' first message, before its first columns; the server sent it at the start of
-the run, so that wait costs no latency (and is in a round in which the client waits for
-nothing else).
-
-What the honesty proof covers, precisely: data flow -- which values each process's
-computation depends on and that they crossed in frames of the booked size. The garbled
-circuits' part is also confidential: the OT is run (semi-honest IKNP, base OTs in the
-3072-bit MODP group), so the client's process holds one label of each of its wires and a
-pseudorandom string in the other place (the wire test checks it from what the client's
-process received), and the server's process sees only the receiver columns; the garbled
-tables, the server's labels and the decoding bits are the real garbler's. Not carried: the
-garbling session's hash nonce (64 bits per activation layer, unbooked) is the public index
-of the layer, as in :mod:`.hegc` (each chunk's fresh ``Delta`` keeps every tweak unique per
-``Delta``).
-
-**The dealer process** is the simulation's ideal dealer: it runs the in-process protocol
-with the run's seed, but draws Delphi's masks ``R_c``, ``R_s`` from the OS CSPRNG
-(:class:`~ppnn.core.randomness.SecureRandom`) and sends each linear layer's masks as they
-are drawn; the logits and the ledger do not depend on them, and no party's process gets the
-seed. It garbles nothing: in its run the garbled circuit is replaced by its ideal
-functionality (:func:`_ideal_activation`: the circuit's oracle on the two shares, re-shared
-with a fresh mask, booked exactly as the circuit is).
-
-Processes: three, the launcher's roles ``P0`` (the client), ``P1`` (the server) and
-``dealer`` (no ``P2``). What is real: the processes, the sockets, the bytes of every booked
-message at its booked size, the rounds (causal depth), the garbled circuits, their OT
-(IKNP and its base OTs) and the wall time. What is simulated: the dealer (trusted: Delphi's
-HE preprocessing is not run; its ciphertexts are filler of their booked size).
+See also
+--------
+docs/wire.md : the honesty argument; Delphi + garbled ReLU, its rounds and waits, and the
+    garbled circuits' OT in "Family by family".
 """
 
 from __future__ import annotations

@@ -1,69 +1,29 @@
 """Falcon in wire mode: P0, P1, P2 and the dealer as four processes, SPMD with garbage.
 
-Every process runs the *same* protocol code as the in-process simulation -- the Falcon
-object of ``ppnn.protocols.falcon`` with its three-component arrays -- as
-:class:`WireFalcon`, which changes only where values come from:
+Every process runs the in-process Falcon code as :class:`WireFalcon`, which changes only
+where values come from: ``Pi`` holds components ``i`` and ``i+1`` of every replicated sharing
+and the PRF keys ``k_i``, ``k_{i+1}``; every other component and value (the image, the model,
+the dealer's streams) is garbage from the process's own generator.
+``Falcon._transmit(sender, receiver, value, ...)`` is the transport: the sender's process
+sends the real bytes, the receiver's returns what arrived, any other returns garbage. An
+opening returns what the process's party reconstructed, and a malicious party checks only
+what it received. The heavy local steps (a multiplication's resharing, private compare)
+compute only the process's own share and components (:meth:`WireFalcon._not_computed`).
 
-* **What a process holds is real; everything else is garbage.** ``Pi`` holds components
-  ``i`` and ``i+1`` of every replicated sharing, PRF keys ``k_i`` and ``k_{i+1}``, and
-  nothing of the dealer's streams, the input owner's randomness, the image or the model.
-  Before the protocol starts every other component and value is filled with random garbage
-  from the process's own generator (fresh OS entropy, different in every process): the
-  third PRF key, the dealer's and the input sharing's generators, the model parameters and
-  the image (garbage of the same shapes; only shapes, the network and the public scales
-  reach the parties).
-* **Received messages are the only way real values of other parties arrive.**
-  ``Falcon._transmit(sender, receiver, value, ...)`` is the transport: the sender's process
-  sends the real bytes, the receiver's process returns what it received, and every other
-  process returns garbage. The dealer's material (:meth:`WireDealer.book`), the input
-  shares (:meth:`WireFalcon.share`) and the PRF keys of the setup round cross the wire the
-  same way; a public constant shared trivially (:meth:`WireFalcon.public`) has garbage in
-  the component its party does not hold.
-* **Checks and outputs are the party's own.** An opening returns the value the process's
-  party reconstructed (its two components and the one it received); a malicious party
-  compares only the two copies *it* received, and tests only the multiplication check
-  value ``v`` *it* reconstructed (``v`` is opened one way: ``Pi`` receives component
-  ``i - 1`` from ``P_{i-1}`` and nothing else; ``Falcon.verify`` tests the parties of
-  :meth:`WireFalcon._local`, the process's own).
+:class:`WireDealer` is the trusted dealer's process; it also plays the data holder and the
+model owner. Its truncation stream follows the run seed (the logits equal the in-process
+run's only with the same truncation masks); everything else, and every party's PRF key,
+comes from OS entropy (:func:`falcon_randomness` says so in the provenance).
 
-So if every party's outputs equal the in-process run's, no party's computation read a
-value it does not hold: it would have read garbage. :func:`relu_reading_all_components` is
-a deliberately broken step (an opening that reconstructs from all three local components
-instead of the one received) which the in-process simulation cannot tell from the real
-one, and which the garbage test catches.
+Main names: :func:`run_plan`, :func:`run_program` (a Falcon program on the wire, e.g.
+:func:`relu_program`), :func:`wire_summary` and :func:`summary_frame` (ledger vs wire),
+:data:`WIRE_FAMILIES`, :data:`REAL_WIRE_FAMILIES`, :data:`WIRE_PATH`.
+:func:`relu_reading_all_components` is a deliberately broken step (an opening from all three
+local components) that the garbage test catches.
 
-The dealer process is the trusted dealer of the simulation (it draws the offline material
-from the seeded dealer streams and sends each party its two components) and also plays the
-data holder and the model owner (it shares the image and the model; the simulation does
-not book these: inputs arrive from outside, and the wire counts them as ``inputs``). It
-runs the same program on garbage to know which material comes next; it receives nothing,
-so material may depend only on shapes and public constants -- true of inference, not of
-Falcon's pow / division / inverse square root (batch norm in training), whose truncation
-amounts depend on opened values.
-
-**Lean where it costs.** The protocol's heavy local steps compute only what the process's
-party holds (:meth:`Falcon._local`, :meth:`Falcon._rows`): a multiplication forms only
-``Pi``'s own 3-out-of-3 share ``z_i`` (and draws only its two PRF keys), private compare's
-local steps run on ``Pi``'s two components, and the dealer's process computes neither (it
-holds no component). A row a process does not compute is garbage, like every other value it
-does not hold (:meth:`WireFalcon._not_computed`), and a party's copy of the dealer's material
-is garbage until its two components arrive. The remaining local steps (additions, the
-truncation's local parts, matrix products) still run SPMD on all three components, one of
-them garbage. In the simulation all three parties are computed, as before.
-
-**Randomness.** No seed reaches ``P0``, ``P1`` or ``P2``. ``Pi`` draws its PRF key ``k_i``
-from OS entropy (``secrets``, 128 bits) and sends it to ``P_{i-1}`` in the setup round. The
-dealer's process draws the input sharing and every dealer stream from OS entropy, except the
-truncation stream (each truncation's ``r`` and its sharing), which follows the run seed there:
-the one-ulp rounding of a truncation depends on ``r``, so only then do the logits equal the
-in-process run's. Whoever knows the seed knows every truncation mask, hence every truncated
-value: this is simulation, said in the result's provenance (``seed=None`` draws that stream
-from OS entropy too, and the logits may then differ from a seeded in-process run's in the
-last bits).
-
-What is real: the processes, the sockets, the bytes and their sizes, the rounds (causal
-depth of the messages) and the wall time. What is simulated: the PRF (SFC64 keyed by the
-party's key, not AES) and the dealer (trusted, not Falcon's Fig. 6).
+See also
+--------
+docs/wire.md : the honesty argument, and Falcon's processes in "Family by family".
 """
 
 from __future__ import annotations

@@ -8,32 +8,25 @@ and its receiver::
     +----------------+----------------+----------------+---------------------------+
       12-byte header, little-endian                     ceil(booked bits / 8) bytes
 
-* ``seq`` -- the frame's number on its one-way channel (0, 1, 2, ...); the receiver checks
-  it, so a lost, duplicated or reordered message is an error, never a silent mix-up.
-* ``depth`` -- the causal depth of an online message (see :mod:`ppnn.wire.transport`): the
-  sender's depth plus one; 0 for offline material and inputs. The largest depth of a run is
-  its *measured* number of rounds.
-* ``length`` -- the payload length in bytes; the receiver checks it against the length its
-  own copy of the protocol expects (or, for a message whose size is measured, against the
-  limit its call site states) before it reads the payload. No frame carries more than
-  :data:`MAX_PAYLOAD` bytes: the sender refuses a larger one, and a receiver refuses a header
-  that states more without reading on.
+* ``seq`` -- the frame's number on its one-way channel; the receiver checks it, so a lost,
+  duplicated or reordered message is an error.
+* ``depth`` -- the causal depth of an online message (:mod:`ppnn.wire.transport`); 0 for
+  offline material and inputs.
+* ``length`` -- the payload's bytes; the receiver checks it against what its own copy of the
+  protocol expects (or the limit its call site states) before reading the payload, and no
+  frame carries more than :data:`MAX_PAYLOAD` bytes.
 
-The payload packs every element to the bit width the ledger books for it, and nothing else:
-a ``Z_2^32`` element is 4 bytes, a ``Z_2`` bit one bit (``np.packbits``), a ``Z_37``
-element 6 bits. A message made of several parts (a dealer message carries both components of
-several sharings) puts its byte-aligned parts (8, 16, 32 or 64 bits per element) first, in
-order, as little-endian integers, then every other part as one bit string (least
-significant bit first), padded with zeros to a whole byte (consecutive parts of one width
-of at most 8 bits that start on a byte boundary are packed a whole group at a time -- 4
-six-bit elements to 3 bytes, 8 elements of an odd width to that many bytes -- one column of
-bytes per element of the group: the same bits, without a Python loop per element or a byte
-per bit). So for every message::
+The payload packs every element to the bit width the ledger books for it (a ``Z_2^32``
+element 4 bytes, a bit one bit, a ``Z_37`` element 6 bits): a message's byte-aligned parts
+first, as little-endian integers, then every other part as one bit string, least significant
+bit first, padded to a whole byte. So for every message::
 
     wire bytes = ceil(ledger bits / 8) + HEADER_BYTES
 
-(:func:`frame_bytes`). Wire bytes are the bytes written to the TCP socket; the TCP/IP headers
-of the segments that carry them are the kernel's and are not counted.
+(:func:`frame_bytes`); the kernel's TCP/IP headers are not counted.
+
+Main names: :func:`pack`, :func:`unpack`, :func:`payload_bytes`, :func:`frame_bytes`,
+:data:`HEADER`, :data:`HEADER_BYTES`, :data:`MAX_PAYLOAD`.
 """
 
 from __future__ import annotations

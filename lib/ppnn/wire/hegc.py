@@ -1,83 +1,29 @@
 """GAZELLE / GALA + garbled ReLU in wire mode: the client and the server as processes, SPMD
 with garbage (the ``gazelle_gc`` and ``gala_gc`` families, :mod:`ppnn.protocols.hegc`).
 
-Each party's process runs the steps of :func:`ppnn.protocols.hegc.secure_inference` (GALA
-§II, Fig. 5) on its own copy of the slot simulator (:class:`~ppnn.he.bfv.sim.BFVSim`, the
-plan's parameters: N = 8192, flooding), booking every message and HE operation exactly as
-the in-process run does, and changing only where values come from:
+Each party's process (``P0`` the client, ``P1`` the server; no dealer) runs the steps of
+:func:`ppnn.protocols.hegc.secure_inference` on its own copy of the slot simulator, booking
+every message and HE operation as the in-process run does. The client holds the image, the
+server the model; between layers each holds its share, and everything else is garbage. The
+ciphertexts ``[x]_C`` and ``[y - r]_C`` cross as frames of their booked size that carry
+their slot values (data flow, not confidentiality, on the simulator); the receiver replaces
+its own ciphertexts by the received ones. The Galois keys cross as filler.
 
-* **What a process holds is real; everything else is garbage.** The client holds the image
-  (and, conceptually, the HE secret key); the server holds the model (the integer weights
-  and biases of GALA's fixed-point plan; the plan's scales, clips and bounds are public).
-  Before the protocol starts the client's plan gets garbage weights and biases of the
-  public shapes and the server a garbage image; between layers the other party's share is
-  garbage in each process (the client holds ``z``, the server ``r``, ``z + r = y`` mod p),
-  and the server's share masks are drawn from garbage in the client's process.
-* **Linear layers.** The client packs and "encrypts" its input (its share after the first
-  layer) and sends ``[x]_C``: one frame of the booked size (``ciphertexts x 2 N log2 q``
-  bits) whose first ``ciphertexts x n x 20`` bits are the simulated ciphertexts' slot
-  values (a 4096-slot ciphertext needs 82 Kbit of its 2.85 Mbit), the rest zero filler.
-  The server's process *replaces* its own (garbage) ciphertexts by the ones it received,
-  adds its share (AddPlain), runs the kernel with its weights, masks with its ``r``, floods,
-  and returns ``[y - r]_C`` the same way; the client's process replaces its own (computed
-  on garbage weights) by what it received and decrypts. The Galois keys (offline, once per
-  rotation set) cross as zero filler of their booked size: the simulator builds no key.
-* **Garbled ReLU (+ max-pool, rescale, clip), real.** The server garbles the circuit of
-  :func:`ppnn.protocols.gc_act.act_circuit` (half-gates, free-XOR, fixed-key AES) with its
-  share and its fresh output mask ``r`` (OS CSPRNG) as garbler inputs; the client evaluates
-  it from what it received. The client gets the labels of its input bits by a real IKNP
-  OT extension (:mod:`ppnn.he.ot`, run by :class:`~ppnn.wire.ot.WireOT`) in the two booked
-  messages: the client's IKNP receiver columns (``kappa = 128`` bits per input bit, its
-  booked size) and the server's "OT answers, tables, labels" frame, which holds exactly the
-  booked bits: for each of the client's input wires the two IKNP answers (the labels
-  ``(W0, W0 ^ Delta)`` each masked with a hash of the OT's correlation, 2 x 128 bits), the
-  garbled tables (two 128-bit rows per AND gate), the active labels of the server's share
-  and mask, and the decoding bits. The client unmasks the answer of its own bit; the other
-  stays pseudorandom to it, so it learns one label per wire and not ``Delta``. The 128 base
-  OTs the extension needs run once per run: the server's first message (128 group elements,
-  49,152 bytes) leaves before anything else and the client's reply (384 bytes) goes right
-  before its first columns, in the unbooked class ``unbooked base OT`` (the ledger amortises
-  base OTs away); no round and no wait is added. The two halves, :func:`garble_frames` and
-  :func:`evaluate_frames`, also run Delphi + GC's garbled ReLU (:mod:`.delphi_gc`), which
-  sends the same parts as five messages.
-* **Output.** The server sends its share of the logits (20 bits per element); the client
-  adds its own. The ledger books it one round after the last ``[y - r]_C``, but it is the
-  server's last mask plus its bias and depends on nothing the server receives after
-  ``[x_C]_C``: the causal depth measured on the wire is one round per image below the
-  ledger's (both messages can leave the server together).
+The garbled activations are real: the server garbles (:func:`garble_frames`), the client
+evaluates from the frames it received (:func:`evaluate_frames`) after a real IKNP OT of its
+input labels (:class:`~ppnn.wire.ot.WireOT`). Delphi + GC (:mod:`.delphi_gc`) uses the same
+two halves. With ``backend="real"`` :mod:`.hegc_seal` replaces the simulator by SEAL through
+the hooks :meth:`_Party.galois_keys`, :meth:`_Party.ciphertexts` and :meth:`_Party.decrypt`.
 
-So if the client's logits equal the in-process run's, the client's computation used no
-weight, bias, share or mask of the server except through what it received, and the
-server's used no image or client share except through the received ciphertexts.
-:data:`BROKEN` names deliberately broken steps (the server computes on its own copy of
-``[x]_C`` instead of the received one; the client reads the server's share of the logits
-from its own copy) that the in-process simulation cannot tell apart from the real ones
-(there both copies are the same) and that the garbage test catches.
+Main names: :func:`run_plan`, :func:`hegc_job`, :func:`launch_pair`, :class:`GarblerFrames`,
+:func:`share_bits`, :data:`ROLE_OF`; :data:`BROKEN` names deliberately broken steps (the
+server computes on its own copy of ``[x]_C``; the client reads the server's share of the
+logits from its own copy) that the garbage test catches.
 
-What the honesty proof covers on the slot simulator, precisely: the simulated ciphertexts
-*are* their plaintext slots, so the frame the client sends carries ``x`` (or its share) in
-the clear and the returned frame carries ``y - r``. The proof shows *data flow* -- which
-values each process's computation depends on and that they crossed in frames of the booked
-size -- not *confidentiality*: a server process could read the client's input out of the
-frame, which real BFV prevents (and the proof does not show that it does). The garbled
-circuit's part is confidential as well as real: the OT is run (semi-honest IKNP, base OTs
-in the 3072-bit MODP group), so the client's process holds one label of each of its wires
-and a pseudorandom string in the other place (the wire test checks it from what the
-client's process received), and the server's process sees only the receiver columns; the
-garbled tables, the server's labels and the decoding bits are the real garbler's. Not
-carried: the garbling session's hash nonce (64 bits per activation layer, unbooked) is
-here the public index of the layer (each chunk's fresh ``Delta`` keeps every tweak unique
-per ``Delta``, which is what the hash's proof needs).
-
-Processes: the launcher's ``P0`` (client) and ``P1`` (server), the only roles started
-(HE-GC has no dealer). What is real: the processes, the sockets, the bytes of every
-booked message at its booked size, the rounds (causal depth), the garbled circuits, their
-OT (IKNP and its base OTs) and the wall time. What is simulated: BFV (slot simulator:
-ciphertexts are slot vectors plus filler; same counts and sizes as SEAL), the flooding
-(changes no slot value; its noise is modelled). With ``backend="real"`` BFV is SEAL's, the
-secret key in the client's process and the server with the public and Galois keys only
-(:mod:`.hegc_seal`, through the hooks :meth:`_Party.galois_keys`, :meth:`_Party.ciphertexts`
-and :meth:`_Party.decrypt`).
+See also
+--------
+docs/wire.md : the honesty argument; GAZELLE and GALA, and the garbled circuits' OT, in
+    "Family by family".
 """
 
 from __future__ import annotations

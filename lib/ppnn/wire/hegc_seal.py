@@ -1,58 +1,30 @@
-"""GAZELLE / GALA + garbled ReLU in wire mode on **real SEAL**: the secret key in the client's
-process only (``ppnn.run(plan, x, seed, backend="real", transport="tcp")`` for ``gazelle_gc``
-and ``gala_gc``).
+"""GAZELLE / GALA + garbled ReLU in wire mode on real SEAL: the secret key in the client's
+process only (``ppnn.run(plan, x, seed, backend="real", transport="tcp")``).
 
-The processes run the same steps as on the slot simulator (:mod:`.hegc`: SPMD with garbage,
-the same booked ledger, the same garbled circuits) with SEAL (TenSEAL's ``sealapi``) in the
-place of the simulator, and the keys separated:
+The processes run the same steps as on the slot simulator (:mod:`.hegc`) with SEAL
+(TenSEAL's ``sealapi``, :class:`~ppnn.he.bfv.seal.SealBFV`) in its place:
 
-* **The client's process** builds the SEAL context at the plan's parameters (N = 8192,
-  SEAL's 128-bit ``BFVDefault`` modulus: four ciphertext primes of 43 + 43 + 44 + 44 = 174
-  bits and a 44-bit special prime, the 20-bit batching prime, the plan's flooding bits;
-  :class:`~ppnn.he.bfv.seal.SealBFV`) and generates the keys from SEAL's own CSPRNG, in
-  memory only. It keeps the secret key and sends the server, in the unbooked class
-  ``unbooked keys`` (the in-process ledger books neither), the encryption parameters and
-  the public key as SEAL serializes them (``save``: header, zstd). No secret key is ever
-  serialized.
-* **The server's process** rebuilds the context from those bytes
-  (:class:`~ppnn.he.bfv.seal.SealPublicBFV`: no ``KeyGenerator``, no secret key, no
-  ``Decryptor`` -- decrypting raises ``PermissionError``, which the run checks in the
-  server's process and reports) and evaluates every kernel, AddPlain, mask and flooding
-  (a public-key encryption of zero plus the flooding polynomial from the OS CSPRNG) with
-  the public and Galois keys only. Its noise model (which sets the flooding bound) it
-  calibrates itself on a throwaway key pair of the same public parameters. Its stand-in for
-  the client's ``[x]_C`` is an encryption of its garbage image under the client's public
-  key (replaced by the received ciphertexts; the ``"server reads x"`` broken step keeps it).
-* **Galois keys.** Each booked "Galois keys for k rotations" message (offline, class
-  ``offline setup``) crosses as SEAL's *seeded* serialization of fresh Galois keys for
-  exactly those ``k`` rotations (``KeyGenerator.create_galois_keys`` returning a
-  ``Serializable``: the uniform half of every key-switching pair is a seed the server
-  expands), as one frame of its **measured** size: so the ``offline setup`` class carries
-  the measured bytes, the ledger the booked ones (``k x 4 x 2 N x 218`` bits; about
-  1.79 MB per key against about 1.08 MB serialized). ``result.extra["seal"]["galois
-  keys"]`` lists each message's booked and serialized bytes; the class's wire bytes are
-  exactly their serialized bytes plus one header each. (The client's process rotates its
-  own garbage with keys it makes for itself: it never evaluates on what the server gets.)
-* **Ciphertexts** (``[x]_C``, ``[x_C]_C``, ``[y - r]_C``) cross as their exact content:
-  the residues of both polynomials of each ciphertext, each packed at the bit width of its
-  prime (43, 43, 44, 44 bits) -- ``2 N log2 q`` = 2 x 8192 x 174 bits = 356,352 bytes per
-  ciphertext, **exactly the ledger's booked size**, so the ``online`` class equals the
-  ledger plus headers, as on the simulator. The receiver rebuilds each ciphertext and
-  SEAL's ``load`` validates every residue against its prime
-  (:func:`~ppnn.he.bfv.seal_coeffs.ciphertext_from_coeffs`). The metadata SEAL's own
-  serialization adds (parameter id, NTT flag, sizes) is public and the receiver's own.
-  SEAL's own serialization of a fresh ciphertext, zstd-compressed 64-bit words, would be
-  larger (about 432 KB; measured by the client's process and reported in
-  ``result.extra["seal"]``, not sent).
+* the client's process builds the context at the plan's parameters, makes the keys from
+  SEAL's CSPRNG in memory and keeps the secret key; it sends the encryption parameters and
+  the public key (class ``unbooked keys``), and in each booked Galois-key message's place
+  SEAL's seeded serialization of fresh Galois keys for exactly those rotations;
+* the server's process rebuilds the context from those bytes
+  (:class:`~ppnn.he.bfv.seal.SealPublicBFV`: no secret key, decrypting raises) and
+  evaluates every kernel, mask and flooding with the public and Galois keys only;
+* ciphertexts cross as the residues of their polynomials at their primes' widths
+  (:func:`residue_parts`, :func:`from_residues`): exactly the booked ``2 N log2 q`` bits.
 
-So the server's process never holds a key that decrypts; the client's logits equal the
-in-process run's with the same seed (GAZELLE's and GALA's result is exact arithmetic mod p:
-real SEAL decrypts to the simulator's slot values while the noise stays within the budget
-the plan's parameters were chosen for), which shows that the server computed on the
-client's ciphertexts and the client on the server's returned ones. The garbled circuits, their
-real OT (IKNP) and the logits' share are :mod:`.hegc`'s, unchanged. Both processes run every
-HE operation (the client's on garbage weights, as on the simulator), so a run costs about
-twice the server's SEAL time in CPU: small networks only.
+``result.extra["seal"]`` lists the booked and the serialized sizes. The client's logits
+equal the in-process run's with the same seed: the server computed on the client's
+ciphertexts and the client decrypted the server's. Both processes run every HE operation
+(SPMD), so only small networks are practical.
+
+Main names: :func:`run_plan`, :func:`hegc_seal_job`, :func:`residue_layout`.
+
+See also
+--------
+docs/wire.md : GAZELLE and GALA on real SEAL in "Family by family"; docs/security.md : the
+    BFV parameters.
 """
 
 from __future__ import annotations

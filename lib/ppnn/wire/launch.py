@@ -1,58 +1,32 @@
 """The launcher: one OS process per role of the run (some of P0, P1, P2, dealer), started,
 joined and cleaned up by the run itself.
 
-A family declares its roles by the tasks it gives: Falcon runs all four (P0, P1, P2 and the
-dealer); a two-party family runs three (Delphi + Tabula, SwaNN client-server: the client as
-P0, the server as P1, the dealer) and starts no idle P2 (each family's module names its
-parties' roles, e.g. :data:`ppnn.wire.delphi.ROLE_OF`).
+A family declares its roles by the tasks it gives (Falcon all four; a two-party family with
+a dealer three, e.g. :data:`ppnn.wire.delphi.ROLE_OF`). :func:`launch` starts one fresh
+interpreter per role (``sys.executable -c``: nothing of the caller's memory is inherited, and
+the caller's script needs no ``__main__`` guard) and hands it the caller's ``sys.path``, the
+control port and the run's random token on its stdin. Each process then
 
-:func:`launch` starts one fresh interpreter per role (``subprocess``, ``sys.executable -c``: they
-import what they need and inherit nothing of the caller's memory, and the caller's script
-needs no ``if __name__ == "__main__"`` guard). Each gets the caller's ``sys.path``, the
-launcher's control port and a random 16-byte token of the run on its stdin, then
+1. connects to the launcher's control socket on 127.0.0.1 (a connection without the token is
+   dropped, :func:`~ppnn.wire.transport.accept_hellos`) and opens a listener of its own;
+2. receives only its own task and the port table, and connects to the others
+   (:func:`~ppnn.wire.transport.connect_mesh`);
+3. on the launcher's go runs ``job(wire, task)`` and sends back its result and traffic
+   counters, as arrays and plain data (:mod:`.codec`), never a pickle.
 
-1. connects to the launcher's control socket (127.0.0.1, token checked: a connection
-   without it is dropped, and one that stays silent delays no other,
-   :func:`~ppnn.wire.transport.accept_hellos`) and opens a listening socket of its own on
-   127.0.0.1 (port chosen by the OS);
-2. receives its task (only its own: a party's task holds no input, key or dealer stream it
-   does not hold) and the port table; the processes connect to each other
-   (:func:`~ppnn.wire.transport.connect_mesh`) and close their listening sockets;
-3. when all are connected the launcher says go, and each runs ``job(wire, task)``,
-   closes its connections and sends back its result and its traffic counters.
+Each process runs with :data:`CHILD_ENV`: glibc's allocator keeps what it frees, in one arena.
+With ``PPNN_WIRE_SPLIT=1`` every process counts its wire path's CPU apart (:mod:`.split`);
+with ``PPNN_WIRE_PROFILE=PREFIX`` each writes a ``cProfile`` of its job to ``PREFIX.ROLE``.
+The traffic counters always give every process's CPU seconds and peak memory.
 
-What the launcher sends a process (its job, task and the port table) is pickled: the
-launcher is the trusted side. What a process sends the launcher is arrays and plain data
-only (:mod:`.codec`: JSON and raw array buffers, ledgers as plain data), never a pickle --
-the launcher holds every input and key, and a party may be malicious (``falcon_mal``) --
-read as it arrives and refused beyond :data:`~ppnn.wire.framing.MAX_PAYLOAD` bytes.
+A process that raises reports its error and the run stops after :data:`GRACE` seconds; one
+that dies or hangs is seen at once or named by the peer that timed out; the whole run is
+bounded by ``deadline``. Every process is terminated and waited for before :func:`launch`
+returns, and one whose launcher dies exits by itself.
 
-Memory: each process gets glibc's allocator tuned to keep what it frees (:data:`CHILD_ENV`:
-no ``mmap`` per large block, no trimming). A party allocates and frees arrays of tens of MB
-per protocol step; with glibc's defaults each is a fresh mapping whose pages the kernel must
-zero on first touch, and that zeroing was ~30% of the processes' CPU in a Falcon ReLU of 2^20
-elements (``perf``: ``clear_page_erms``). Kept, the heap is reused: a process pays for its
-peak memory once. One arena for all threads: what a transport thread frees (a received
-frame's buffer) is reused by the protocol's thread instead of staying in a per-thread arena
-(a party's online page faults in that ReLU: ~54,000 -> ~40,000). Other C libraries ignore
-the variables. numpy's own request for transparent huge pages on large arrays is
-left as it is: turning it off helped the semi-honest ReLU (online 2.96 -> 2.65 s) and hurt the
-malicious one (8.34 -> 9.11 s; medians of 3 alternated runs each, shaped LAN).
-
-Profiling: with ``PPNN_WIRE_SPLIT=1`` in the environment every process counts the CPU
-seconds of its wire path apart from the protocol's own steps (:mod:`.split`); with
-``PPNN_WIRE_PROFILE=PREFIX`` each process writes a ``cProfile`` of its job, timed in CPU
-seconds of the process, to ``PREFIX.ROLE`` (read with ``pstats``); the traffic counters
-give every process's CPU seconds (user, system) and peak memory whether profiled or not.
-
-Failures are reported, never waited out: a process that raises reports the error and the
-launcher stops the run (after a grace period of :data:`GRACE` seconds in which the others
-may report theirs, e.g. the peer that timed out waiting for it); a process that dies closes
-its control connection, which the launcher sees at once; a process that hangs is named by
-the peer whose receive times out (``timeout`` seconds without a byte). The whole run is
-bounded by ``deadline``. In every case the processes are terminated (then killed) and
-waited for before :func:`launch` returns or raises; a process whose launcher dies exits by
-itself (it watches its control connection), so no process and no port outlives the run.
+See also
+--------
+docs/wire.md : processes and roles, and why the allocator is set.
 """
 
 from __future__ import annotations

@@ -1,36 +1,31 @@
 """Shaped links: a wire-mode run in network namespaces joined by veth pairs, with ``tc``.
 
 ``ppnn.wire.run(plan, x, seed, link="lan")`` (CLI: ``python -m ppnn wire ... --link lan``)
-runs the four processes (P0, P1, P2, dealer) each in a network namespace of its own, created
-for the run and removed after it:
+runs each process in a network namespace of its own, created for the run and removed after:
 
-* **Topology** (real): five namespaces ``ppnnw-<pid>-{p0,p1,p2,dl,hub}``. The hub holds a
-  bridge ``br0``; each process's namespace holds one end (``eth0``, address
-  ``10.213.0.<1..4>/24``) of a veth pair whose other end is a port of the bridge. Nothing is
-  created in the caller's namespace. The launcher talks to the processes over a Unix socket
-  pair it hands to each process (so the control traffic never crosses a shaped link).
-* **Bandwidth** (real, the kernel's): a ``tbf`` qdisc on each process's ``eth0`` limits its
-  *uplink* to the link's bandwidth -- the model of :mod:`ppnn.core.netmodel` (per-party
-  uplink, full duplex).
-* **Latency**: ``netem`` on the same ``eth0`` where the kernel has ``sch_netem`` (probed
-  with ``tc qdisc add ... netem`` on the hub's loopback). Where it does not (the kernels of
-  the machines here), the *receiving transport holds each frame*: a reader thread per
-  connection stamps the moment a frame's last byte arrives and the protocol gets the frame
-  at that moment plus the one-way latency (:class:`HeldSocket`). The receiver stamps the
-  arrival, rather than the sender stamping its send time, because (1) the arrival already
-  includes the time the frame spent in the ``tbf`` queue and on the link, so arrival +
-  latency is what a link with both gives (a sender stamp would give ``max(send + latency,
-  arrival)`` and lose the transfer time), (2) the frame format (:mod:`.framing`) stays
-  as it is, so wire bytes equal the loopback run's, and (3) no clock is shared between
-  processes. What this emulation does not reproduce: TCP's acknowledgements come back without
-  the latency, so TCP's congestion window grows at the short real RTT (no slow start at
-  WAN round-trip times), which ``netem`` would reproduce.
-* **Root**: creating namespaces needs root (``os.geteuid() == 0``) and ``ip``/``tc``.
-  Without them the run stays on plain loopback, unshaped, and says so (``Shaping.how``).
-* **Clean-up**: every namespace (and with it every veth and the bridge) is deleted when the
-  run ends, also on an error or an interrupt (``try``/``finally``, and SIGTERM/SIGHUP are
-  turned into an exception while the namespaces exist); namespaces with our prefix left by a
-  run whose process is gone are deleted first. Every ``ip``/``tc`` call is bounded in time.
+* **Topology**: one namespace per process and a hub (``ppnnw-<pid>-{p0,p1,p2,dl,hub}``); the
+  hub holds a bridge, each process's namespace one end of a veth pair (``eth0``,
+  ``10.213.0.<1..4>/24``) whose other end is a port of the bridge. Nothing is created in the
+  caller's namespace, and the launcher's control traffic uses a Unix socket pair, never a
+  shaped link.
+* **Bandwidth**: a ``tbf`` qdisc on each process's ``eth0`` limits its uplink, the per-party
+  uplink of :mod:`ppnn.core.netmodel`.
+* **Latency**: ``netem`` where the kernel has ``sch_netem`` (probed on the hub's loopback);
+  otherwise the receiving transport holds each frame (:class:`HeldSocket`): a reader thread
+  per connection stamps the moment a frame's last byte arrives, and the protocol gets the
+  frame a one-way latency later.
+* **Root**: namespaces need root and ``ip``/``tc``; without them the run stays on plain
+  loopback, unshaped, and says so (``Shaping.how``).
+* **Clean-up**: every namespace is deleted when the run ends, also on an error or a signal;
+  namespaces of a run whose process is gone are deleted first, and every ``ip``/``tc`` call
+  is bounded in time.
+
+Main names: :func:`shaped`, :class:`Link`, :func:`parse_link`, :data:`BASE`,
+:class:`Shaping`, :func:`current`, :func:`can_shape`, :func:`stale_namespaces`.
+
+See also
+--------
+docs/time-model.md : shaped links, what the emulation reproduces and what it does not.
 """
 
 from __future__ import annotations

@@ -2,22 +2,16 @@
 :mod:`.delphi_gc`): one :class:`WireOT` per party's process, run with :mod:`ppnn.he.ot`.
 
 The server (the garbler) is IKNP's sender, the client (the evaluator) its receiver; there is
-one direction, so one set of base OTs per run (session):
+one direction, so one set of base OTs per run:
 
-* **Base OTs, unbooked.** At the start of its job the server's process draws its choice bits
-  ``s`` and sends the base OTs' first message (:data:`ppnn.he.ot.BASE_REQUEST_BYTES`: 128
-  group elements of 384 bytes) before anything else to the client; the client's process
-  defers its receive (:meth:`~ppnn.wire.transport.Wire.expect`), so it is taken off the
-  socket with the first frame it receives from the server anyway. Before its first receiver
-  columns the client answers with ``g^r`` (:data:`ppnn.he.ot.BASE_REPLY_BYTES`), right
-  before the columns, and the server reads it with them. Class ``unbooked base OT``: the
-  ledger's cost model amortises the base OTs away (:mod:`ppnn.he.gc`), so their measured
-  bytes are reported beside the booked classes, not in them. No round is added (the
-  measured causal depth is unchanged) and no wait in :mod:`.hegc`: the first message
-  leaves at the start and the client takes it with its first receive from the server; the
-  reply travels just before the first columns and is read with them. In :mod:`.delphi_gc`
-  the client receives nothing from the server before its first columns, so it waits once
-  for the first message (sent at the start of the run: it has arrived by then).
+* **Base OTs, unbooked** (class :data:`BASE_OT_CLASS`). At the start of its job the server's
+  process sends the base OTs' first message (:data:`ppnn.he.ot.BASE_REQUEST_BYTES`) before
+  anything else; the client defers its receive (:meth:`~ppnn.wire.transport.Wire.expect`)
+  and answers with ``g^r`` (:data:`ppnn.he.ot.BASE_REPLY_BYTES`) right before its first
+  receiver columns, which the server reads with it. The ledger's cost model amortises base
+  OTs away (:mod:`ppnn.he.gc`), so their bytes are reported beside the booked classes; no
+  round is added. In :mod:`.delphi_gc` the client receives nothing from the server before
+  its first columns, so it waits once for the first message, which has long been sent.
 * **IKNP, booked.** Each garbled layer's ``IKNP OT: receiver columns`` frame carries the
   client's real columns for its input bits (``kappa = 128`` bits per bit: the booked size),
   and the garbler's pairs ``(W0, W0 ^ Delta)`` cross as the IKNP answers (two 128-bit

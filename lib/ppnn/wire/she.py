@@ -1,83 +1,31 @@
 """SHE (TFHE Boolean gates) in wire mode: the client and the server as processes, each holding
 only what its party holds (the ``she`` family, :mod:`ppnn.protocols.she`).
 
-SHE is non-interactive: per image the client encrypts its encoded pixels bit by bit and sends
-them ("encrypted image bits", with one encrypted 0 the server's constants are made from), the
-server evaluates every layer as gate circuits and returns "encrypted logits", the client
-decrypts them -- two booked messages, two rounds per image. The processes run the parties'
-steps of :func:`ppnn.protocols.she.network.encrypted_inference` (in the client's process
-:func:`~ppnn.protocols.she.network.encrypt_input` and
-:func:`~ppnn.protocols.she.network.decrypt_logits`, in the server's
-:func:`~ppnn.protocols.she.network.evaluate` and
-:func:`~ppnn.protocols.she.network.send_logits`), booking the messages as the in-process run
-does:
+SHE is non-interactive: per image the client (``P0``) encrypts its pixels bit by bit and
+sends them, the server (``P1``) evaluates every layer as gate circuits and returns the
+encrypted logits, which the client decrypts. The processes run the parties' steps of
+:func:`ppnn.protocols.she.network.encrypted_inference`; the client's process holds a garbage
+model of the public shapes, the server's a garbage image, and each replaces its stand-in by
+the ciphertexts it received. The client expects the logits in the model's public output
+format (:func:`public_output`, computed by the launcher on the bit simulator); the gate
+counts are the server's, so the run's ledger is the server process's.
 
-* **What a process holds is real; everything else is garbage.** The client holds the image
-  and (``backend="real"``) the keys; the server holds the model: the log-quantized weights
-  (signs, exponents, zero pattern; TCN: integer weights) and biases of the compiled plan. The
-  client's process gets a garbage model of the public shapes (the plan's shapes, bit widths,
-  scales, shifts and pooling windows are public) and the server's a garbage image of the
-  public shape. The server's process "encrypts" its garbage image as the client would (so it
-  books the same message and has arrays of the right shapes), then *replaces* them by the
-  ciphertexts it received; the client's process books the logits message from the model's
-  public output format and replaces its stand-in (encryptions of garbage bits) by the
-  ciphertexts it received before decrypting.
-* **The public output format.** The logits word's bit planes (width, signedness, and which
-  bits are trivial) depend on the model (its exponents, term counts and biases set the
-  accumulator's width) but not on the image; the client needs them to expect and decode the
-  message (a real client learns them from the model's published interface, and the message's
-  size shows them anyway). The launcher computes them by a dry run of one image on the bit
-  simulator (:func:`public_output`) and gives them to the client with its garbage model.
-  The gate counts are the server's alone: the client's process runs no circuit, so the
-  run's ledger is the server's process's (messages, gates, bootstraps, HOPs, depths), and
-  the client's booked messages must equal its messages.
+``backend="sim"`` (the bit simulator): each message is a frame of its booked size carrying
+the plaintext bits of its encrypted entries: data flow, not confidentiality.
+``backend="real"`` (tfhe-rs, :mod:`ppnn.he.tfhe`): the client's process generates the keys
+and keeps the client key, sends the server key once (class ``unbooked keys``) and its
+ciphertexts as their serialized bytes, checked against the booked size; the server's process
+evaluates with the server key only (:class:`~ppnn.he.tfhe.TfheServerBackend`: no encrypt, no
+decrypt). ``result.extra["she"]`` gives the key's measured bytes beside the family's formula.
 
-``backend="sim"`` (:class:`~ppnn.he.bitsim.BitSimulator`): the simulator's "ciphertexts" are
-their plaintext bits. Each message crosses as one frame of its booked size (tfhe-rs
-ciphertext size x encrypted bits) that carries the bits of the encrypted (non-trivial)
-entries, one bit each, and zero filler for the rest (a 3,260-byte ciphertext needs one bit
-of its 26,080). What the honesty proof covers here, precisely:
-the frame the client sends carries its image bits in the clear and the returned frame the
-logits' bits; the proof shows *data flow* -- which values each process's computation depends
-on and that they crossed in frames of the booked size -- not *confidentiality*: a server
-process could read the client's image out of the frame, which real TFHE prevents.
+Main names: :func:`run_plan`, :func:`she_job`, :func:`garbage_model`, :func:`public_output`,
+:data:`ROLE_OF`; :data:`BROKEN` names deliberately broken steps (the server evaluates its
+own copy of the encrypted image; the client decrypts its own stand-in for the logits) that
+the garbage test catches.
 
-``backend="real"`` (tfhe-rs through the project's binding, :mod:`ppnn.he.tfhe`): **a true key
-separation across processes, the first in the project.** The client's process generates the
-keys (tfhe-rs ``DEFAULT_PARAMETERS``, its own CSPRNG), keeps the client (secret) key and sends
-the server key once as its real serialized bytes (``BooleanServerKey.to_bytes``, bincode);
-the server's process rebuilds it and evaluates every gate with the server key only
-(:class:`~ppnn.he.tfhe.TfheServerBackend`: it has no encrypt and no decrypt -- the run reports
-it, and the test asserts it). Ciphertexts cross as their serialized bytes: a frame holds the
-bincode of each encrypted bit (``BitArray.to_bytes`` without its container: the tag, key id,
-shape and count, which are public and rebuilt by the receiver), so its size is *measured*,
-and the sender checks it against the ledger's booked size (tfhe-rs ciphertext size x
-encrypted bits; a mismatch is a :class:`~ppnn.wire.transport.WireError`). The server key is
-setup material the in-process ledger does not book (the family reports it as storage): it
-crosses in the unbooked class ``unbooked keys``, its receiver taking the length its frame
-states (:meth:`~ppnn.wire.transport.Wire.recv_bytes`); ``result.extra["she"]`` gives its
-measured bytes beside the family's formula (32-bit torus words,
-:func:`~ppnn.protocols.she.family.tfhe_key_bytes`; the serialized key keeps the
-bootstrapping key in the Fourier domain, 64-bit floats, so it is larger: 130.5 MB against
-77.5 MB). The server's stand-in for the image it does not hold
-is trivial (noiseless, public) ciphertexts of its garbage bits: it cannot encrypt. On the
-bit simulator there is no key, and nothing crosses in its place. The in-process real run
-generates a key per image; the wire run one per run (the server key crosses once).
-
-So if the client's logits equal the in-process run's, the server's computation used the
-image only through the ciphertexts it received, and the client's used the model only through
-the logits it received. :data:`BROKEN` names deliberately broken steps (the server evaluates
-its own copy of the encrypted image instead of the received one; the client decrypts its own
-stand-in for the logits instead of the received ones) that the in-process simulation cannot
-tell apart from the real ones (there both copies are the same) and that the garbage test
-catches.
-
-Processes: the launcher's ``P0`` (client) and ``P1`` (server), the only roles started (no
-dealer). What is real: the processes, the sockets, the bytes of both messages at their booked
-size, the rounds (causal depth: two per image), the wall time, and on ``backend="real"`` the
-keys, the encryption, every bootstrapped gate (tfhe-rs in the server's process) and the
-decryption. What is simulated on ``backend="sim"``: TFHE itself (plaintext bits; the same
-gates, bootstraps and depths as tfhe-rs).
+See also
+--------
+docs/wire.md : the honesty argument, and SHE in "Family by family".
 """
 
 from __future__ import annotations

@@ -2,25 +2,22 @@
 
 With ``PPNN_WIRE_SPLIT=1`` in the environment, every process of a wire-mode run
 (:mod:`.launch`) counts the CPU seconds its protocol thread spends inside the *wire path*
-(``time.thread_time``: user + system of that thread): the functions a family's wire module
-lists in its ``WIRE_PATH`` (for Falcon: the choke point ``_transmit`` with the ledger
-booking it wraps, the reshare and settle of a round, the dealer's material read from the
-stream, the garbage of the honesty apparatus) and the transport's own :meth:`Wire.send` and
-:meth:`Wire._recv` (packing, framing, the socket calls, the latency hold of a shaped link,
-unpacking). Only the outermost such call is counted (a send inside ``_transmit`` is not
-counted twice). The process's other threads only move bytes (the transport's sender
-threads, when a socket's buffer is full; a shaped link's reader threads, which receive and
-stamp every frame for the latency hold), so their CPU -- the process's less its protocol
-thread's -- is wire path too. What is left is the protocol thread's CPU outside the wire
-path: the protocol's own steps, which the in-process simulation runs too.
+(``time.thread_time``): the functions a family's wire module lists in its ``WIRE_PATH`` (for
+Falcon: the choke point ``_transmit`` with the ledger booking it wraps, the reshare and settle
+of a round, the dealer's material read from the stream, the garbage of the honesty apparatus)
+and the transport's own :meth:`Wire.send` and :meth:`Wire._recv`. Only the outermost such
+call is counted. The process's other threads only move bytes (sender threads, a shaped
+link's reader threads), so their CPU is wire path too. What is left is the protocol
+thread's CPU outside the wire path: the protocol's own steps, which the in-process
+simulation runs too.
 
-:meth:`Wire.mark` notes both counts (wire path, protocol thread) at each mark, and
-:meth:`Wire.stats` reports them (``"split cpu s"``, ``"mark split cpu s"``);
-:func:`ppnn.wire.falcon.wire_summary` gives each party's wire-path CPU in the online phase
-(``"party online wire path cpu s"``).
-Off by default: it costs two clock reads per outermost call (~1 us each; ~400 calls per
-party in a semi-honest LeNet inference, ~2,400 malicious). ``benchmarks/bench_wire.py
---split`` uses it.
+:meth:`Wire.mark` notes both counts at each mark, and :meth:`Wire.stats` reports them
+(``"split cpu s"``, ``"mark split cpu s"``); :func:`ppnn.wire.falcon.wire_summary` gives each
+party's wire-path CPU in the online phase (``"party online wire path cpu s"``). Off by
+default: it costs two clock reads per outermost call. ``benchmarks/bench_wire.py --split``
+uses it.
+
+Main names: :data:`ENV`, :func:`enabled`, :func:`install`, :func:`seconds`, :func:`counts`.
 """
 
 from __future__ import annotations

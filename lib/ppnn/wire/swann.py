@@ -1,105 +1,30 @@
 """SwaNN in wire mode: the client, the server(s) and the dealer as processes, SPMD with garbage.
 
-Families: ``swann_cs`` (client-server: the client as ``P0``, the server as ``P1``, the dealer)
-and ``swann_2s`` (two non-colluding servers: the client as ``P0``, ``server1`` as ``P1``,
-``server2`` as ``P2``, the dealer), on the Paillier simulator (``backend="sim"``, the
-default) or on real Paillier (``backend="real"``: the secret key in the client's process
-only, below). Every process runs the *same* protocol code as the in-process run
-(:func:`ppnn.protocols.swann.run_inference`) with a :class:`SwannWireLedger`, a
-:class:`WireTwoPC` and a :class:`WirePaillier` (real: :class:`WireRealPaillier`), which change
-only where values come from:
+``swann_cs`` runs the client (``P0``), the server (``P1``) and the dealer; ``swann_2s`` the
+client, ``server1`` (``P1``), ``server2`` (``P2``) and the dealer. Every process runs the
+in-process protocol (:func:`ppnn.protocols.swann.run_inference`) with a
+:class:`SwannWireLedger`, a :class:`WireTwoPC` and a :class:`WirePaillier` (real:
+:class:`WireRealPaillier`), which change only where values come from: the client holds the
+images and the key pair, a server the model, and every other value is garbage from the
+process's own generator until a booked message brings it. A server holds :class:`NotHeld`
+in place of the client's secret key; reading it raises :class:`KeyNotHeldError`.
 
-* **What a process holds is real; everything else is garbage.** The client holds the
-  image(s) and the Paillier key pair (and, two-server, makes the two secret-key shares); a
-  server holds the model (integer weights and biases, and the float parameters they came
-  from). Each process fills what it lacks with random garbage from its own generator (fresh
-  OS entropy) before the protocol starts: the client gets garbage weights of the public
-  shapes, a server a garbage image, a stand-in for the client's secret key
-  (:class:`NotHeld`) and secret-key shares with garbage exponents. Every random draw of the
-  protocol (the masks ``r`` and ``r'``, the shares of Protocols 2 and 3, the 2PC's input
-  masks) is the process's own: real for the party that draws it, garbage in every other
-  process. On real Paillier every such draw comes from the process's OS CSPRNG
-  (:class:`~ppnn.core.randomness.SecureRandom`); on the simulator from a generator seeded
-  from OS entropy in the process. No party's process gets the run seed.
-* **Received messages are the only way real values of other parties arrive.** Every booked
-  message of SwaNN goes through ``Ledger.transmit`` (the ciphertexts ``[image]``, ``[x + r]``,
-  ``[x + r']``, ``[logits]``, the partial decryptions, the secret-key shares, the shares
-  ``<r>_c``, ``<x + r>_s``, ``<r'>_c``, ``<x + r'>_s``) or through the 2PC's openings (the
-  Beaver AND openings ``x^a, y^b``, the B2A OT messages): the sender's process sends the real
-  bytes at the booked width, the receiver's process uses what arrived, a process of neither
-  party (two-server: the client, during the servers' 2PC) keeps its garbage.
-* **The 2PC's offline material comes from the dealer process.** SwaNN books its AND / Beaver
-  triples and B2A's random OTs as IKNP OT extension (a cost model, :mod:`.twopc`): those
-  booked messages cross between the two 2PC parties as frames of their booked size filled
-  with zeros (no OT is run), and the dealer delivers each party its shares of the triples
-  (and the random OTs) in the unbooked class ``offline ideal`` -- the pattern of Delphi's HE
-  in :mod:`.delphi`. The dealer's in-process run (the ledger, the triples, the lab's checks)
-  is simulated on both backends and gets the public key only (:class:`NotHeld` for the
-  secret key). The triples and random OTs it sends come from the OS CSPRNG in its process,
-  on both backends; the run seed drives only that in-process simulation, none of whose
-  draws leaves the process (the logits and the ledger do not depend on it).
+The 2PC's triples and random OTs come from the dealer's process (OS CSPRNG, class
+``offline ideal``); the OT extension SwaNN books crosses as zero filler of its booked size.
+On the Paillier simulator a ciphertext is its plaintext mod N, so the honesty proof shows
+data flow but cannot separate the secret key. With ``backend="real"`` (phe + gmpy2) the key
+is in the client's process only; ciphertexts and partial decryptions cross as integers mod
+``N^2`` at the booked ``2 log2 N`` bits, and two-server the client sends each server a fresh
+share of the key. ``result.extra["swann"]`` gives each process's ciphertext messages.
 
-**What the sim backend cannot separate: the secret key.** A simulated Paillier ciphertext
-``[m]`` *is* ``m mod N`` (:class:`~ppnn.he.paillier.SimulatedPaillier`); encryption,
-decryption and partial decryption are the identity and read no key. So ciphertexts cross as
-their booked ``2 log2 N`` bits per element carrying the residue ``m mod N`` (the plaintext,
-zero-padded), and a process that holds a ciphertext holds its plaintext: the garbage test
-cannot show that the server (or, two-server, a server without the other's key share) does not
-decrypt. A keyed simulator cannot fix this: Paillier's encryption and plaintext addition use
-only the public key, and a scheme whose decryption needs a key while those do not is real
-public-key encryption -- which ``backend="real"`` runs.
+Main names: :func:`run_plan`, :func:`swann_job`, :data:`SWANN_FAMILIES`, :data:`ROLE_OF`,
+:func:`ciphertext_stats`. :func:`input_bits_reading_owner_mask` is a deliberately broken step
+(the receiver of a 2PC input uses its own draw of the owner's mask) that the garbage test
+catches on both backends.
 
-**Real Paillier (``backend="real"``): the secret key in the client's process only.**
-
-* *The keys.* The run uses the plan's key pair (made by ``ppnn.compile`` with phe's
-  generator, its CSPRNG, in memory). The launcher hands the secret key to the client's
-  process only (pickled over that process's control connection: never written to disk); the
-  servers' processes and the dealer's get the public key ``N`` and :class:`NotHeld`. The
-  plan's key rather than a fresh one made in the client's process (as :mod:`.she` does for
-  tfhe-rs) keeps the run comparable with the in-process run of the same plan; the logits and
-  the ledger would be equal with a fresh key of the same size too (decryption is
-  deterministic, the masks cancel, and every booked width depends on the key's size only).
-* *Two-server: the shares.* The client's process splits the secret key afresh
-  (:func:`~ppnn.he.paillier.split_private_key`: ``d1`` from the OS CSPRNG, ``d2 = d - d1``)
-  and sends each server its share in the booked setup message ``secret-key share`` (a signed
-  integer of ``wire_bits`` bits; the plan's own shares are handed to no process). A server's
-  process holds its received share and a garbage exponent for the other's: its partial
-  decryptions are real, and alone they decrypt nothing (they do not combine).
-* *The ciphertexts* cross as their integers mod ``N^2``, each at the booked ``2 log2 N`` bits
-  (little-endian bytes: 128 per ciphertext at 512-bit keys, 512 at 2048); the receiver
-  rebuilds real ciphertexts (:class:`~ppnn.he.paillier.CipherArray` of gmpy2 integers under
-  the public key it holds) and refuses a value not below ``N^2``. The partial decryptions
-  ``c^{d_i}`` cross the same way. ``result.extra["swann"]`` gives each process's ciphertext
-  messages: count, booked bits, payload bytes (equal to the booked bits / 8).
-* *The computation* (:class:`WireRealPaillier`): every encryption, rerandomization and
-  homomorphic operation is real in every process, whichever party's step it is (SPMD: each
-  process also plays the other parties' steps, on garbage, so its compute time is about the
-  sum of the parties'). What needs a secret -- decryption, partial decryption, combining --
-  runs with the key only in the process of the party whose step it is; a process playing
-  another party's step reads no key and takes garbage. A server's process thus never reads
-  the client's secret key, and decrypting as itself with its :class:`NotHeld` raises
-  :class:`KeyNotHeldError` (the tests show both).
-
-So on ``backend="real"`` the garbage test shows, beyond data flow, that the servers computed
-on ciphertexts they could not decrypt: the client's logits equal the in-process run's only if
-the server used the image through the ``[image]`` it received and the client decrypted the
-``[logits]`` it received, and no process but the client's had the key.
-
-The checks of plaintexts no party holds (every activation within ``ℓ`` bits, every packing
-slot, :meth:`~ppnn.protocols.swann.SwannModel.check_input`'s pass through the model with the
-input) are the lab's: they run in the launcher and in the dealer's in-process run, not in the
-parties' processes (:attr:`WirePaillier.lab_checks` is off there, and on real Paillier the
-ciphertexts of a party's process carry no lab copy of their plaintexts).
-
-:func:`input_bits_reading_owner_mask` is a deliberately broken step (the receiver of a 2PC
-input uses its own draw of the owner's mask instead of the one it received) that the
-in-process run cannot tell from the real one and the garbage test catches (on both backends).
-
-What is real: the processes, the sockets, the bytes of every booked message at its booked
-width, the rounds (causal depth), the wall time; on ``backend="real"`` Paillier itself (keys,
-encryption, homomorphic evaluation, decryption, the secret-key shares). What is simulated:
-Paillier on ``backend="sim"`` (plaintexts in disguise, above), OT extension (filler of its
-booked size; the dealer supplies the triples).
+See also
+--------
+docs/wire.md : the honesty argument, and SwaNN in "Family by family".
 """
 
 from __future__ import annotations

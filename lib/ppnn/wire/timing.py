@@ -1,58 +1,32 @@
 """Measured vs projected: wire-mode runs on shaped links against :mod:`ppnn.core.netmodel`.
 
 For a family and a network (a zoo name, or a compiled plan such as a user's ONNX model),
-:func:`measure` runs the same images
+:func:`measure` runs the same images in process (the compute the papers' tables add to
+their projections), in wire mode on plain loopback, on :data:`~ppnn.wire.links.BASE` (the
+shaped runs' own stack with the shaping taken away) and on each shaped link (LAN and WAN as
+:data:`ppnn.core.netmodel.LAN` / ``WAN`` define them), ``repeats`` times each, and keeps the
+medians.
 
-* in process (the simulator: every party in one process; its wall time is the *compute*
-  the papers' tables add to their projections),
-* in wire mode on plain loopback, and on each shaped link (:mod:`.links`; LAN and WAN as
-  :data:`ppnn.core.netmodel.LAN` / ``WAN`` define them, Falcon §5.1),
+:func:`table` gives, per network: ledger and wire bytes, ledger rounds and the measured round
+trips (the causal depth on the wire, and the latency-equivalent count: extra wall time over
+the base run per one-way latency), and beside the measured median three models: the tables'
+projection, the network term alone, and the calibrated model::
 
-``repeats`` times each, and keeps the medians (the machine is shared: single timings are
-noisy). :func:`table` gives, per network: ledger bytes and wire bytes (online and all
-classes), ledger rounds and measured round trips (the causal depth on the wire, and the
-*latency-equivalent* count: extra wall time over the base run, below, per one-way latency),
-and three models of the time beside the measured median:
+    T = base + max(k * rounds * latency + S / bandwidth,
+                   max(0, D / bandwidth - t_D) + k * (1 + r_D) * latency)
 
-* **the tables' projection**: in-process compute + ``netmodel.project`` (rounds x latency +
-  the busiest sender's online bytes / bandwidth). On this machine its error is dominated by
-  compute: a wire run starts 3-4 processes on 2 cores, each computing *all* components
-  (SPMD with garbage), so loopback wall time is several times the in-process time;
-* **the network term alone**: measured as the link's wall time minus the base wall time
-  (below) of the same run, projected by ``netmodel.project`` -- the part the network model
-  claims to predict (on LAN it is a few ms against seconds of compute, so its measured value
-  is noise);
-* **the calibrated model** (``netmodel.project`` itself is not changed)::
+with ``k`` fitted on a separate calibration run (:func:`calibrate_latency`), ``S`` the
+parties' path, ``D`` the dealer's material, ``t_D`` the dealer's own time in the base run and
+``r_D`` the online rounds booked after its last message (:func:`dealer_tail_rounds`).
+``netmodel.project`` itself is not changed. What the rows say about a link comes from
+``result.extra["link"]``.
 
-      T = base + max(k * rounds * latency + S / bandwidth,
-                     max(0, D / bandwidth - t_D) + k * (1 + r_D) * latency)
+Main names: :func:`measure`, :func:`table`, :func:`calibrate_latency`,
+:func:`dealer_tail_rounds`, :func:`error_summary`, :func:`write_csv`, :data:`MODELS`.
 
-  ``base``: the same run's wall time on the shaped runs' own stack with the shaping taken
-  away (:data:`~ppnn.wire.links.BASE`: the namespaces, veth pairs and bridge, the receiving
-  transport's reader thread holding 0 s, no ``tbf``): compute, framing and per-message cost
-  as deployed. (Plain loopback is not that base: its receives skip the reader thread, and
-  on this 2-core machine a loopback run took ~25% *longer* than the same run through the
-  namespaces, which made the LAN rows' error the difference of two stacks.) ``k``: one-way
-  latencies per ledger round, fitted on a *separate* calibration run
-  (:func:`calibrate_latency`: Falcon ReLU on 1000 elements over a 20 ms link). ``S``: the
-  parties' path -- the busiest sender's bytes per online round (as the projection) plus the
-  12-byte frame header per message, plus the busiest party's bytes of the offline classes it
-  sends itself (SwaNN's OT extension, Delphi's counted HE), which a wire run sends and the
-  online-only projection leaves out. The last term is the dealer's path: ``D``, its
-  material, leaves on the dealer's own uplink (every process has one, :mod:`.links`) while
-  the parties run their rounds, and *as the dealer produces it* (it sends each layer's
-  material when it is made), so the link delays it only by what ``D / bandwidth`` exceeds
-  ``t_D``, the dealer's own time in the base run (measured: producing and sending its
-  material there, where the link is not the bottleneck); the material then needs a latency
-  to arrive, and the ``r_D`` online rounds that the ledger books after the dealer's last
-  message cannot start before it (:func:`dealer_tail_rounds`). Without a dealer (``D = 0``)
-  the term is 0. (Before, the model added ``D / bandwidth`` to the base as if the dealer
-  began sending when its work was done: on the LAN Delphi + Tabula's 74 MB of tables (0.12
-  s at 625 MB/s) leave while the dealer is still building them, and the model was 26-34%
-  over the measured time.)
-
-Latency is emulated (netem where present, else the receiving transport holds each frame);
-bandwidth is the kernel's ``tbf``. What the rows say comes from ``result.extra["link"]``.
+See also
+--------
+docs/time-model.md : the projection, the three models and what each term means.
 """
 
 from __future__ import annotations
@@ -222,10 +196,9 @@ def _interleave(a: list, b: list) -> list:
 def calibrate_latency(link="20,100", *, n: int = 1000, repeats: int = 5) -> dict:
     """``k``: one-way latencies per ledger round, from Falcon ReLU on ``n`` elements over
     ``link`` minus the same run on the base stack (:data:`~ppnn.wire.links.BASE`): the
-    fastest of ``repeats`` runs of each. Minima, not medians: the other processes on this
-    machine's cores only ever add time to a run, and the base runs spread by as much as the
-    signal (12 rounds x 20 ms): medians of 3 gave k = 0.44-0.87 in three calibrations in a
-    row, minima 0.90-1.06."""
+    fastest of ``repeats`` runs of each. Minima, not medians: the other processes on a
+    shared machine's cores only ever add time to a run, and the base runs spread by as much
+    as the signal (12 rounds x 20 ms), so medians are unstable where minima are not."""
     from .falcon import relu_program, run_program
     from .links import shaped
 

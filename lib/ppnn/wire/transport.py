@@ -1,53 +1,32 @@
 """The TCP transport of one process of a wire-mode run (real sockets on 127.0.0.1).
 
-Every process (``P0``, ``P1``, ``P2`` and the ``dealer``) holds one TCP connection to every
-other process (a full mesh of six connections over loopback, ports chosen by the OS,
-``TCP_NODELAY`` set). :class:`Wire` sends and receives the frames of
+Every process holds one TCP connection to every other process of the run (a full mesh,
+ports chosen by the OS, ``TCP_NODELAY``). :class:`Wire` sends and receives the frames of
 :mod:`ppnn.wire.framing` on them:
 
-* **send** packs the payload and writes the frame to the socket at once, without blocking
-  (what the kernel's socket buffer does not take, and every frame after it, goes to the
-  connection's sender thread): sends never block the protocol, so a party sends its
-  messages of a round and then waits for the ones it receives, as the parties of a real
-  deployment do;
-* **receive** blocks until the whole frame has arrived, with a timeout: if no byte arrives
-  for ``timeout`` seconds a :class:`WireTimeout` names the receiving process, the sender,
-  the frame number and the protocol step it was waiting for; a closed connection (the
-  sender died) is a :class:`WireError` naming the same.
+* **send** writes the frame at once without blocking; what the socket's buffer does not take
+  goes to the connection's sender thread, so a party sends its messages of a round and then
+  waits for the ones it receives;
+* **receive** blocks until the whole frame has arrived; no byte for ``timeout`` seconds is a
+  :class:`WireTimeout`, and a closed connection a :class:`WireError`, each naming the
+  receiver, the sender, the frame and the protocol step;
+* :meth:`Wire.expect` defers a receive to :meth:`Wire.settle` at the round's end, and
+  :meth:`Wire.barrier` starts a timed phase on every party at once.
 
-Each frame belongs to a *class*: ``online`` (a booked online message), ``offline dealer``
-and ``offline setup`` (booked offline: the dealer's material, the PRF keys) and ``inputs``
-(the data holder's and model owner's shares, which the simulation does not book: inputs
-arrive from outside) and ``offline ideal`` (not booked either: the dealer's stand-in for an
-offline computation the simulation counts but does not run -- the result of Delphi's HE,
-:mod:`ppnn.wire.delphi`) and ``unbooked keys`` (key material the in-process ledger does not
-book, sent as its real serialized bytes: SHE's tfhe-rs server key, :mod:`ppnn.wire.she`; its
-receiver takes the length the frame states, :meth:`Wire.recv_bytes`) and ``unbooked base OT``
-(the base OTs of the garbled-circuit families' IKNP OT, once per run: the ledger amortises
-them away, :mod:`ppnn.wire.ot`) and ``unbooked sync`` (the empty frames of
-:meth:`Wire.barrier`, which starts a timed phase on every party at once). Per class and direction
-the wire counts frames, booked bits, payload bytes and wire bytes (payload and headers).
+Every frame belongs to one of :data:`CLASSES` (``online``, the booked offline classes, and
+the unbooked ``inputs``, ``offline ideal``, ``unbooked keys``, ``unbooked base OT``,
+``unbooked sync``); :meth:`Wire.stats` counts frames, booked bits, payload and wire bytes per
+class and direction. An online frame carries its causal depth (a Lamport clock taken at round
+boundaries), so the largest depth of a run is its measured number of one-way latencies.
+A wait that begins in a ledger round that already had one is an *extra wait* (it can cost a
+second latency); :meth:`Wire.stats` counts them with the steps of the first ones.
 
-**Measured rounds.** An online frame carries its causal depth: one more than the depth its
-sender had reached when the frame's round began, where a process's depth is the largest
-depth of every online frame it has received (a Lamport clock of messages, taken at round
-boundaries: a party sends its messages of a round before it waits for that round's, as a
-real party does, although the SPMD program may book a receive of the round first --
-:meth:`Wire.expect` defers such a receive to :meth:`Wire.settle`). The
-largest depth of a run is the length of its longest chain of messages each of which may
-depend on the one before -- the number of one-way latencies on its critical path, measured
-on the wire and compared with the ledger's rounds (it is smaller where consecutive rounds
-do not depend on each other).
+Main names: :class:`Wire`, :class:`Traffic`, :class:`WireError`, :class:`WireTimeout`,
+:func:`accept_hellos`, :func:`connect_mesh`, :data:`ROLES`, :data:`CLASSES`.
 
-**Waits.** A process *waits* when it receives a message of another party (not the dealer's:
-its material is sent ahead) after having sent something: consecutive receives form one wait.
-A wait that begins while the process's current ledger round already had one is an *extra
-wait*: the process sent something (a late message of the round, or filler nothing reads) and
-then waited again, so on a link with latency ``L`` that round costs about ``2 L`` instead of
-``L``. The causal depth cannot see this (the later message does not depend on what was
-received); :meth:`Wire.stats` counts both, with the protocol steps of the first extra waits.
-A run whose parties send every message of a round before they wait for the round's receives
-(and defer the receives nothing reads) has none.
+See also
+--------
+docs/wire.md : frames, traffic classes, measured rounds and extra waits.
 """
 
 from __future__ import annotations

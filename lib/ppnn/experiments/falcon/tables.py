@@ -1,11 +1,11 @@
 """Falcon's reproduced tables, paper vs ours: one call per table for the notebook.
 
-This copy of the paper lost most numbers: Table 6 (accuracy of private inference) survives
-and is compared row by row; Tables 2-5, 7-9 are listed with a pointer to what we computed in
-their place (status "paper value missing"), Tables 4-5 keep their batch-size/epoch row; the
-numbers stated in the text are compared where we computed the quantity. Each function
-compares with ``data/paper/falcon_<table>.csv``, saves to ``figures/tables/falcon_<table>.*``
-and shows the result once; it returns nothing.
+The transcribed text lacks most of the paper's numbers (``data/paper/README.md``): Table 6
+(accuracy of private inference) is compared row by row; Tables 2-5, 7-9 are listed with a
+pointer to what we computed in their place (status "paper value missing"), Tables 4-5 keep
+their batch-size/epoch row; the numbers stated in the text are compared where we computed
+the quantity. Each function compares with ``data/paper/falcon_<table>.csv``, saves to
+``figures/tables/falcon_<table>.*`` and shows the result once; it returns nothing.
 """
 
 from __future__ import annotations

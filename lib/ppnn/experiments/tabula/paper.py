@@ -822,7 +822,7 @@ def trained_params(name: str, dataset: str = "mnist", quick: bool = True, seed: 
                    n_train: int = 20000, epochs: int = 1):
     """Weights for ``name``: the shared quick model in quick mode; otherwise a model trained
     here on ``n_train`` images for ``epochs`` (cached under ``data/cache/models``; the zoo's
-    full recipe would take ~40 min for the large LeNet on two cores)."""
+    full recipe is far longer for the large LeNet)."""
     import json
 
     from ppnn import nn, paths

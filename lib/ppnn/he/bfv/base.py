@@ -1,8 +1,8 @@
 """The packed-HE interface both BFV backends implement (GALA §II-C, GAZELLE §3).
 
-A backend holds the BFV parameters and keys of one client-server session and offers the four
-operations the GALA paper counts, on *batches* of ciphertexts (numpy-style shapes, so a
-kernel can say "multiply every input ciphertext by every kernel plaintext" in one call):
+A backend (:class:`PackedBackend`) holds the BFV parameters and keys of one client-server
+session and offers the operations the GALA paper counts, on *batches* of ciphertexts
+(numpy-style shapes: "multiply every input ciphertext by every kernel plaintext" is one call):
 
 =====================  ===================================================  ==========
 operation              what it computes on each slot vector                 booked as
@@ -13,23 +13,21 @@ operation              what it computes on each slot vector                 book
 ``add_plain/sub_plain``  ``[x] +/- s`` (share generation)                   ``AddPlain``
 ``mul_plain``          ``[x ⊙ s]`` (scalar multiplication, ScMult)          ``ScMult``
 ``rotate``             ``[x]`` rotated left by ``k`` slots (a Perm)         ``Perm``
-``rotate_hoisted``     several rotations of one ciphertext sharing one      ``DecPerm`` +
+``rotate_hoisted``     rotations of one ciphertext sharing one              ``DecPerm`` +
                        decomposition (GAZELLE's hoisting)                   ``HstPerm``
-``flood``              server sanitizes a ciphertext before it leaves:      ``Enc`` +
-                       ``+ Enc(0) + (E, 0)``, ``E`` uniform noise           ``2 Add`` +
-                       (see :meth:`PackedBackend.flood`)                    ``Flood``
+``flood``              sanitizes a ciphertext before it leaves the server   ``Enc``, ``2 Add``,
+                       (:meth:`PackedBackend.flood`)                        ``Flood``
 =====================  ===================================================  ==========
 
-Rotation ``k`` means slot ``j`` of the result holds slot ``j + k (mod n)`` of the input (SEAL's
-``rotate_rows`` with a positive step). Every ciphertext also carries the noise of the paper's
-model (§II-C): fresh ``eta_0``; Add ``eta_a + eta_b``; ScMult ``eta * eta_mult``; Perm
-``eta + eta_rot``; flooding ``eta + 2^(lambda_s + margin) max(eta) + eta_0``. The model is
-tracked identically by every backend, so a run on real BFV reports both SEAL's measured
-invariant noise budget and the model's prediction.
+Rotation ``k`` means slot ``j`` of the result holds slot ``j + k (mod n)`` of the input
+(SEAL's ``rotate_rows`` with a positive step). Every ciphertext (:class:`Ct`) carries the
+noise of the paper's model (:class:`NoiseModel`). The counting, broadcasting, noise model
+and argument checks live here, once; a backend implements only the ``_``-prefixed data
+operations, so the operation counts of two backends agree by construction (tested).
 
-The counting, broadcasting, noise model and argument checks live here, once; a backend only
-implements the ``_``-prefixed data operations. Operation counts of two backends therefore agree
-by construction, and the tests check it.
+See also
+--------
+docs/protocols.md : packed HE (the noise model, GAZELLE's and GALA's slot layouts).
 """
 
 from __future__ import annotations
@@ -269,8 +267,8 @@ class PackedBackend:
         """Rotation keys created inside are dropped on exit (the earlier set comes back).
 
         For experiments that run many independent layers on one backend: keys accumulate
-        otherwise, and on real SEAL at N = 8192 each Galois key is ~1.5 MB -- a sweep over
-        every Table II-VII dimension reached thousands of steps and 10 GB."""
+        otherwise, and on real SEAL at N = 8192 each Galois key is over a megabyte: a sweep
+        over many layer dimensions would hold thousands of them."""
         saved = (set(self._steps), self._key_state())
         try:
             yield self

@@ -1,48 +1,32 @@
 """What a corrupt party can change, message class by message class (for the tamper harness).
 
-A :class:`Tamper` describes one corrupt party's deviation. The runtime asks it at every
-event a party could influence (:class:`~ppnn.protocols.falcon.runtime.Falcon` calls
-:meth:`Tamper.hit` and :meth:`Tamper.perturb`):
+A :class:`Tamper` describes one corrupt party's deviation. The runtime asks it at every event
+a party could influence (:class:`~ppnn.protocols.falcon.runtime.Falcon` calls
+:meth:`Tamper.hit` and :meth:`Tamper.perturb`). Its ``kind`` (:data:`TAMPER_KINDS`):
 
 ``reshare``
     the 3-out-of-3 share ``z_i`` a party sends when a product is reshared (online);
 ``open`` / ``open_copy`` / ``open_both``
-    an opening: the party's first copy (its component ``x_i`` to ``P_{i+1}``), the malicious
-    redundant copy (``x_{i+1}`` to ``P_{i-1}``), or both. This includes the openings of the
-    multiplication checks (``mult-check rho/sigma/v`` steps);
+    an opening: the party's first copy (``x_i`` to ``P_{i+1}``), the malicious redundant copy
+    (``x_{i+1}`` to ``P_{i-1}``), or both, the multiplication checks' openings included;
 ``dealer_local``
-    the party uses a wrong value for *its copy* of one component of dealer material. The
-    dealer is honest, so this is all a corrupt party can do with preprocessing: the other
-    holder of that component keeps the right value. Its first effect is on the first message
-    computed from that copy; for material that masks an opening (``triple a``, ``triple b``,
-    ``triple c`` inside the check value ``v``, ``truncation r``, ``wrap3 r``, ``bit c``) that
-    is the party's copy of the component in that opening, and the run simulates exactly that
-    (an offset on the send of component ``i`` or ``i+1``). Material used only locally
-    (truncation's ``msb(r)`` and ``r >> d``, the Z_p bits of ``r``, ``alpha``, ``beta``, ``m``,
-    the Z_L copy of the injected bit) reaches a message only through a later opening or
-    product; in the malicious protocols every product also opens its masked inputs
-    (``rho``, ``sigma``), so that first message is again an opening of the wrong copy against
-    the right one. A single-state simulation holds one copy per component and does not
-    propagate a divergent copy; it is not simulated beyond the directly masked items. So in
-    this harness ``dealer_local`` is an alias of the opening classes: it applies the same
-    offset as ``open``/``open_copy`` on the opening its material masks, and adds no attack
-    surface of its own;
+    the party's wrong copy of one component of dealer material (:data:`DEALER_LOCAL`), applied
+    as an offset on the opening that material masks: the other holder keeps the right value;
 ``dealer``
-    *outside the threat model*: the trusted dealer itself hands out wrong material
-    (consistently, to both holders): ``triple c`` (``c != a b``), ``truncation r >> d``,
-    ``bit c (Z_L)`` (the two copies of the random bit disagree), ``wrap3 alpha``. Shown to
-    say what the dealer's honesty buys; not part of the abort guarantee;
+    *outside the threat model*: the trusted dealer hands out wrong material consistently
+    (:data:`DEALER_CORRUPT`), to show what the dealer's honesty buys;
 ``key``
-    offline key setup: the party hands a wrong copy of its PRF key ``k_i`` to ``P_{i-1}``.
-    From then on the honest ``P_{i-1}`` derives its share of every 3-out-of-3 zero sharing
-    from the wrong key, so every product carries a random error (a tampered product) until a
-    multiplication check catches it.
+    offline key setup: the party hands ``P_{i-1}`` a wrong copy of its PRF key ``k_i``.
 
 Selection: ``step`` (exact ``"label::what"``, or None for every step of the kind),
 ``occurrence`` (0 = first matching event, None = every one), ``elements`` (None = all
 elements of the message, a fraction in (0, 1] chosen with ``seed``, or flat indices taken
 modulo the message size) and ``offset`` (an additive offset, reduced into the message's
 algebra and replaced by 1 if it vanishes; None = a random nonzero offset per element).
+
+See also
+--------
+docs/protocols.md : the tamper harness (why ``dealer_local`` adds no attack surface).
 """
 
 from __future__ import annotations

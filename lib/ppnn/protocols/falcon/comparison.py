@@ -1,6 +1,6 @@
 """Comparison protocols: private compare, wrap, DReLU, ReLU (Falcon §3.3-3.5, Alg. 1-3).
 
-Definitions used (the text of this copy lost its formulas; these are the published ones):
+Definitions used (the published formulas; the transcribed text lacks them):
 
 * ``wrap2(a, b) = 1`` iff ``a + b >= L`` (Eq. 2); the exact wrap of three components
   ``theta`` counts how often ``a0 + a1 + a2`` passes ``L`` (0, 1 or 2; Eq. 3); the paper's

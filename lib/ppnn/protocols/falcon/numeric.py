@@ -1,6 +1,6 @@
 """Pow, division, inverse square root and batch normalisation (Falcon §3.7, Alg. 5-7).
 
-Definitions and parameters chosen (the formulas are lost in this copy of the paper):
+Definitions and parameters chosen here (the transcribed text lacks the paper's formulas):
 
 * **Pow** (Algorithm 5): for a positive shared fixed-point integer ``b``, find ``alpha`` with
   ``2^alpha <= b < 2^(alpha+1)`` by binary search over the ``ceil(log2 ell) = 5`` bits of

@@ -1,61 +1,32 @@
 """The three computing servers P0, P1, P2 and their basic operations (Falcon §3.1-3.2).
 
 One :class:`Falcon` object simulates the three parties in one process. Values are 2-out-of-3
-replicated shares (``ppnn.core.ReplicatedShares``: additive components ``x0 + x1 + x2 = x``,
-``Pi`` holds ``(x_i, x_{i+1})``). Every value that crosses between parties goes through
+replicated shares (:data:`RSS`: additive components ``x0 + x1 + x2 = x``, ``Pi`` holds
+``(x_i, x_{i+1})``). Every value that crosses between parties goes through
 :meth:`Falcon._transmit`, which books it in the ledger and is the one place where a corrupt
-party (a :class:`Deviation`) may change what it sends.
+party (a :class:`Deviation` or a :class:`Tamper`) may change what it sends.
 
-Basic operations (paper §3.2)
------------------------------
-* **Correlated randomness** from pairwise PRF keys: key ``k_i`` is known to ``Pi`` and
-  ``P_{i-1}`` (exchanged once in a booked setup round). 3-out-of-3 randomness (a sharing of
-  zero) is ``alpha_i = F(k_i) - F(k_{i+1})``; 2-out-of-3 randomness is ``r_i = F(k_i)``.
-  A seeded numpy generator per key (SFC64, the fastest of numpy's) stands in for AES as the
-  PRF: this is a simulation, the keys are not secret from anyone.
-* **Linear operations** are local (``ReplicatedShares`` arithmetic).
-* **Multiplication** (:meth:`Falcon.mul`, :meth:`Falcon.matmul`): ``Pi`` computes
-  ``z_i = x_i y_i + x_i y_{i+1} + x_{i+1} y_i + alpha_i`` and sends ``z_i`` to ``P_{i-1}``
-  (resharing; one round, one element per party and output).
-* **Reconstruction** (:meth:`Falcon.open`): semi-honest, ``Pi`` sends ``x_i`` to ``P_{i+1}``;
-  malicious, ``Pi`` also sends ``x_{i+1}`` to ``P_{i-1}`` and every party compares the two
-  copies it received -- any mismatch **aborts** (:class:`MaliciousAbort`). Every call site
-  says what kind of value it opens (``OPEN_KINDS``): a *masked* value (``x - a``, ``x + r``,
-  ``b xor c``: an independent uniform mask hides ``x``, whatever ``x`` is), a *blinded*
-  product (private compare's ``d``), a multiplication *check* value, or a *plain* value
-  (a pow bit, an output) that is revealed as it is.
-* **Malicious multiplication** (Furukawa et al. [21], cited by Falcon §3.2): every product
-  ``z = x y`` is verified with a preprocessed triple ``(a, b, c = ab)``: open ``rho = x - a``
-  and ``sigma = y - b`` in the same round as the resharing, and later open
-  ``v = z - c - sigma a - rho b - rho sigma`` which is 0 exactly when ``z = x y`` (an additive
-  error ``e`` in a reshared component gives ``v = e``). ``v`` is opened *one way* -- each
-  party sends one component, as in a semi-honest opening, with no redundant copy (3 elements
-  per product instead of 6): ``v`` must be 0 and is used for nothing else, and the honest
-  party that gets its missing component from the other honest party reconstructs the true
-  ``v`` whatever the corrupt party sends, so a nonzero ``v`` makes it abort; a wrong
-  component sent to the other honest party only makes that one abort too (every honest party
-  tests its own reconstruction, :meth:`Falcon.verify`). Checks are batched: the ``v`` openings
-  of a whole protocol (ReLU, a layer, ...) run in one extra round at its end -- unless
-  something that depends on a product is opened before: a malicious run never opens a plain
-  value while a product it may depend on is unverified (:meth:`Falcon.open` verifies
-  first, one extra round where something is pending), and private compare verifies its
-  products in rounds it already has (see ``comparison.private_compare``).
-* **Truncation** (:meth:`Falcon.truncate`): ABY3-style pair ``(r, r >> d)`` extended with the
-  shared top bit of ``r`` so the result is exact up to one unit in the last place for every
-  ``|x| < 2^(ell-2)`` (plain ABY3 pairs fail catastrophically with probability ~|x|/2^(ell-1),
-  which a 32-bit ring cannot afford -- see :func:`truncate_aby3_plain`).
+* correlated randomness from pairwise PRF keys (a seeded generator per key stands in for AES:
+  a simulation, the keys are not secret from anyone); linear operations are local;
+* :meth:`Falcon.mul`, :meth:`Falcon.matmul` -- products by resharing (one round);
+* :meth:`Falcon.open` -- reconstruction, each call site naming what it opens
+  (:data:`OPEN_KINDS`); malicious, every party compares the two copies it received and a
+  mismatch raises :class:`MaliciousAbort`;
+* malicious multiplication -- every product verified with a dealer triple (Furukawa et al.),
+  its check value ``v`` opened one way, the checks batched (:meth:`Falcon.verify`);
+* :meth:`Falcon.truncate` -- ABY3-style pairs with the shared top bit of ``r``, exact up to
+  one unit in the last place for ``|x| < 2^(ell-2)`` (:func:`truncate_aby3_plain` is the
+  plain variant, for comparison).
 
 Preprocessing (triples, truncation pairs, random bits, the Wrap3 mask) comes from a trusted
-dealer and is booked as *offline* traffic; Falcon generates it with its own protocols (Fig. 6)
--- that phase is not reproduced here.
+dealer (:class:`FalconDealer`) and is booked as *offline* traffic. With ``record_values``
+every online message carries the elements that crossed (:attr:`Falcon.altered` lists those a
+corrupt sender changed), a PRF key its 16 bytes (:func:`key_bytes`), a dealer message the
+receiver's two components, and an honest party that aborts holds what it compared.
 
-Recorded values (a ledger with ``record_values``): every online message carries the elements
-that crossed (after a corrupt sender's change; :attr:`Falcon.altered` lists those changed);
-a PRF key carries its 16 key bytes (:func:`key_bytes`); a dealer message carries the two
-components of each sharing the receiver gets (:class:`FalconDealer`). An honest party that
-aborts holds what it compared -- the two copies of an opened component, or the opened check
-value ``v`` -- and the check that fired (``"check: ... -> abort"``). Recording off, none of
-this is built.
+See also
+--------
+docs/protocols.md : Falcon's three parties (why ``v`` may be opened one way, when checks run).
 """
 
 from __future__ import annotations

@@ -2,60 +2,27 @@
 
 GAZELLE and GALA use the *same* client packing and differ only in where the server rotates
 (inputs vs products) and where the final rotate-and-sum (RaS) happens (HE vs plaintext). This
-module holds the slot arithmetic shared by both, so each kernel stays a short list of steps.
+module holds the slot arithmetic shared by both, so each kernel stays a short list of steps:
 
-Matrix-vector (GALA §III-A, GAZELLE §5.3)
------------------------------------------
-The ``n_o x n_i`` weight matrix is padded to powers of two ``b_o x b_i`` per block (blocks of at
-most ``n`` rows / ``n`` columns when a dimension exceeds the slot count; paper: "split into
-n x n sized blocks that are processed independently"). Let ``G = max(1, b_i b_o / n)`` (the
-number of ScMults per block) and ``M = n / b_o``. Output ``i`` of a block collects every slot
-``j = i (mod b_o)`` (``M`` blocks of ``b_o`` slots -- "n/n_o to-be-accumulated blocks").
+* :class:`MatVecLayout` -- matrix-vector (GALA §III-A, GAZELLE §5.3): the ``n_o x n_i``
+  matrix padded to powers of two ``b_o x b_i`` per block of at most ``n`` rows / columns,
+  ``G = max(1, b_i b_o / n)`` ScMults per block; the client's packing (``n / b_i`` copies of
+  ``x``, copy ``s`` pre-rotated by ``s G``), the weight plaintexts and the read-out by RaS
+  over ``log2(n / b_o)`` rotations;
+* :class:`ConvLayout` -- convolution (GALA §III-B, GAZELLE §5.4): each channel in a block of
+  ``u' = next_pow2(H W)`` slots, ``c_n = n / u'`` channels per ciphertext, a kernel tap a
+  rotation of the raster-scanned input with a plaintext mask for "same" zero padding, the
+  diagonal kernel encoding, and the stride applied to the shares afterwards. A channel that
+  needs more than ``n`` slots is cut into tiles (GAZELLE's tiling), each packed like a small
+  channel with its halo; :attr:`ConvLayout.input_ranges` lets the kernels skip ciphertext
+  pairs that share no tile. A kernel whose window alone needs more than ``n`` slots raises;
+* :func:`plain_ras` -- the rotate-and-sum on plaintext shares (GALA's share-RaS);
+* :func:`next_pow2`.
 
-* client packing: slot ``t`` of ``[x_pack]`` holds ``x[pi(t)]`` with
-  ``pi(t) = (floor(t / b_o) mod M) * G + (t mod G)`` (zero where ``pi(t) >= b_i``). For
-  ``b_o <= b_i`` this is ``n / b_i`` copies of ``x``, copy ``s`` pre-rotated by ``s*G``.
-  (The papers say "copies of x"; plain, unrotated copies cannot work with a final RaS over all
-  ``n`` slots -- every column would be counted ``n/b_i`` times -- so the client rotates copy
-  ``s`` by ``s*G``; this is a free plaintext step and changes no HE count.)
-* after the ``G`` products are brought together (rotating the input by ``g`` in GAZELLE, the
-  product by ``g`` in GALA), slot ``j`` holds ``W[j mod b_o, pi(j+g)] * x[pi(j+g)]`` summed
-  over ``g < G``: every ``(row, column)`` pair appears exactly once in its row's class.
-* read-out: RaS over the ``M`` blocks -- ``log2(n / b_o)`` rotations by ``n/2, ..., b_o`` --
-  leaves ``W x`` in slots ``0..b_o-1``. GAZELLE does it in HE; GALA on both parties' plaintext
-  shares (share-RaS).
-
-Convolution (GALA §III-B, GAZELLE §5.4)
----------------------------------------
-Each channel of ``H x W`` pixels occupies a block of ``u' = next_pow2(H W)`` slots, so a
-ciphertext holds ``c_n = n / u'`` channels (GALA Table VII: ``16x16`` and ``n = 2048`` give
-``c_n = 8``). Channels are zero-padded to multiples of ``c_n``. A kernel tap ``(ky, kx)`` is a
-rotation of the input by ``(ky - P) W + (kx - P)`` (raster scan); taps falling outside the image
-are zeroed by the plaintext mask, which is what "same" zero padding does. The stride-1 output is
-computed and the layer's stride/padding applied to the shares afterwards (a linear, local step).
-The diagonal kernel encoding of a ``c_n x c_n`` block puts, in channel block ``b`` of diagonal
-``d``, the filter connecting input channel ``b`` to output channel ``(b - d) mod c_n``; after
-rotating by ``d u'`` every block holds its own output channel.
-
-Large channels: GAZELLE's tiling (GAZELLE §5.4; GALA §III-B assumes ``H W <= n``)
-------------------------------------------------------------------------------------
-When one channel needs more than ``n`` slots, the image is cut into a grid of ``T_y x T_x``
-tiles of ``t_h x t_w`` output pixels. Tile ``(ty, tx)`` is the ``(t_h + k - 1) x (t_w + k - 1)``
-window of the zero-padded image starting at row ``ty t_h - P``, column ``tx t_w - P``: its
-outputs plus the halo of ``P`` rows/columns before and ``k - 1 - P`` after that the kernel taps
-read. Each tile is then one *packed unit* laid out exactly like a small channel (raster scan
-of the window, ``u' = next_pow2((t_h + k - 1)(t_w + k - 1))`` slots, the same tap rotations
-and masks), so the layer becomes a convolution of ``c_i T`` input units to ``c_o T`` output
-units whose kernel is ``K[o, i]`` between units of the same tile and zero between tiles. Units
-are ordered tile-major (unit ``t c_i + i``), so a ciphertext holds consecutive units and the
-kernels skip every (output ciphertext, input ciphertext) pair that shares no tile
-(:attr:`ConvLayout.input_ranges`): with ``c_n`` dividing ``c_i`` and ``c_o`` the counts are
-exactly ``T`` times those of one tile. The centre ``t_h x t_w`` of every output unit is read
-out and the tiles are stitched back. The tile shape minimises the slots a channel needs
-(``T u'``), then the number of tiles; row strips are the case ``t_w = W``.
-Nothing is split when a channel fits (``next_pow2(H W) <= n``): the layout is then the one
-above, unchanged. A kernel whose ``k x k`` window alone needs more than ``n`` slots cannot be
-tiled and raises.
+See also
+--------
+docs/protocols.md : packed HE, with the packing formulas and the tiling.
+ppnn.protocols.gala.matvec, ppnn.protocols.gala.conv, ppnn.protocols.gazelle : the kernels.
 """
 
 from __future__ import annotations
@@ -261,7 +228,7 @@ class ConvLayout:
     @cached_property
     def tiling(self) -> tuple[int, int, int, int]:
         """``(t_h, t_w, T_y, T_x)``: output pixels per tile and the tile grid (``(H, W, 1, 1)``
-        when a channel fits). Chosen to minimise ``T u'`` then ``T`` (module docstring)."""
+        when a channel fits). Chosen to minimise ``T u'`` then ``T`` (docs/protocols.md)."""
         if not self.split:
             return self.H, self.W, 1, 1
         k, H, W = self.k, self.H, self.W

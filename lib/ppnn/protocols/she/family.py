@@ -5,7 +5,7 @@
 you want quantized -- the comparison passes the fine-tuned ones of :func:`.models.trained`.
 ``run`` is :func:`~.network.encrypted_inference`, one image at a time, on the bit simulator
 (``backend="sim"``: the gates, bootstraps and depths tfhe-rs would count) or on real tfhe-rs
-(``"real"``: only for networks small enough -- about 14 ms per bootstrapped gate here).
+(``"real"``: only for networks small enough, each bootstrapped gate taking milliseconds).
 ``count`` is a dry run of one image on the bit simulator, repeated per image (every gate
 decision is public, so the cost of an image does not depend on its pixels).
 ``ppnn.run(plan, x, backend=..., transport="tcp")`` runs the client and the server as two

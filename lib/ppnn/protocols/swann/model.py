@@ -16,20 +16,15 @@ block input), the body's steps, ``swap`` (keep the body's output, take the input
 shortcut's steps, ``add``: ``[body] · [shortcut]`` under Paillier, the branch at the smaller
 scale first raised to ``2^lift`` (``[x]^(2^l) = [x 2^l]``) so both add at one scale --
 the evaluator's own operations, no message. Batch-norm is folded into the convolution before
-it when the family compiles (:func:`ppnn.nn.canonical.canonicalize`), before anything is
-switched.
+it when the family compiles (:func:`ppnn.nn.canonical.canonicalize`).
 
-Every activation input must fit ``ℓ`` signed bits (the width of the values that are masked
-and, in the hybrid setting, shared). ``ℓ`` is at least 32 (ABY's 32-bit shares, and the
-paper's ``t``) and is raised, per activation, to cover a calibrated bound (the largest
-magnitude seen on calibration images, times ``2^margin_bits``; ``widths="worst-case"``: the
-worst case of every input the client accepts, :mod:`.bounds`). Calibration also fixes the
-client's input contract (``|pixel| <=`` the calibration maximum ``× 2^margin_bits``) and
-derives, by worst-case propagation through the integer weights, the bits each activation
-could need for such inputs (``Step.worst_bits``). Before anything is encrypted,
-:meth:`SwannModel.check_input` refuses an input outside the contract and, unless the worst
-case fits every ``ℓ`` (``certified``), any input whose activations do not fit -- never a
-silent wrap-around under encryption. The oracle raises too.
+Every activation input must fit ``ℓ`` signed bits (the masked, and in the hybrid setting
+shared, width): at least 32 (ABY's shares, the paper's ``t``), raised per activation to a
+calibrated bound (the largest magnitude on calibration images times ``2^margin_bits``;
+``widths="worst-case"``: every input the client accepts, :mod:`.bounds`). Calibration also
+fixes the client's input contract and each activation's worst-case bits (``Step.worst_bits``);
+:meth:`SwannModel.check_input` refuses, before anything is encrypted, an input outside the
+contract or (unless ``certified``) one whose activations do not fit: never a silent wrap.
 
 :class:`SwannModel` builds the list of :class:`Step` s from a :mod:`ppnn.nn` network and float
 parameters, and runs the exact integer forward pass the protocols must reproduce.

@@ -11,40 +11,21 @@
   ``r'`` homomorphically.
 
 Who is who (:class:`Roles`). In the **client-server** setting the *evaluator* is the server and
-the *helper* is the client, who holds the secret key. In the **two-server** setting (§4.2) the
-evaluator is the server that owns the image and the helper is the other server; neither holds
-the key: decryption takes both servers' partial decryptions (:class:`SplitKeyDecryption`).
+the *helper* is the client, who holds the secret key (:class:`KeyHolderDecryption`). In the
+**two-server** setting (§4.2) the evaluator is the server that owns the image and the helper
+the other server; decryption takes both servers' partial decryptions
+(:class:`SplitKeyDecryption`).
 
-Conventions of this implementation (where the paper is silent):
+Where the paper is silent (:class:`Masking`): the public offset ``2^{ℓ−1}`` added before
+masking, the rerandomization of every ciphertext that leaves the server, and Protocol 3's
+addition done inside the Boolean circuit over the integers. The masks ``r`` and ``r'`` come
+from :func:`ppnn.core.randomness.mask_source` (the OS CSPRNG on real Paillier). A ledger that
+records values keeps shares and masked values whole and Paillier ciphertexts as size and
+digest; in the names ``_c`` is the helper's share and ``_s`` the evaluator's.
 
-* **offset** -- the server adds the public ``2^{ℓ−1}`` before masking, so that every masked
-  value ``x + 2^{ℓ−1} + r`` is a non-negative integer below ``2^{ℓ+κ+1}``: it fits a packing
-  slot of ``ℓ + κ + 1`` bits and reduces correctly modulo ``2^k``;
-* **rerandomization** -- a ciphertext that leaves the server is multiplied by a fresh
-  ``r^N`` (an encryption of 0): without it the key holder could recover the randomness of
-  ``[x]``, which depends on the weights. Unoptimised runs add an encrypted mask ``[r]`` per
-  value, as printed; optimised runs add ``r`` in the clear, pack, and rerandomize once per
-  packed ciphertext;
-* **Protocol 3 over the integers** -- the paper adds ``⟨r'⟩`` to ``⟨x⟩`` on 32-bit shares and
-  opens ``x + r'``; with ``r'`` of ``ℓ + κ`` bits that sum wraps modulo 2^32, and
-  ``[x + r'] · [r']⁻¹`` is then off by a multiple of 2^32 for about half of the values. We do
-  the addition inside the Boolean circuit, on ``m + κ + 1`` bits (the value is in Boolean form
-  anyway after ReLU / max-pool / truncation), so the key holder opens the exact integer
-  ``x + 2^{m−1} + r'`` -- the secure-decryption pattern of TASTY [Henecka et al. 2010] that the
-  paper cites;
-* **randomness** -- the masks ``r`` (Protocols 1 and 2) and ``r'`` (Protocol 3) hide the
-  plaintexts of real Paillier ciphertexts from the key holder: on the real backend they come
-  from the OS CSPRNG (:func:`ppnn.core.randomness.mask_source`), on the simulated backend
-  (which hides nothing) from the simulation seed ``rng``, so counted runs stay reproducible.
-  The shares of the 2PC engine (:mod:`.twopc`, a simulator: OT and AND triples are booked
-  from a cost model) and the sharing of ``r`` and ``x + r`` in Protocol 2 are simulation
-  randomness from ``rng``; a deployment takes them from ABY's PRG;
-* **recorded values** -- on a ledger that records values (``ppnn.run(..., record_values=...)``)
-  every message keeps what crossed: shares and masked values whole, Paillier ciphertexts as
-  size + digest (:meth:`CipherArray.wire`; ``SIZE_ONLY`` on the simulator, whose entries are
-  plaintexts), and the parties' holdings name what each kept, decrypted or opened (its masks
-  ``r`` / ``r'``, its shares, ``x + 2^{ℓ−1} + r``). In the names ``_c`` is the helper's share
-  and ``_s`` the evaluator's (the paper's client / server), in both settings.
+See also
+--------
+docs/protocols.md : Paillier and SwaNN's switching, with why each convention is needed.
 """
 
 from __future__ import annotations
