@@ -69,6 +69,7 @@ def _family_run(key: str, record: bool):
     """Compile MiniONN (quick weights) for family ``key`` and time one run."""
     import numpy as np
 
+    import ppnn
     from ppnn.experiments.compare import run as cmp_run
     from ppnn.experiments.compare.workload import make_workload
     from ppnn.protocols import api
@@ -80,7 +81,7 @@ def _family_run(key: str, record: bool):
     imgs = w.x_acc[: fam.spec.images_per_run]
     t0 = time.perf_counter()
     kw = {"record_values": True} if record else {}  # a baseline has no record_values
-    res = api.run(plan, imgs, seed=np.random.default_rng(0), **kw)
+    res = ppnn.run(plan, imgs, seed=np.random.default_rng(0), **kw)
     return time.perf_counter() - t0, res.ledger
 
 

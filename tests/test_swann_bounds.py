@@ -324,6 +324,7 @@ def test_the_notebooks_real_run_still_runs(paper_models, keys):
 
 
 def test_the_family_compiles_worst_case_widths_on_request():
+    import ppnn
     from ppnn.protocols import api
 
     setting, seed, plan = AUDIT["phe"]
@@ -334,8 +335,8 @@ def test_the_family_compiles_worst_case_widths_on_request():
     x = _at_the_bound(ref)
     default = api.compile("swann_cs", ref.net, params, calib, setting="phe")
     with pytest.raises(ValueError, match="before encryption: Act 2"):
-        api.run(default, x)
+        ppnn.run(default, x)
     wide = api.compile("swann_cs", ref.net, params, calib, setting="phe", widths="worst-case")
     assert wide.impl["model"].certified
-    res = api.run(wide, x)
+    res = ppnn.run(wide, x)
     assert (np.asarray(res.logits[0], dtype=object) == wide.oracle(x)[0]).all()

@@ -8,6 +8,9 @@ data       MNIST / Fashion-MNIST from registry packages (hash-verified)
 he         cryptographic backends (BFV, Paillier, TFHE, garbled circuits)
 protocols  one module per paper (tabula, gala, swann, she, falcon) and baselines, every
            family behind one interface: ``families()``, ``compile``, ``run``, ``count``
+runner     the front door's ``run``: picks the transport (in process, Dask, wire)
+wire       wire mode: one OS process per party over TCP
+distributed protocol runs and sweeps on a Dask cluster
 experiments the runs, sweeps and paper tables behind the notebooks (``experiments.compare``)
 report     paper-vs-reproduced tables
 reproduce  the papermill pipeline
@@ -23,9 +26,9 @@ from .protocols.api import (
     compile,
     count,
     families,
-    run,
     variants,
 )
+from .runner import run
 
 __all__ = ["Plan", "Result", "UnsupportedNetwork", "compile", "count", "families", "run",
            "variants", "views", "__version__"]

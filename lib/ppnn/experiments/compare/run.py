@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ppnn import paths
+from ppnn import paths, runner
 from ppnn.core import WAN
 from ppnn.protocols import api
 
@@ -94,7 +94,7 @@ def run_family(key: str, w: Workload, units: Units, real: bool = False, count: b
             imgs = np.concatenate([imgs, imgs[-1:]])
         backend = "real" if real and j == 0 and "real" in fam.spec.backends else "sim"
         t0 = time.perf_counter()
-        res = api.run(plan, imgs, seed=rng, backend=backend)
+        res = runner.run(plan, imgs, seed=rng, backend=backend)
         seconds["run"] += time.perf_counter() - t0
         ref = plan.oracle(imgs)
         if fam.exact and not np.array_equal(np.asarray(res.logits, dtype=object),
