@@ -16,8 +16,7 @@ report     paper-vs-reproduced tables
 reproduce  the papermill pipeline
 """
 
-__version__ = "0.1.0"
-
+from ._version import __version__
 from .core.views import views
 from .protocols.api import (
     Plan,

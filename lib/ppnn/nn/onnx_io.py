@@ -709,6 +709,6 @@ def to_onnx(net: Network, params, path: str | os.PathLike, opset: int = 17) -> P
 
 
 def _version() -> str:
-    from .. import __version__
+    from .._version import __version__
 
     return __version__
