@@ -37,6 +37,7 @@ from collections.abc import Iterator
 import numpy as np
 import pandas as pd
 
+from .core.blocks import block_bounds, n_workers
 from .core.ledger import PHASES, Ledger, Message, OpRecord
 
 __all__ = ["WORKER_ENV", "cluster", "connect", "n_workers", "dashboard_link", "block_bounds",
@@ -96,33 +97,9 @@ def connect(scheduler: str, security=None):
     return _client_type()(scheduler, security=security)
 
 
-def n_workers(client) -> int:
-    """Workers currently connected to ``client``'s scheduler."""
-    return len(client.scheduler_info().get("workers", {}))
-
-
 def dashboard_link(client) -> str | None:
     """The address of the cluster's Dask dashboard (task stream, progress), if it has one."""
     return getattr(client, "dashboard_link", None)
-
-
-def block_bounds(n: int, blocks: int, unit: int = 1) -> list[tuple[int, int]]:
-    """``blocks`` contiguous ranges covering ``range(n)``, each a multiple of ``unit`` images,
-    as equal as possible (earlier blocks take the remainder)."""
-    if isinstance(blocks, bool) or not isinstance(blocks, int | np.integer) or blocks < 1:
-        raise ValueError(f"chunks must be a positive int, got {blocks!r}")
-    if n % unit:
-        raise ValueError(f"{n} images do not split into runs of {unit}")
-    units = n // unit
-    if blocks > units:
-        raise ValueError(f"cannot split {n} images into {blocks} blocks of whole runs of "
-                         f"{unit} image(s)")
-    sizes = [units // blocks + (i < units % blocks) for i in range(blocks)]
-    out, lo = [], 0
-    for s in sizes:
-        out.append((lo, lo + s * unit))
-        lo += s * unit
-    return out
 
 
 def block_seeds(seed, blocks: int) -> list[np.random.SeedSequence]:

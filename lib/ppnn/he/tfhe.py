@@ -333,7 +333,7 @@ class DaskTfheBackend(TfheBackend):
                 "bootstraps": local["bootstraps"] + self._remote_boots}
 
     def _dispatch(self, gate: str, *arrays):
-        from ppnn.distributed import block_bounds, n_workers
+        from ppnn.core.blocks import block_bounds, n_workers
 
         n = arrays[0].size
         blocks = min(n // self.min_block, self.blocks_per_worker * max(1, n_workers(self.client)))
