@@ -30,9 +30,9 @@ from ppnn.wire.falcon import (
     relu_program,
     relu_reading_all_components,
     run_program,
-    summary_frame,
 )
 from ppnn.wire.launch import launch
+from ppnn.wire.summary import summary_frame
 
 SEED = 5
 

@@ -14,7 +14,7 @@ import ppnn
 from ppnn.core import Ledger
 from ppnn.wire import HEADER_BYTES, frame_bytes
 from ppnn.wire.delphi import WireLedger, reading_client_share, run_plan
-from ppnn.wire.falcon import summary_frame
+from ppnn.wire.summary import summary_frame
 from wirecheck import tiny_network
 
 SEED = 3

@@ -14,7 +14,7 @@ import ppnn
 from ppnn.core import Ledger
 from ppnn.he.bfv import BFVSim
 from ppnn.he.bfv.seal import SealBFV, SealPublicBFV
-from ppnn.wire import HEADER_BYTES, hegc
+from ppnn.wire import HEADER_BYTES, hegc, hegc_seal
 from ppnn.wire.hegc import BROKEN, run_plan
 from ppnn.wire.hegc_seal import from_residues, residue_layout, residue_parts
 from wirecheck import hegc_seal_view_job, hegc_view_job, tiny_network, tiny_plans
@@ -214,7 +214,7 @@ def test_on_real_seal_a_step_reading_the_other_partys_value_fails(tiny, runs, br
     [x]_C (or the client adding its own copy of the server's share) gives wrong logits."""
     plans, x = tiny
     ref, _ = runs["gala_gc"]
-    res = run_plan(plans["gala_gc"], x[:1], SEED, backend="real", broken=broken, timeout=60)
+    res = hegc_seal.run_plan(plans["gala_gc"], x[:1], SEED, broken=broken, timeout=60)
     assert not np.array_equal(res.logits, ref.logits[:1])
 
 

@@ -14,7 +14,8 @@ Modules
 :mod:`.framing`, :mod:`.transport`   one message's bytes; a process's sockets and counters
 :mod:`.launch`, :mod:`.codec`        starting and joining the processes; what they return
 :mod:`.links`, :mod:`.timing`        shaped links; measured vs projected time
-:mod:`.falcon`                       Falcon's P0, P1, P2 and dealer; the ledger-vs-wire summary
+:mod:`.dispatch`, :mod:`.summary`   which module runs a family; the ledger-vs-wire summary
+:mod:`.falcon`                       Falcon's P0, P1, P2 and dealer
 :mod:`.delphi`, :mod:`.delphi_gc`    Delphi + Tabula; Delphi + garbled ReLU
 :mod:`.swann`                        SwaNN client-server and two-server
 :mod:`.hegc`, :mod:`.hegc_seal`      GAZELLE / GALA on the slot simulator; on real SEAL
@@ -28,7 +29,7 @@ docs/wire.md : processes and roles, what crosses, the honesty argument, what is 
 docs/time-model.md : shaped links and the calibrated time model.
 """
 
-from .falcon import REAL_WIRE_FAMILIES, WIRE_FAMILIES
+from .dispatch import REAL_WIRE_FAMILIES, WIRE_FAMILIES
 from .framing import HEADER_BYTES, frame_bytes, pack, payload_bytes, unpack
 from .transport import WireError, WireTimeout
 
@@ -38,7 +39,7 @@ __all__ = ["HEADER_BYTES", "frame_bytes", "pack", "payload_bytes", "unpack", "Wi
 
 def run(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = None,
         deadline: float | None = 600.0, link=None, offline_first: bool = False):
-    """A plan run in wire mode (see :func:`ppnn.wire.falcon.run_plan`). ``backend``: "sim",
+    """A plan run in wire mode (see :func:`ppnn.wire.dispatch.run_plan`). ``backend``: "sim",
     or "real" for :data:`REAL_WIRE_FAMILIES` (SHE on tfhe-rs, SwaNN on real Paillier,
     GAZELLE / GALA on SEAL); ``timeout``: seconds a process waits for a message (None: 30 s,
     and 600 s on "real", where a party waits while another computes on ciphertexts, e.g.
@@ -49,7 +50,7 @@ def run(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = None,
     seconds`` in the summary)."""
     from ppnn.protocols.api import with_security
 
-    from .falcon import run_plan
+    from .dispatch import run_plan
     from .links import shaped
 
     if plan.family in ("gazelle_gc", "gala_gc") and plan.impl["plan"].residual:

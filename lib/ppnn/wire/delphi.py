@@ -328,7 +328,7 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
              broken: bool = False):
     """``ppnn.run(plan, x, seed, transport="tcp")`` for Delphi + Tabula: a
     :class:`~ppnn.protocols.api.Result` whose ``extra["wire"]`` is
-    :func:`~ppnn.wire.falcon.wire_summary`. ``broken``: the parties run
+    :func:`~ppnn.wire.summary.wire_summary`. ``broken``: the parties run
     :func:`delphi_online_reading_client_share` (the garbage test's negative control)."""
     x = checked_images(plan, x, DELPHI_FAMILIES)
     g = np.random.default_rng(np.random.SeedSequence())
@@ -359,12 +359,12 @@ def collect(plan, launched, prov: dict, timings: list | None = None):
     ``P1`` and dealer ``dealer`` (each returning ``{"output", "ledger"}``): the client's
     logits, the dealer's in-process ledger (checked equal to both parties'), ``timings``
     rows ``(phase, layer, seconds)`` before the slower party's total, and ``extra["wire"]``
-    (:func:`~ppnn.wire.falcon.wire_summary`)."""
+    (:func:`~ppnn.wire.summary.wire_summary`)."""
     import pandas as pd
 
     from ppnn.protocols.api import Result
 
-    from .falcon import wire_summary
+    from .summary import wire_summary
 
     led = launched["dealer"][0]["ledger"]
     for role in ("P0", "P1"):

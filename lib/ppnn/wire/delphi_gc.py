@@ -42,12 +42,12 @@ from ppnn.protocols import gc_act
 from .delphi import (
     ROLE_OF,
     WireLedger,
+    _fresh,
     _PartyMaterial,
     collect,
     reading_client_share,
     send_masks,
 )
-from .falcon import _fresh
 from .hegc import GarblerFrames, evaluate_frames, garble_frames, share_bits
 from .launch import checked_images, launch
 from .ot import WireOT
@@ -253,7 +253,7 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
              broken: str | None = None):
     """``ppnn.run(plan, x, seed, transport="tcp")`` for Delphi + GC: a
     :class:`~ppnn.protocols.api.Result` whose ``extra["wire"]`` is
-    :func:`~ppnn.wire.falcon.wire_summary`.
+    :func:`~ppnn.wire.summary.wire_summary`.
 
     Parameters
     ----------

@@ -16,8 +16,8 @@ run's only with the same truncation masks); everything else, and every party's P
 comes from OS entropy (:func:`falcon_randomness` says so in the provenance).
 
 Main names: :func:`run_plan`, :func:`run_program` (a Falcon program on the wire, e.g.
-:func:`relu_program`), :func:`wire_summary` and :func:`summary_frame` (ledger vs wire),
-:data:`WIRE_FAMILIES`, :data:`REAL_WIRE_FAMILIES`, :data:`WIRE_PATH`.
+:func:`relu_program`), :data:`FALCON_FAMILIES`, :data:`WIRE_PATH`; the ledger-vs-wire
+summary of every run is :func:`ppnn.wire.summary.wire_summary`.
 :func:`relu_reading_all_components` is a deliberately broken step (an opening from all three
 local components) that the garbage test catches.
 
@@ -39,24 +39,15 @@ import numpy as np
 from ppnn.protocols.falcon import family as _family  # noqa: F401 -- imported before "go"
 from ppnn.protocols.falcon.runtime import PARTIES, RSS, Falcon, FalconDealer, key_bytes
 
-from .framing import frame_bytes
 from .launch import launch
-from .transport import CLASSES, Wire, WireError
+from .summary import wire_summary
+from .transport import Wire, WireError
 
-__all__ = ["WireFalcon", "WireDealer", "WIRE_FAMILIES", "REAL_WIRE_FAMILIES", "run_plan",
-           "run_program", "relu_program", "relu_reading_all_components", "wire_summary",
-           "summary_frame", "falcon_randomness"]
+__all__ = ["WireFalcon", "WireDealer", "FALCON_FAMILIES", "run_plan", "run_program",
+           "relu_program", "relu_reading_all_components", "falcon_randomness"]
 
-#: the families that run with ``transport="tcp"`` (Delphi + Tabula: :mod:`.delphi`; Delphi +
-#: GC: :mod:`.delphi_gc`; SwaNN: :mod:`.swann`; GAZELLE / GALA + GC: :mod:`.hegc`; SHE:
-#: :mod:`.she`)
-WIRE_FAMILIES = ("falcon_sh", "falcon_mal", "delphi_tabula", "delphi_gc", "swann_cs",
-                 "swann_2s", "gazelle_gc", "gala_gc", "she")
-#: the wire families that also run ``backend="real"`` across processes, the secret key in the
-#: client's process only (SHE on tfhe-rs; SwaNN on Paillier; GAZELLE / GALA on SEAL); the
-#: others run the simulated backend only
-REAL_WIRE_FAMILIES = ("she", "swann_cs", "swann_2s", "gazelle_gc", "gala_gc")
-
+#: the families whose wire run is here (:func:`run_plan`)
+FALCON_FAMILIES = ("falcon_sh", "falcon_mal")
 
 #: the wire path of a Falcon party (:mod:`.split`, ``PPNN_WIRE_SPLIT``): what a process does
 #: because its party is a process of its own -- the choke point and the ledger booking it
@@ -382,91 +373,6 @@ def falcon_job(wire: Wire, task: dict) -> dict:
 
 
 # -- the two ways to run -------------------------------------------------------------------
-#: traffic classes the ledger does not book (inputs; the dealer's stand-in for counted HE;
-#: key material the in-process run does not book, e.g. SHE's tfhe-rs server key; the base
-#: OTs of the garbled-circuit families' OT extension; the empty frames of Wire.barrier)
-_UNBOOKED = ("inputs", "offline ideal", "unbooked keys", "unbooked base OT", "unbooked sync")
-
-def wire_summary(ledger, launched) -> dict:
-    """Ledger vs wire: bytes per class (the ledger's booked bits / 8, the frames' payload
-    and wire bytes, and ``sum(ceil(bits / 8) + header)`` over the ledger's messages, which
-    the wire bytes must equal), rounds (ledger) vs measured causal depth, and seconds."""
-    stats = {r: s for r, (_, s) in launched.items()}
-    msgs = ledger.messages
-    classes = {
-        "online": [m for m in msgs if m.phase == "online"],
-        "offline dealer": [m for m in msgs if m.sender == ledger.DEALER],
-        "offline setup": [m for m in msgs if m.phase == "offline" and m.sender != ledger.DEALER],
-        **{c: [] for c in _UNBOOKED},  # no ledger message
-    }
-    out: dict = {"classes": {}}
-    for c in CLASSES:
-        sent = {k: sum(s["sent"][c][k] for s in stats.values())
-                for k in ("frames", "bits", "payload", "wire")}
-        recv = {k: sum(s["received"][c][k] for s in stats.values())
-                for k in ("frames", "bits", "payload", "wire")}
-        if sent != recv:
-            raise WireError(f"{c}: the processes sent {sent} but received {recv}")
-        ms = classes[c]
-        out["classes"][c] = {
-            "ledger messages": len(ms) if c not in _UNBOOKED else None,
-            "ledger bytes": sum(m.bits for m in ms) / 8 if c not in _UNBOOKED else None,
-            "expected wire bytes": sum(frame_bytes(m.bits) for m in ms)
-            if c not in _UNBOOKED else None,
-            "frames": sent["frames"], "bits": sent["bits"], "payload bytes": sent["payload"],
-            "wire bytes": sent["wire"]}
-    out["ledger rounds"] = ledger.rounds("online")
-    out["measured rounds"] = max(s["depth"] for s in stats.values())
-    # waits in a round that already had one (each can add a latency; transport docstring)
-    out["waits"] = {r: s["waits"] for r, s in stats.items()}
-    out["extra waits"] = {r: s["extra waits"] for r, s in stats.items()}
-    out["extra wait steps"] = {r: s["extra wait steps"] for r, s in stats.items()
-                               if s["extra wait steps"]}
-    out["seconds"] = launched.seconds
-    parties = [s for s in stats.values() if "online" in s["marks"]]
-    if parties:  # offline first (WireFalcon): the online phase, from its first party's start
-        # (the parties meet at a barrier just before: they start within a latency or so of
-        # each other) to the last party's end
-        marks = [s["marks"]["online"] for s in parties]
-        out["offline seconds"] = min(marks) - min(s["t start"] for s in parties)
-        out["online seconds"] = max(s["t end"] for s in parties) - min(marks)
-        out["party online cpu s"] = {
-            r: s["cpu user s"] + s["cpu system s"] - s["mark cpu s"]["online"]
-            for r, s in stats.items() if "online" in s["marks"]}
-        out["party online page faults"] = {
-            r: s["page faults"] - s["mark faults"]["online"]
-            for r, s in stats.items() if "online" in s["marks"]}
-        if all(s.get("split cpu s") is not None for s in parties):  # PPNN_WIRE_SPLIT
-            # the protocol thread's wire path, and every other thread of the process
-            path = {}
-            for s in parties:
-                (p1, t1), (p0, t0) = s["split cpu s"], s["mark split cpu s"]["online"]
-                online = out["party online cpu s"][s["role"]]
-                path[s["role"]] = (p1 - p0) + max(0.0, online - (t1 - t0))
-            out["party online wire path cpu s"] = path
-    out["party seconds"] = {r: s["seconds"] for r, s in stats.items()}
-    out["party cpu s"] = {r: s["cpu user s"] + s["cpu system s"] for r, s in stats.items()}
-    out["party cpu system s"] = {r: s["cpu system s"] for r, s in stats.items()}
-    out["party max rss MB"] = {r: s["max rss MB"] for r, s in stats.items()}
-    out["ports"] = dict(launched.ports)
-    return out
-
-
-def summary_frame(summary: dict):
-    """:func:`wire_summary` as a table: one row per traffic class (ledger bytes, expected and
-    measured wire bytes), then rounds and seconds."""
-    import pandas as pd
-
-    rows = [{"quantity": f"{c} bytes", "ledger": v["ledger bytes"],
-             "ledger + framing": v["expected wire bytes"], "wire": v["wire bytes"],
-             "frames": v["frames"], "payload bytes": v["payload bytes"]}
-            for c, v in summary["classes"].items()]
-    rows.append({"quantity": "online rounds", "ledger": summary["ledger rounds"],
-                 "ledger + framing": None, "wire": summary["measured rounds"],
-                 "frames": None, "payload bytes": None})
-    return pd.DataFrame(rows, dtype=object)
-
-
 def _check_same(launched, what: str) -> None:
     """Every party's process booked the same ledger and (``what``) the same output."""
     res = [launched[p][0] for p in PARTIES]
@@ -479,46 +385,23 @@ def _check_same(launched, what: str) -> None:
                             "value it does not hold")
 
 
-def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = 30.0,
+def run_plan(plan, x, seed=0, *, timeout: float | None = 30.0,
              deadline: float | None = 600.0, offline_first: bool = False):
-    """``ppnn.run(plan, x, seed, transport="tcp")`` for every wire family (the others' runs
-    are dispatched to their modules; Falcon's is here): returns a
-    :class:`~ppnn.protocols.api.Result` whose ``extra["wire"]`` is :func:`wire_summary`.
-    ``backend``: "sim", or "real" for :data:`REAL_WIRE_FAMILIES`; ``timeout``: seconds a
-    process waits for a message (None: the family's default, 30 s; "real": 600 s);
-    ``offline_first`` (Falcon only): the dealer's material all arrives before the parties'
-    online phase, whose time the summary gives as ``online seconds``."""
+    """Falcon's wire run (``falcon_sh``, ``falcon_mal``; :func:`ppnn.wire.dispatch.run_plan`
+    checks the arguments and dispatches every wire family): returns a
+    :class:`~ppnn.protocols.api.Result` whose ``extra["wire"]`` is
+    :func:`~ppnn.wire.summary.wire_summary`. ``timeout``: seconds a process waits for a
+    message (None: 30 s); ``offline_first``: the dealer's material all arrives before the
+    parties' online phase, whose time the summary gives as ``online seconds``."""
     import pandas as pd
 
-    from ppnn.protocols.api import Plan, Result, _check_images
+    from ppnn.protocols.api import Result, _check_images
 
-    if not isinstance(plan, Plan):
-        raise TypeError(f"plan must be a Plan from ppnn.compile, got {type(plan).__name__}")
-    if plan.family not in WIRE_FAMILIES:
-        raise ValueError(f"transport='tcp' is implemented for {', '.join(WIRE_FAMILIES)}; "
-                         f"got a plan of {plan.family!r}")
-    if backend != "sim" and plan.family not in REAL_WIRE_FAMILIES:
-        raise ValueError(f"wire mode runs {plan.family} on the simulated backend only "
-                         f"(backend='sim'); backend={backend!r} crosses processes for "
-                         f"{', '.join(REAL_WIRE_FAMILIES)} only")
-    if offline_first and plan.family not in ("falcon_sh", "falcon_mal"):
-        raise ValueError(f"offline_first is implemented for falcon_sh and falcon_mal; got a "
-                         f"plan of {plan.family!r}")
-    from . import delphi, delphi_gc, hegc, she, swann
-
-    if plan.family in she.SHE_FAMILIES:
-        return she.run_plan(plan, x, seed, backend=backend, timeout=timeout, deadline=deadline)
-    if plan.family in swann.SWANN_FAMILIES:
-        return swann.run_plan(plan, x, seed, backend=backend, timeout=timeout,
-                              deadline=deadline)
-    if plan.family in hegc.HEGC_FAMILIES:
-        return hegc.run_plan(plan, x, seed, backend=backend, timeout=timeout, deadline=deadline)
+    if plan.family not in FALCON_FAMILIES:
+        raise ValueError(f"wire.falcon runs {', '.join(FALCON_FAMILIES)}; got a plan of "
+                         f"{plan.family!r}")
     if timeout is None:
         timeout = 30.0
-    for runner, families in ((delphi.run_plan, delphi.DELPHI_FAMILIES),
-                             (delphi_gc.run_plan, delphi_gc.DELPHI_GC_FAMILIES)):
-        if plan.family in families:
-            return runner(plan, x, seed, timeout=timeout, deadline=deadline)
     x = _check_images(plan, x)
     skeleton = _skeleton(plan.impl["params"])
     public = dataclasses.replace(plan, impl={**plan.impl, "params": None})

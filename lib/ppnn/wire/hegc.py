@@ -412,14 +412,14 @@ def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = N
              deadline: float | None = 600.0, broken: str | None = None):
     """``ppnn.run(plan, x, seed, backend, transport="tcp")`` for ``gazelle_gc`` /
     ``gala_gc``: a :class:`~ppnn.protocols.api.Result` whose ``extra["wire"]`` is
-    :func:`~ppnn.wire.falcon.wire_summary`. ``backend``: "sim" (the slot simulator, here) or
-    "real" (SEAL, the secret key in the client's process: :mod:`.hegc_seal`); ``timeout``:
-    seconds a process waits for a message (None: 30 s, 600 s on "real"); ``broken``: one of
-    :data:`BROKEN` (the garbage test's negative controls)."""
+    :func:`~ppnn.wire.summary.wire_summary`. ``backend``: "sim" (the slot simulator, here;
+    "real", SEAL with the secret key in the client's process, is
+    :func:`ppnn.wire.hegc_seal.run_plan`, which :mod:`.dispatch` picks); ``timeout``: seconds
+    a process waits for a message (None: 30 s); ``broken``: one of :data:`BROKEN` (the
+    garbage test's negative controls)."""
     if backend == "real":
-        from .hegc_seal import run_plan as run_real
-
-        return run_real(plan, x, seed, timeout=timeout, deadline=deadline, broken=broken)
+        raise ValueError("backend='real' runs on SEAL: ppnn.wire.hegc_seal.run_plan, or "
+                         "ppnn.run(plan, x, seed, backend='real', transport='tcp')")
     if backend != "sim":
         raise ValueError(f"backend must be 'sim' or 'real', got {backend!r}")
     timeout = 30.0 if timeout is None else timeout
@@ -427,7 +427,7 @@ def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = N
 
     from ppnn.protocols.api import Result
 
-    from .falcon import wire_summary
+    from .summary import wire_summary
 
     x = checked_images(plan, x, HEGC_FAMILIES)
     if broken is not None and broken not in BROKEN:

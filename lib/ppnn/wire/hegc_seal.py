@@ -206,9 +206,9 @@ def hegc_seal_job(wire: Wire, task: dict) -> dict:
 def run_plan(plan, x, seed=0, *, timeout: float | None = None,
              deadline: float | None = 600.0, broken: str | None = None):
     """``ppnn.run(plan, x, seed, backend="real", transport="tcp")`` for ``gazelle_gc`` /
-    ``gala_gc`` (:func:`ppnn.wire.hegc.run_plan` with ``backend="real"``): a
+    ``gala_gc`` (:func:`ppnn.wire.dispatch.run_plan` with ``backend="real"``): a
     :class:`~ppnn.protocols.api.Result` whose ``extra["wire"]`` is
-    :func:`~ppnn.wire.falcon.wire_summary` and ``extra["seal"]`` the key separation's facts
+    :func:`~ppnn.wire.summary.wire_summary` and ``extra["seal"]`` the key separation's facts
     (measured serialized sizes beside the booked ones, the server's backend, its refused
     decryption). ``timeout``: seconds a process waits for a message (None: 600 s: the client
     waits while the server evaluates a layer); ``broken``: one of
@@ -217,7 +217,7 @@ def run_plan(plan, x, seed=0, *, timeout: float | None = None,
 
     from ppnn.protocols.api import Result
 
-    from .falcon import wire_summary
+    from .summary import wire_summary
 
     x = checked_images(plan, x, hegc.HEGC_FAMILIES)
     if broken is not None and broken not in hegc.BROKEN:

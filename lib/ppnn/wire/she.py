@@ -340,7 +340,7 @@ def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = N
              deadline: float | None = 600.0, broken: str | None = None):
     """``ppnn.run(plan, x, seed, backend, transport="tcp")`` for SHE: a
     :class:`~ppnn.protocols.api.Result` whose ``extra["wire"]`` is
-    :func:`~ppnn.wire.falcon.wire_summary` and ``extra["she"]`` the key separation's facts
+    :func:`~ppnn.wire.summary.wire_summary` and ``extra["she"]`` the key separation's facts
     (``backend="real"``: the server key's measured bytes, the ciphertext size, the server's
     backend and whether it holds a secret key, tfhe-rs's own bootstrap count).
 
@@ -361,7 +361,7 @@ def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = N
 
     from ppnn.protocols.api import Result
 
-    from .falcon import wire_summary
+    from .summary import wire_summary
 
     x = checked_images(plan, x, SHE_FAMILIES)
     if backend not in BACKENDS:

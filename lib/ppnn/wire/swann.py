@@ -649,7 +649,7 @@ def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = N
              deadline: float | None = 600.0, broken: bool = False):
     """``ppnn.run(plan, x, seed, backend, transport="tcp")`` for SwaNN: a
     :class:`~ppnn.protocols.api.Result` whose ``extra["wire"]`` is
-    :func:`~ppnn.wire.falcon.wire_summary` and ``extra["swann"]`` what each process held and
+    :func:`~ppnn.wire.summary.wire_summary` and ``extra["swann"]`` what each process held and
     sent (its Paillier backend, the type of its secret key -- ``NotHeld`` in every process but
     the client's -- and its ciphertext messages: counts, booked bits, payload bytes).
 
@@ -662,7 +662,7 @@ def run_plan(plan, x, seed=0, *, backend: str = "sim", timeout: float | None = N
 
     from ppnn.protocols.api import Result, family
 
-    from .falcon import wire_summary
+    from .summary import wire_summary
 
     x = checked_images(plan, x, SWANN_FAMILIES)
     if backend not in BACKENDS:
