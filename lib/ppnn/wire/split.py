@@ -2,18 +2,18 @@
 
 With ``PPNN_WIRE_SPLIT=1`` in the environment, every process of a wire-mode run
 (:mod:`.launch`) counts the CPU seconds its protocol thread spends inside the *wire path*
-(``time.thread_time``): the functions a family's wire module lists in its ``WIRE_PATH`` (for
+(``time.thread_time``): the functions a wire module lists in its ``WIRE_PATH`` (for
 Falcon: the choke point ``_transmit`` with the ledger booking it wraps, the reshare and settle
-of a round, the dealer's material read from the stream, the garbage of the honesty apparatus)
-and the transport's own :meth:`Wire.send` and :meth:`Wire._recv`. Only the outermost such
+of a round, the dealer's material read from the stream, the garbage of the honesty apparatus;
+for :mod:`.transport`: :meth:`Wire.send` and :meth:`Wire._recv`). Only the outermost such
 call is counted. The process's other threads only move bytes (sender threads, a shaped
 link's reader threads), so their CPU is wire path too. What is left is the protocol
 thread's CPU outside the wire path: the protocol's own steps, which the in-process
 simulation runs too.
 
 :meth:`Wire.mark` notes both counts at each mark, and :meth:`Wire.stats` reports them
-(``"split cpu s"``, ``"mark split cpu s"``); :func:`ppnn.wire.falcon.wire_summary` gives each
-party's wire-path CPU in the online phase (``"party online wire path cpu s"``). Off by
+(``"split cpu s"``, ``"mark split cpu s"``); :func:`ppnn.wire.summary.wire_summary` gives
+each party's wire-path CPU in the online phase (``"party online wire path cpu s"``). Off by
 default: it costs two clock reads per outermost call. ``benchmarks/bench_wire.py --split``
 uses it.
 
@@ -86,17 +86,12 @@ def _install_owner(owner, names) -> None:
 
 
 def install() -> None:
-    """Count from now on (if ``PPNN_WIRE_SPLIT`` is set): wrap :meth:`Wire.send`,
-    :meth:`Wire._recv` and the ``WIRE_PATH`` of every wire family module imported so far
-    (``{"Class": ("method", ...), None: ("function", ...)}``). Call it again after a job's
-    module is imported: what is wrapped stays wrapped once."""
+    """Count from now on (if ``PPNN_WIRE_SPLIT`` is set): wrap the ``WIRE_PATH`` of every
+    wire module imported so far (``{"Class": ("method", ...), None: ("function", ...)}``:
+    :mod:`.transport`'s :meth:`Wire.send` and :meth:`Wire._recv`, a family module's steps).
+    Call it again after a job's module is imported: what is wrapped stays wrapped once."""
     if os.environ.get(ENV, "") in ("", "0"):
         return
-    from .transport import Wire
-
-    if "transport" not in _done:
-        _install_owner(Wire, ("send", "_recv"))
-        _done.add("transport")
     for name, mod in list(sys.modules.items()):
         if not name.startswith("ppnn.wire.") or name in _done:
             continue

@@ -53,6 +53,8 @@ __all__ = ["Wire", "WireError", "WireTimeout", "ROLES", "CLASSES", "Traffic", "c
 ROLES = ("P0", "P1", "P2", "dealer")
 CLASSES = ("online", "offline dealer", "offline setup", "inputs", "offline ideal",
            "unbooked keys", "unbooked base OT", "unbooked sync")
+#: the transport's part of a process's wire path (:mod:`.split`, ``PPNN_WIRE_SPLIT``)
+WIRE_PATH = {"Wire": ("send", "_recv")}
 _HELLO = 17  # 16 bytes of the run's token and the connecting role's index
 _CHUNK = 1 << 20  # a payload whose length the sender states is read this much at a time
 
