@@ -22,7 +22,8 @@ with the paper's cell of ``row``, shown right below our own row, and our row's r
 its value and status -- so a difference is never just "we built it differently".
 
 Also: :func:`load_paper`, :func:`ratio_claims`, :func:`headlines`, :func:`save_errata`,
-:func:`to_markdown`.
+:func:`to_markdown`, :func:`projection_note` and :func:`wire_error_summary` (the wire-mode
+table's errors, shared with :mod:`ppnn.experiments.wire`).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from . import paths
 __all__ = ["load_paper", "compare", "save", "build_report", "save_errata", "STATUSES",
            "headlines", "headline_verdicts", "ladder_slug", "HEADLINE_COLUMNS",
            "reproduced_frame", "status_counts", "paper_choice", "paper_row_of", "PAPER_CHOICE",
-           "INFERRED", "is_inferred_choice"]
+           "INFERRED", "is_inferred_choice", "projection_note", "wire_error_summary"]
 
 #: the status of a row whose paper value depends on a network the paper does not specify
 NETWORK_UNSPECIFIED = "not reproducible: network unspecified"
@@ -876,10 +877,41 @@ def ladder_slug(key: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", key.lower()).strip("-")[:120]
 
 
+def wire_error_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per family and network of a wire-mode table (``ppnn.experiments.wire``): the largest
+    |error| of each time model over the networks measured (empty: loopback rows only)."""
+    from .wire.timing import error_summary
+
+    if "tables error %" not in df:  # loopback rows only
+        return pd.DataFrame()
+    return error_summary(df).round(1)
+
+
+def projection_note(tables_dir: Path) -> list[str]:
+    """REPORT.md's sentence on how far the projected LAN/WAN rows are from measurement
+    (from ``overview_wire_timings.csv`` when a run wrote it; else that nothing checked
+    them)."""
+    p = Path(tables_dir) / "overview_wire_timings.csv"
+    if not p.exists():
+        return ["**Projected LAN/WAN rows** (`ppnn.core.netmodel`) were not checked against a "
+                "measurement in this run (no wire-mode table).", ""]
+    summ = wire_error_summary(pd.read_csv(p, dtype=object, keep_default_na=False))
+    if not len(summ):
+        return ["**Projected LAN/WAN rows**: the wire-mode table of this run has loopback "
+                "rows only (no shaped links without root); the projections are unchecked.",
+                ""]
+    parts = []
+    for net, g in summ.groupby("network", sort=False):
+        parts.append(f"on {net} the tables' projection is off by up to "
+                     f"{g['max |tables error %|'].max():g}% and the calibrated model by up to "
+                     f"{g['max |calibrated error %|'].max():g}% "
+                     f"({', '.join(g['family'])})")
+    return ["**Projected LAN/WAN rows** (`ppnn.core.netmodel`) are checked against wire-mode "
+            "runs in *Measured vs projected* below: " + "; ".join(parts) + ".", ""]
+
+
 def build_report(out: str | Path | None = None) -> Path:
     """Assemble ``figures/REPORT.md`` from every saved table (generated; never hand-edited)."""
-    from .experiments.wire import projection_note
-
     tdir = paths.tables_dir()
     frames = {}
     for p in sorted(tdir.glob("*.csv")):

@@ -31,6 +31,8 @@ from pathlib import Path
 import pandas as pd
 
 from ppnn import paths
+from ppnn.report import projection_note
+from ppnn.report import wire_error_summary as summary
 
 __all__ = ["CSV_NAME", "NOT_COMPILABLE", "settings", "measure_all", "measure_model",
            "measured_vs_projected", "csv_path", "summary", "plot", "save_and_show",
@@ -114,14 +116,14 @@ def measure_model(net, params, calib, x, label: str, quick: bool, seed: int = 0,
     run the network."""
     import numpy as np
 
-    import ppnn
+    from ppnn.protocols import api
     from ppnn.wire import WIRE_FAMILIES, timing
 
     st = settings(quick)
     jobs, skipped = [], {}
     for fam in WIRE_FAMILIES:
         try:
-            plan = ppnn.compile(fam, net, params, calib=calib)
+            plan = api.compile(fam, net, params, calib=calib)
         except ValueError as e:  # UnsupportedNetwork is a ValueError
             skipped[fam] = str(e)
             continue
@@ -163,14 +165,14 @@ def key_separation(seed: int = 0, model: str = "minionn_mnist", progress=None) -
     told when each family is done."""
     import numpy as np
 
-    import ppnn
+    from ppnn import runner
     from ppnn.wire.timing import _plan
 
     rows = []
     for fam in KEY_SEPARATION_FAMILIES:
         plan, x = _plan(fam, model, 1)
-        ref = ppnn.run(plan, x, seed)
-        res = ppnn.run(plan, x, seed, backend="real", transport="tcp")
+        ref = runner.run(plan, x, seed)
+        res = runner.run(plan, x, seed, backend="real", transport="tcp")
         same = bool(np.array_equal(res.logits, ref.logits))
         if fam == "gala_gc":
             info = res.extra["seal"]
@@ -206,15 +208,6 @@ def key_separation(seed: int = 0, model: str = "minionn_mnist", progress=None) -
         if progress is not None:
             progress.step(1, f"{fam} done")
     return pd.DataFrame(rows)
-
-
-def summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Per family and network: the largest |error| of each model over the networks measured."""
-    from ppnn.wire.timing import error_summary
-
-    if "tables error %" not in df:  # loopback rows only
-        return pd.DataFrame()
-    return error_summary(df).round(1)
 
 
 def plot(df: pd.DataFrame):
@@ -312,29 +305,6 @@ def save_and_show(df: pd.DataFrame) -> None:
     for p in out:
         print("wrote", p)
     display(Markdown("\n".join(md[len(_PROSE):])))
-
-
-def projection_note(tables_dir: Path) -> list[str]:
-    """REPORT.md's sentence on how far the projected LAN/WAN rows are from measurement
-    (from ``overview_wire_timings.csv`` when a run wrote it; else that nothing checked
-    them)."""
-    p = Path(tables_dir) / "overview_wire_timings.csv"
-    if not p.exists():
-        return ["**Projected LAN/WAN rows** (`ppnn.core.netmodel`) were not checked against a "
-                "measurement in this run (no wire-mode table).", ""]
-    summ = summary(pd.read_csv(p, dtype=object, keep_default_na=False))
-    if not len(summ):
-        return ["**Projected LAN/WAN rows**: the wire-mode table of this run has loopback "
-                "rows only (no shaped links without root); the projections are unchecked.",
-                ""]
-    parts = []
-    for net, g in summ.groupby("network", sort=False):
-        parts.append(f"on {net} the tables' projection is off by up to "
-                     f"{g['max |tables error %|'].max():g}% and the calibrated model by up to "
-                     f"{g['max |calibrated error %|'].max():g}% "
-                     f"({', '.join(g['family'])})")
-    return ["**Projected LAN/WAN rows** (`ppnn.core.netmodel`) are checked against wire-mode "
-            "runs in *Measured vs projected* below: " + "; ".join(parts) + ".", ""]
 
 
 def main(argv: list[str] | None = None) -> int:
