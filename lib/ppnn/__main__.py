@@ -207,9 +207,9 @@ def _compare(args) -> int:
 def _wire(args) -> int:
     import numpy as np
 
-    import ppnn
-    from ppnn import data, nn, wire
-    from ppnn.wire.falcon import summary_frame
+    from ppnn import data, nn, runner, wire
+    from ppnn.protocols import api
+    from ppnn.wire.summary import summary_frame
 
     if args.family not in wire.WIRE_FAMILIES:
         raise _Refused(f"family {args.family!r}", "transport='tcp' is implemented for "
@@ -232,18 +232,18 @@ def _wire(args) -> int:
         raise _Refused(f"model {args.model}", f"takes inputs of shape {net.input_shape}; "
                        f"MNIST images have shape {tuple(xt.shape[1:])}")
     with _about(args.family):
-        plan = ppnn.compile(args.family, net, params, calib=np.asarray(x[:256]))
+        plan = api.compile(args.family, net, params, calib=np.asarray(x[:256]))
     from ppnn.wire.timing import images_for
 
     n_img = images_for(args.family, args.images)
     if n_img != args.images:
-        per = ppnn.protocols.api.family(args.family).spec.images_per_run
+        per = api.family(args.family).spec.images_per_run
         print(f"note: {args.family} classifies {per} images per run: running {n_img}")
     imgs = np.asarray(xt[:n_img])
     # the in-process run to compare with: the same backend where the family has it in process
     ref_backend = args.backend if args.backend in plan.spec.backends else "sim"
     t0 = time.perf_counter()
-    ref = ppnn.run(plan, imgs, args.seed, backend=ref_backend)
+    ref = runner.run(plan, imgs, args.seed, backend=ref_backend)
     t_in = time.perf_counter() - t0
     t0 = time.perf_counter()
     try:
@@ -388,7 +388,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="run the families on a running Dask cluster")
     wp = sub.add_parser("wire", help="a network in wire mode: the parties as processes "
                         "over loopback TCP")
-    from ppnn.wire.falcon import WIRE_FAMILIES
+    from ppnn.wire import WIRE_FAMILIES
 
     wp.add_argument("family", help=", ".join(WIRE_FAMILIES))
     wp.add_argument("model", help="a zoo network name or a path to an .onnx file")

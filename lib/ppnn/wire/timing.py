@@ -59,12 +59,12 @@ def images_for(family: str, images: int = 1) -> int:
 
 
 def _plan(family: str, model: str, images: int):
-    import ppnn
     from ppnn import data, nn
+    from ppnn.protocols import api
 
     net, params = nn.zoo.get(model), nn.pretrained(model, quick=True, seed=0)
     x, _, xt, _ = data.load_mnist()
-    plan = ppnn.compile(family, net, params, calib=np.asarray(x[:256]))
+    plan = api.compile(family, net, params, calib=np.asarray(x[:256]))
     return plan, np.asarray(xt[:images])
 
 
@@ -114,8 +114,8 @@ def measure(model: str, family: str = "falcon_sh", links=("lan", "wan"), *, repe
 
     ``model`` names a zoo network (compiled here with MNIST calibration images), or, with
     ``plan`` and ``x`` given, is only the label of that plan (e.g. a user's ONNX model)."""
-    import ppnn
     from ppnn import wire
+    from ppnn.protocols.api import family as family_of
 
     per_link = dict(repeats) if isinstance(repeats, dict) else None
     counts = list(per_link.values()) if per_link is not None else [repeats]
@@ -140,7 +140,7 @@ def measure(model: str, family: str = "falcon_sh", links=("lan", "wan"), *, repe
     comp = []
     for _ in range(times("loopback")):
         t0 = time.perf_counter()
-        ref = ppnn.run(plan, x, seed)
+        ref = family_of(plan.family).run(plan, x, seed)  # in process
         comp.append(time.perf_counter() - t0)
     out = {"model": model, "family": family, "images": len(x), "repeats": times("loopback"),
            "compute_s": statistics.median(comp), "ledger": ref.ledger, "runs": {}}
