@@ -13,7 +13,8 @@ layers + Tabula lookup tables", "Falcon, malicious"). Each implements :class:`Fa
   :class:`Plan`; ``plan.table()`` shows it step by step, ``plan.oracle(x)`` is its exact
   integer forward pass in the clear, the reference every protocol run is checked against);
 * ``run`` executes the protocol in simulated multi-party mode: every party in this process,
-  every message booked on a :class:`~ppnn.core.Ledger`;
+  every message booked on a :class:`~ppnn.core.Ledger` (``ppnn.run``, :mod:`ppnn.runner`,
+  picks this or another transport);
 * ``count`` books the same ledger without the protocol's computation (a closed form, or a dry
   run on a zero input; ``Family.count_method`` says which), equal to ``run``'s ledger for the
   same plan and batch (tested for every family).
