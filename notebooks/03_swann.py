@@ -351,7 +351,7 @@ display(pd.DataFrame(side))
 # opens is a *holding* (a dot on its lane).
 #
 # Between Protocol 2 and Protocol 3's encryption run the 2PC circuits -- [A2B](../GLOSSARY.md#a2b), ReLU and
-# Protocol 3's masked adder, $(\ell - 1) + 1 + (m + \kappa)$ rounds of AND gates: hundreds of
+# Protocol 3's masked adder, $(\ell - 1) + 1 + (m + \kappa)$ [rounds](../GLOSSARY.md#round) of AND gates: hundreds of
 # messages of uniform bits (Beaver openings) and size-only [OT](../GLOSSARY.md#oblivious-transfer)-extension traffic. The player
 # folds them away (`lesson.switching_steps`): their operation counts stay, and the round
 # numbers jump over them.
