@@ -506,7 +506,7 @@ print("GC ReLU stand-in:", {k: relu[k] for k in ("seconds", "comm_bits", "and_ga
 t = time.perf_counter()
 layers, totals = {}, {}
 for label, name in ex.NETWORKS.items():
-    layers[label] = ex.network_layers(name, unit, relu, he.ciphertext_bits, n=N_SLOTS)
+    layers[label] = ex.network_layers(name, unit, relu, he.ciphertext_bits, n=N_SLOTS, quick=QUICK)
     totals[label] = ex.network_totals(layers[label])
 timings["network_counts_s"] = time.perf_counter() - t
 net_df = pd.DataFrame(totals).T
