@@ -93,8 +93,10 @@ browser:
 	  echo "WARNING: chromium/chromedriver missing and not root (sudo apt-get install chromium chromium-driver): the browser test will be SKIPPED"; \
 	fi
 
+# TEST_JOBS pytest workers (pytest-xdist; work stealing keeps both busy to the end)
+TEST_JOBS ?= 2
 test: setup lint browser
-	$(BIN)/pytest -m "not slow" --durations=20 $(PYTEST_ARGS)
+	$(BIN)/pytest -m "not slow" -n $(TEST_JOBS) --dist worksteal --durations=20 $(PYTEST_ARGS)
 
 # build/site/: every notebook as it ran (full mode where make reproduce left it, else the quick
 # run make test left, else run now in quick mode), REPORT.md, GLOSSARY.md and docs/*.md, as

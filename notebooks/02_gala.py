@@ -249,27 +249,22 @@ for m in ("Naive", "GAZELLE", "GALA"):
 display(pd.DataFrame(rows))
 
 # %% [markdown]
-# **Try it.** Choose dimensions; the counts come from running the kernels on the counting
-# backend, the time is projected with the unit costs measured above (labelled).
+# **Where GALA stops winning on Perms.** GALA rotates each of its $G = n_i n_o / n$ products
+# once ($G - 1$ Perms); GAZELLE rotates its input instead (hoisted, HstPerm) and pays
+# $\log_2(n / n_o)$ Perms for the rotate-and-sum that GALA moves to the plaintext shares. The
+# first grows with the number of output rows $n_o$, the second shrinks. The figure runs both
+# kernels on the counting backend for $n_o = 1, 2, 4, \dots, 2048$ with $n_i = n = 2048$ (a
+# full ciphertext of input): the counts (points) sit on Table II's closed forms (lines), and
+# the dashed line marks where they cross. Right: the server time those counts project to with
+# the unit costs measured in §1 (labelled projected). On SEAL a hoisted rotation costs as much
+# as a Perm, so GAZELLE never overtakes GALA in time; only with GAZELLE's own model of a
+# hoisted rotation (about one ScMult, dashed) does the Perm crossover become a time crossover.
 
 # %%
-def matvec_costs(n_o=16, n_i=128, log2_n=11):
-    n = 2 ** log2_n
-    out = []
-    for m in ("Naive", "GAZELLE", "GALA"):
-        k = ex.matvec_kernel(m, n_o, n_i, n)
-        c = costs.count_kernel(k)
-        out.append({"method": m, **c,
-                    "projected ms (SEAL unit costs)": 1e3 * runtime.project_seconds(c, unit)})
-    return pd.DataFrame(out).set_index("method")
-
-
-mv_widget, mv_default = interactive_table(
-    matvec_costs,
-    n_o=widgets.IntSlider(value=16, min=1, max=512, description="n_o"),
-    n_i=widgets.IntSlider(value=128, min=1, max=4096, description="n_i"),
-    log2_n=widgets.IntSlider(value=11, min=4, max=13, description="log2 n"))
-display(mv_widget)
+crossover = lesson.matvec_crossover(n_i=N_SLOTS, n=N_SLOTS, unit=unit)
+plotting.show(lesson.plot_matvec_crossover(crossover, n_i=N_SLOTS, n=N_SLOTS))
+form = lesson.matvec_perm_forms(crossover["n_o"], N_SLOTS, N_SLOTS)
+assert all(np.allclose(crossover[f"{m} Perm"], form[m]) for m in ("GALA", "GAZELLE"))
 
 # %%
 counts_mv = ex.count_matvec(n=N_SLOTS)
@@ -511,7 +506,7 @@ print("GC ReLU stand-in:", {k: relu[k] for k in ("seconds", "comm_bits", "and_ga
 t = time.perf_counter()
 layers, totals = {}, {}
 for label, name in ex.NETWORKS.items():
-    layers[label] = ex.network_layers(name, unit, relu, he.ciphertext_bits, n=N_SLOTS)
+    layers[label] = ex.network_layers(name, unit, relu, he.ciphertext_bits, n=N_SLOTS, quick=QUICK)
     totals[label] = ex.network_totals(layers[label])
 timings["network_counts_s"] = time.perf_counter() - t
 net_df = pd.DataFrame(totals).T
@@ -781,18 +776,9 @@ ladders.show("Headlines", "AlexNet vs CrypTFlow2", "speedup")
 #   client can read; flooding removes it at the price of larger parameters (N = 8192,
 #   174-bit q: 4.8x the ciphertext of N = 4096) and about 48 bits of noise budget; every
 #   Table II-VII layer still decrypts exactly.
-#
-# **Open questions** (no check: explore them with the code above)
-# 1. With the matrix-vector widget, find dimensions where GALA has *more* Perms than GAZELLE.
-#    (Hint: compare $n_i n_o / n - 1$ with $\log_2(n/n_o)$.)
-# 2. Change $n$ in the convolution widget: how does $c_n$ move the GAZELLE/GALA Perm ratio?
-# 3. Give the client plain, unrotated copies of $x$ in `MatVecLayout.pack_input` and watch
-#    the tests fail: why does the final RaS then double-count columns?
-# 4. Recalibrate the noise model with `plain_bits=22` and find the largest $n_i$ whose GAZELLE
-#    result still decrypts.
 
 # %% [markdown]
-# ## Exercises with checks
+# ## Exercises
 #
 # 3 exercises, each a stub cell to fill in and a `check` cell that says right or not yet,
 # with a hint: "write it yourself" exercises are checked against the library's own [ledger](../GLOSSARY.md#ledger),
@@ -871,3 +857,18 @@ answer = ...
 
 # %%
 check("02.3", answer)
+
+# %% [markdown]
+# ## Questions to think about
+#
+# No check: explore them with the code above.
+#
+# 1. Change $n$ in the convolution widget of §4: how does $c_n$ move the GAZELLE/GALA Perm
+#    ratio?
+# 2. Give the client plain, unrotated copies of $x$ in `MatVecLayout.pack_input` and watch
+#    the tests fail: why does the final RaS then double-count columns?
+# 3. Recalibrate the noise model with `plain_bits=22` and find the largest $n_i$ whose GAZELLE
+#    result still decrypts.
+# 4. The crossover figure of §3 fixes $n_i = n$. Where does the crossover move for
+#    $n_i = n/4$ (`lesson.matvec_crossover(n_i=512)`), and on which side of it do Table V's
+#    dimensions sit?

@@ -60,7 +60,6 @@ KEY_BITS = 2048
 # %%
 import time
 
-import ipywidgets as w
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -212,59 +211,38 @@ display(pd.DataFrame({
 }))
 
 # %% [markdown]
-# ## 4. The three protocols, step by step (§4.1.2)
+# ## 4. The three protocols (§4.1.2)
 #
 # The **server** holds the model and ciphertexts $[x]$; the **client** holds the secret key.
 # Every value that crosses between them goes through the [ledger](../GLOSSARY.md#ledger). Below, three values go
 # through Protocol 1 (secure square), Protocol 2 (PHE → 2PC), ReLU in 2PC, and Protocol 3
-# (2PC → PHE); `views` records what the acting party holds at each step.
+# (2PC → PHE). The players of §5 step through the same protocols message by message, from
+# each party's seat; here, what they compute.
 
 # %%
 led = Ledger(["client", "server"])
 bed = ph.Paillier(pk, led)
 roles_cs = Roles("server", "client", KeyHolderDecryption(sk))
 x_demo = np.array([-7, 12, 30])
-views = []
 with led.label("Protocol 1"):
     cx = bed.encrypt(x_demo, "client")
-    sq = secure_square(bed, cx, roles_cs, rng, Masking(32), pack=True, views=views)
+    sq = secure_square(bed, cx, roles_cs, rng, Masking(32), pack=True)
 tpc = TwoPC(led, ("client", "server"), rng)
 with led.label("Protocol 2"):
-    sh = phe_to_2pc(bed, cx, roles_cs, tpc, rng, Masking(32), Ring(32), pack=True, views=views)
+    sh = phe_to_2pc(bed, cx, roles_cs, tpc, rng, Masking(32), Ring(32), pack=True)
 with led.label("ReLU"):
     xb = tpc.relu(tpc.a2b(sh, 32))
 with led.label("Protocol 3"):
-    back = bool_to_phe(bed, xb, roles_cs, tpc, rng, views=views)
+    back = bool_to_phe(bed, xb, roles_cs, tpc, rng)
 print("x         =", x_demo.tolist())
 print("x² (P1)   =", bed.decrypt(sk, sq, "client").tolist())
 print("<x> (P2)  =", Ring(32).to_signed(sh.reveal()).tolist())
 print("ReLU (P3) =", bed.decrypt(sk, back, "client").tolist())
-views_df = pd.DataFrame(views)
 
 # %% [markdown]
-# Step through what each party sees, the last four steps up to the slider's:
-
-# %%
-step_view, _ = widgets.interactive_table(
-    lambda step: views_df.iloc[:step].tail(4),
-    step=w.IntSlider(value=1, min=1, max=len(views_df), description="step",
-                     continuous_update=False))
-display(step_view)
-
-# %% [markdown]
-# The full list the slider steps through:
-
-# %%
-display(views_df)
-
-# %% [markdown]
-# The messages themselves (who sends what to whom, in which [round](../GLOSSARY.md#round)) — the ledger's transcript:
-
-# %%
-display(widgets.transcript_stepper(led))
-
-# %% [markdown]
-# The same transcript summed per sender, receiver and message:
+# What crossed the wire in this run, summed per sender, receiver and message. The 2PC
+# circuits' traffic is the `beaver AND` rows: the players of §5 fold it away, so this is the
+# one place its size shows.
 
 # %%
 display(widgets.transcript_frame(led).groupby(["sender", "receiver", "what"], sort=False)
@@ -373,7 +351,7 @@ display(pd.DataFrame(side))
 # opens is a *holding* (a dot on its lane).
 #
 # Between Protocol 2 and Protocol 3's encryption run the 2PC circuits -- [A2B](../GLOSSARY.md#a2b), ReLU and
-# Protocol 3's masked adder, $(\ell - 1) + 1 + (m + \kappa)$ rounds of AND gates: hundreds of
+# Protocol 3's masked adder, $(\ell - 1) + 1 + (m + \kappa)$ [rounds](../GLOSSARY.md#round) of AND gates: hundreds of
 # messages of uniform bits (Beaver openings) and size-only [OT](../GLOSSARY.md#oblivious-transfer)-extension traffic. The player
 # folds them away (`lesson.switching_steps`): their operation counts stay, and the round
 # numbers jump over them.
@@ -436,19 +414,16 @@ protocol_player(lesson.switching_steps(demo_2s), seat="server2", group=None,
 # decrypts is the integer real keys give; this shows the masking's logic, not a CSPRNG's.)
 
 # %%
+from ppnn.core.views import ViewExperiment
+
 n_runs = 100 if QUICK else 500
-fig, axes = plt.subplots(1, 2, figsize=(10, 3), sharey=True)
-for ax, broken in zip(axes, (False, True)):
+mask_tests = {}
+for title, broken in (("honest: κ = 80", False), ("broken: κ = 1", True)):
     za, zb, ks = lesson.switch_view_experiment(broken, runs=n_runs, n=20, seed=SEED, keys=keys)
-    for secret, sample in zip(lesson.SECRETS, (za, zb)):
-        ax.hist(sample, bins=40, alpha=0.55, label=f"x = {secret}")
-    ax.set_title(("broken: κ = 1" if broken else "honest: κ = 80")
-                 + f"\nKS D = {ks.statistic:.3f}, threshold {ks.threshold:.3f}", fontsize=10)
-    ax.set_xlabel("z / 2^(ℓ+κ), decrypted by the helper")
+    mask_tests[title] = ViewExperiment(lesson.SECRETS, (za, zb), ks, broken)
     print("broken" if broken else "honest", "->", ks)
-axes[0].set_ylabel("values")
-axes[0].legend(fontsize=8)
-plt.show()
+plotting.show(plotting.view_panels(mask_tests, "z / 2^(ℓ+κ), decrypted by the helper",
+                                   "values"))
 
 # %% [markdown]
 # ## 6. The networks and their integer models (§5.2)
@@ -676,7 +651,7 @@ pvo.show_ladder(headline_ladders.pick(built, "hybrid"))
 pvo.show_ladder(headline_ladders.pick(built, "vs_2pc"))
 
 # %% [markdown]
-# ## 9. Summary and exercises
+# ## 9. Summary
 #
 # * Paillier evaluates every linear layer without interaction; the interactive steps are one
 #   masked decryption and one encryption per activation value, and packing cuts the
@@ -688,18 +663,9 @@ pvo.show_ladder(headline_ladders.pick(built, "vs_2pc"))
 #   the other's.
 # * Our predictions equal the plaintext integer model's on every image we ran; the accuracy
 #   table shows what the integer arithmetic costs relative to the float network.
-#
-# **Open questions** (no check: explore them with the code above)
-# 1. Change $\kappa$ in `Masking` and watch ρ, the packed ciphertext count and Table 3 move.
-# 2. ReLU and max-pool commute: evaluate max-pool *before* ReLU in `twopc` and count the
-#    AND gates saved on MiniONN's first layer.
-# 3. Replace Protocol 3's Boolean masked adder by a B2A-style OT per bit (see
-#    `TwoPC.b2a`) and compare the offline bytes.
-# 4. The partial decryptions dominate the two-server decryption time: how long is $d_i$, and
-#    what would shares modulo $N\lambda$ (as in Damgård–Jurik) save?
 
 # %% [markdown]
-# ## Exercises with checks
+# ## Exercises
 #
 # 3 exercises, each a stub cell to fill in and a `check` cell that says right or not yet,
 # with a hint: "write it yourself" exercises are checked against the library's own ledger,
@@ -780,3 +746,13 @@ answer = ...
 
 # %%
 check("03.3", answer)
+
+# %% [markdown]
+# ## Questions to think about
+#
+# No check: explore them with the code above.
+#
+# 1. Replace Protocol 3's Boolean masked adder by a B2A-style OT per bit (see
+#    `TwoPC.b2a`) and compare the offline bytes.
+# 2. The partial decryptions dominate the two-server decryption time: how long is $d_i$, and
+#    what would shares modulo $N\lambda$ (as in Damgård–Jurik) save?

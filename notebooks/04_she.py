@@ -601,19 +601,9 @@ ex.save_timings(timings, T0)
 #   are kept.
 # * With every gate bootstrapped (tfhe-rs), a full MNIST inference is ~10^7 gates: hours on two
 #   cores -- projected here, as the paper projects its fully-TFHE (FIL) column.
-#
-# ## Open questions (no check: explore them with the code above)
-# 1. Move the weight-bits slider: from how many bits on does fine-tuning stop mattering?
-# 2. Run `ex.simulate(suite["SHE"].qnet, xtest[:1], public_constants=True)`: which layers
-#    profit most from tfhe-rs's trivial-constant shortcuts, and why (hint: sign planes, guard
-#    bits)?
-# 3. Build the max unit with a MUX-based comparator instead of the borrow chain: how do gates
-#    and depth change?
-# 4. Replace the ReLU of the first layer by one PBS lookup on the 5 requantized bits: what
-#    would it take to get the 16-bit accumulator into a shortint ciphertext?
 
 # %% [markdown]
-# ## Exercises with checks
+# ## Exercises
 #
 # 4 exercises, each a stub cell to fill in and a `check` cell that says right or not yet,
 # with a hint: "write it yourself" exercises are checked against the library's own [ledger](../GLOSSARY.md#ledger),
@@ -723,3 +713,17 @@ answer = ...
 
 # %%
 check("04.4", answer)
+
+# %% [markdown]
+# ## Questions to think about
+#
+# No check: explore them with the code above.
+#
+# 1. Move the weight-bits slider of §5: from how many bits on does fine-tuning stop mattering?
+# 2. Run `ex.simulate(suite["SHE"].qnet, xtest[:1], public_constants=True)`: which layers
+#    profit most from tfhe-rs's trivial-constant shortcuts, and why (hint: sign planes, guard
+#    bits)?
+# 3. Build the max unit with a MUX-based comparator instead of the borrow chain: how do gates
+#    and depth change? Compare with your closed form of Exercise 04.2.
+# 4. Replace the ReLU of the first layer by one PBS lookup on the 5 requantized bits: what
+#    would it take to get the 16-bit accumulator into a shortint ciphertext?

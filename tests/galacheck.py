@@ -55,7 +55,8 @@ def conv_runs() -> pd.DataFrame:
 
 @functools.cache
 def _nets():
-    layers = {k: runs.network_layers(v, UNIT, RELU, CT_BITS) for k, v in runs.NETWORKS.items()}
+    layers = {k: runs.network_layers(v, UNIT, RELU, CT_BITS, quick=True)
+              for k, v in runs.NETWORKS.items()}
     return layers, {k: runs.network_totals(v) for k, v in layers.items()}
 
 

@@ -36,33 +36,30 @@ def _figures_status():
                           capture_output=True, text=True, check=True).stdout
 
 
-def test_every_notebook_runs_all_cells_in_jupyterlab(lab):
+@pytest.mark.parametrize("name", NOTEBOOKS, ids=[n.removesuffix(".ipynb") for n in NOTEBOOKS])
+def test_every_notebook_runs_all_cells_in_jupyterlab(lab, name):
+    """One notebook per test, so that ``pytest -n`` runs them side by side."""
     url, token, work = lab
     before = _figures_status()
-    reports = [run_notebook(url, token, work, name, SHOTS) for name in NOTEBOOKS]
-    print(summary(reports))
-    problems = {r.notebook: r.problems() for r in reports if r.problems()}
-    assert not problems, summary(reports)
-    assert all(r.screenshot and r.screenshot.stat().st_size > 10_000 for r in reports)
-    assert sum(r.widgets_expected for r in reports) > 0  # the notebooks do have widgets
-    assert sum(r.images_expected for r in reports) > 0
-    # every notebook teaches a protocol with the player, and every player's slider moves it:
-    # the current-step line, the highlighted arrow and the views table all change
-    no_player = [r.notebook for r in reports if not r.players]
-    assert not no_player, f"notebooks without a protocol player: {no_player}"
+    r = run_notebook(url, token, work, name, SHOTS)
+    print(summary([r]))
+    assert not r.problems(), summary([r])
+    assert r.screenshot and r.screenshot.stat().st_size > 10_000
+    assert r.widgets_expected > 0 and r.images_expected > 0  # the notebook has both
+    # it teaches a protocol with the player, and every player's slider moves it: the
+    # current-step line, the highlighted arrow and the views table all change
+    assert r.players, f"{name}: no protocol player"
     # every player was read as a student reads it: stepped through from its opening step to
     # its last (the current step's line, row and value in view at each step, no label cut
     # while the diagram has room, none across a lane), and every seat taken (the title
     # follows it); what went wrong is in problems() above
-    for r in reports:
-        not_stepped = [i + 1 for i, p in enumerate(r.players) if not p["steps"] or not p["seats"]]
-        assert not not_stepped, f"{r.notebook}: players not stepped or seated: {not_stepped}"
-    print("players stepped:", {r.notebook: [p["steps"] for p in r.players] for r in reports})
-    # the walk moved every notebook's widgets (each has a player: play, step slider, seat)
-    not_walked = [r.notebook for r in reports
-                  if {"play", "slider", "dropdown"} - {w["kind"] for w in r.walk}]
-    assert not not_walked, f"notebooks whose player controls were not walked: {not_walked}"
-    assert _figures_status() == before, "running notebooks in JupyterLab changed figures/"
+    not_stepped = [i + 1 for i, p in enumerate(r.players) if not p["steps"] or not p["seats"]]
+    assert not not_stepped, f"{name}: players not stepped or seated: {not_stepped}"
+    print("players stepped:", [p["steps"] for p in r.players])
+    # the walk moved the notebook's widgets (each has a player: play, step slider, seat)
+    missing = {"play", "slider", "dropdown"} - {w["kind"] for w in r.walk}
+    assert not missing, f"{name}: player controls not walked: {sorted(missing)}"
+    assert _figures_status() == before, "running the notebook in JupyterLab changed figures/"
 
 
 def test_the_harness_sees_a_broken_cell_and_an_unrendered_widget(lab):

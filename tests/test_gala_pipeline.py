@@ -226,3 +226,31 @@ def test_alexnet_and_vgg_counts_are_network_unspecified():
         assert got.loc[("AlexNet", metric), "status"] == report.NETWORK_UNSPECIFIED
         assert got.loc[("AlexNet", metric), "reason"].startswith("network unspecified: no")
     assert got.loc[("VGG", "gala_scmult"), "status"] == "not reproducible here"  # not run
+
+
+@pytest.mark.parametrize("name", ["resnet18_cifar10", "alexnet_cifar10",
+                                  "mlp_784_128_128_10"])
+def test_family_count_gives_every_layer_the_kernel_counters_operations(name):
+    """Tables IX-XII count a network with ``ppnn.count`` on gazelle_gc / gala_gc: under each
+    linear layer's ``/eval`` label it books exactly what the kernel counter gives. The
+    family's ledger books more Adds in all, 2 per flooded ciphertext (the protocol's
+    masking and flooding around the kernel), which the tables leave out."""
+    import ppnn
+    from ppnn.nn import zoo
+
+    net = zoo.get(name)
+    fam = ex.family_op_counts(name).set_index(["layer", "method"]).sort_index()
+    old = costs.network_counts(net, run=True).set_index(["layer", "method"])[
+        list(costs.HE_OPS)].sort_index()
+    pd.testing.assert_frame_equal(fam, old, check_dtype=False)
+    plan = ppnn.compile("gala_gc", net, init_params(net, np.random.default_rng(0)),
+                        calib=np.zeros((1, *net.input_shape)), n=2048)
+    led = ppnn.count(plan)
+    assert led.op_count("Add") - fam.xs("GALA", level="method")["Add"].sum() \
+        == 2 * led.op_count("Flood")
+
+
+def test_quick_mode_counts_the_largest_networks_on_the_kernels_alone():
+    assert ex.network_counter("resnet18_cifar10", quick=True) == "family"
+    assert ex.network_counter("resnet152_cifar10", quick=True) == "kernels"
+    assert {ex.network_counter(n) for n in ex.NETWORKS.values()} == {"family"}

@@ -140,3 +140,24 @@ def test_the_tradeoff_figure_labels_every_point_without_collisions():
         assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
         assert ax.get_yscale() == "log"
     plt.close(fig)
+
+
+def test_gala_and_gazelle_perms_cross_where_table_2_says():
+    from ppnn.experiments.gala import lesson
+
+    unit = pd.DataFrame({"seconds": {"Perm": 1e-3, "ScMult": 5e-5, "Add": 2e-5}})
+    sweep = lesson.matvec_crossover(n_i=256, n=256, unit=unit)
+    form = lesson.matvec_perm_forms(sweep["n_o"], 256, 256)
+    for method in ("GALA", "GAZELLE"):
+        np.testing.assert_allclose(sweep[f"{method} Perm"], form[method])
+    more = sweep.n_o[sweep["GALA Perm"] > sweep["GAZELLE Perm"]]
+    assert more.min() == 8 and (more == sweep.n_o[sweep.n_o >= 8]).all()
+    # on SEAL's costs (a hoisted rotation costs a Perm) GALA is never the slower one
+    assert (sweep["GALA ms"] <= sweep["GAZELLE ms"]).all()
+    fig = lesson.plot_matvec_crossover(sweep, 256, 256)
+    left, right = fig.axes
+    assert left.get_xscale() == "log" and right.get_yscale() == "log"
+    assert any("n_o = 8" in t.get_text() for t in left.texts)
+    plt.close(fig)
+    with pytest.raises(ValueError, match="n_o"):
+        lesson.matvec_crossover(n_i=256, n=256, n_os=[512])

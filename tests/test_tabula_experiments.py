@@ -182,15 +182,42 @@ def test_online_time_terms_add_up_to_the_projection_of_the_counted_ledger(meas):
     transfer), equals the network model on the counted ledger plus the measured compute."""
     from ppnn.core import project
     from ppnn.nn import zoo
-    from ppnn.protocols.tabula.network import count_network, network_counts
+    from ppnn.protocols.tabula.network import network_counts
 
     net = zoo.get("tabula_lenet")
     for scheme, b in (("tabula", 8), ("gc", 16)):
         t = ex.online_time(net, scheme, b, meas, include_maxpool=False)
         unit = 1e-7 if scheme == "tabula" else 16 * 5e-7  # evaluation only (Delphi)
         compute = net.n_macs * meas["mac_s"] + t.calls * unit
-        pr = project(count_network(net, scheme, b, include_maxpool=False), ex.PAPER_NETWORK,
+        pr = project(ex.scheme_ledger(net, scheme, b, False), ex.PAPER_NETWORK,
                      "online", compute)
         assert t.total_s == pytest.approx(pr.total_s, rel=1e-12)
         assert t.network_s == pytest.approx(pr.latency_s + pr.transfer_s, rel=1e-12)
         assert t.calls == network_counts(net)["relus"]
+
+
+def _online_by_layer(led):
+    df = led.messages_frame()
+    df = df[df["phase"] == "online"]
+    return df.groupby(df["label"].str.split("/").str[0].str.replace(".", "_"))["bits"].sum()
+
+
+@pytest.mark.parametrize("label", ["ResNet-32", "ResNet-34", "VGG-16"])
+@pytest.mark.parametrize("include_maxpool", [False, True])
+def test_family_count_of_the_papers_networks_equals_the_closed_form_counter(label,
+                                                                            include_maxpool):
+    """Tabula's column is ``ppnn.count`` on delphi_tabula; it books, layer by layer, what
+    count_network's closed form books online (Delphi's 64-bit shares, 2 b bits per table
+    call, one round per table layer), the max-pool's messages dropped when the paper's
+    tables charge ReLUs only."""
+    from ppnn.nn import zoo
+    from ppnn.protocols.tabula.network import count_network
+
+    net = zoo.get(ex.NETWORKS[label])
+    fam = ex.tabula_ledger(net, 8, include_maxpool)
+    old = count_network(net, "tabula", 8, include_maxpool=include_maxpool)
+    assert fam.total_bits("online") == old.total_bits("online")
+    assert fam.rounds("online") == old.rounds("online")
+    pd.testing.assert_series_equal(_online_by_layer(fam), _online_by_layer(old))
+    row = ex.network_costs(include_maxpool=include_maxpool).set_index("network").loc[label]
+    assert row["tabula_B"] == old.total_bytes("online")

@@ -127,7 +127,8 @@ def test_without_root_runs_on_plain_loopback(monkeypatch):
         r = run_program(relu_program, X, 0, timeout=30, deadline=60)
     assert not sh.shaped and "NOT shaped" in sh.how and "not root" in sh.how
     assert sh.describe()["latency"].startswith("none")
-    assert r["wire"]["seconds"] < 12 * 0.07  # no WAN latency was added
+    assert r["wire"]["measured rounds"] > 0  # it ran; that no latency was added is the link's
+    # description above, not a timing (a loaded machine can take longer than WAN would)
     assert links.our_namespaces() == before
 
 

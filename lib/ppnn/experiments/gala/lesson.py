@@ -14,6 +14,9 @@ with and without noise flooding, as an experiment.
   ``[y - r]_C`` includes the ciphertext's noise (``SealBFV.phase_noise``). For two weight
   matrices of the server, the noise the client reads is a sample; without flooding a two-sample
   KS test tells the two weight matrices apart, with flooding it cannot.
+* :func:`matvec_crossover` and :func:`plot_matvec_crossover`: GALA's and GAZELLE's Perms (and
+  projected time) against the number of output rows ``n_o``, counted by running the kernels
+  beside Table II's closed forms, with the ``n_o`` where GALA starts to need more Perms.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from ...core import Ledger
 from ...core.transcript import EVERY_ELEMENT
@@ -32,7 +36,8 @@ from .figures import plot_trace, trace_matvec
 from .runs import matvec_kernel
 
 __all__ = ["MatVecDemo", "matvec_demo", "trace_position", "FloodViewExperiment",
-           "flood_view_experiment", "plot_flood_view"]
+           "flood_view_experiment", "plot_flood_view", "matvec_crossover",
+           "matvec_perm_forms", "plot_matvec_crossover"]
 
 #: operations that move the slot diagram one step on (the kernels' order of work)
 _MOVES = {"ScMult", "Perm", "Add", "PlainRaS"}
@@ -189,5 +194,143 @@ def plot_flood_view(experiments: list[FloodViewExperiment]):
         ax.set_xlabel("log2(|noise coefficient| + 1), read with the client's secret key")
         ax.legend(fontsize=8, frameon=False)
     axes[0][0].set_ylabel("coefficients")
+    fig.tight_layout()
+    return fig
+
+
+def matvec_crossover(n_i: int = 2048, n: int = 2048, n_os=None, unit: pd.DataFrame | None = None
+                     ) -> pd.DataFrame:
+    """GAZELLE's and GALA's matrix-vector kernels (``n_o x n_i`` in ``n`` slots) run on the
+    counting backend for each ``n_o`` in ``n_os`` (default: the powers of two from 1 to
+    ``min(n, 4096 * n // n_i)``): one row per ``n_o`` with each method's Perm and HstPerm
+    counts and, given measured ``unit`` costs (:func:`ppnn.protocols.gala.runtime.unit_costs`),
+    its projected server time in ms (``"<method> ms"``: SEAL, a hoisted rotation costs a Perm;
+    ``"GAZELLE hoisted ms"``: a hoisted rotation at the cost of one ScMult, GAZELLE's model)."""
+    from ...protocols.gala.runtime import project_seconds
+
+    if int(n) < 2 or int(n) & (int(n) - 1):
+        raise ValueError(f"n must be a power of two >= 2 slots, got {n}")
+    if not 1 <= int(n_i) <= int(n):
+        raise ValueError(f"n_i must be in [1, n = {n}], got {n_i}")
+    if n_os is None:
+        n_os = [1 << j for j in range(int(n).bit_length()) if 1 << j <= n]
+    rows = []
+    for n_o in n_os:
+        if not 1 <= int(n_o) <= int(n):
+            raise ValueError(f"every n_o must be in [1, n = {n}], got {n_o}")
+        row = {"n_o": int(n_o)}
+        for method in ("GAZELLE", "GALA"):
+            c = _count(method, int(n_o), int(n_i), int(n))
+            row |= {f"{method} Perm": c["Perm"], f"{method} HstPerm": c["HstPerm"]}
+            if unit is not None:
+                row[f"{method} ms"] = 1e3 * project_seconds(c, unit)
+                if method == "GAZELLE":
+                    row["GAZELLE hoisted ms"] = 1e3 * project_seconds(c, unit, hoisting=True)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _count(method: str, n_o: int, n_i: int, n: int) -> dict[str, int]:
+    """The HE operations of one matrix-vector kernel, counted by running it."""
+    from ...protocols.gala.costs import count_kernel
+    from .runs import matvec_kernel
+
+    return count_kernel(matvec_kernel(method, n_o, n_i, n))
+
+
+def matvec_perm_forms(n_o, n_i: int, n: int) -> dict[str, np.ndarray]:
+    """Table II's Perm counts as functions of ``n_o`` (a number or an array), with ``n_i`` and
+    ``n`` fixed: GALA ``n_i n_o / n - 1``, GAZELLE ``log2(n / n_o)`` (one block,
+    ``n_i n_o >= n``), from :data:`ppnn.protocols.gala.costs.PAPER_TABLE2`."""
+    import sympy as sp
+
+    from ...protocols.gala import costs
+
+    n_o = np.asarray(n_o, dtype=float)
+    out = {}
+    for method in ("GAZELLE", "GALA"):
+        expr = sp.sympify(costs.PAPER_TABLE2[method]["perm"]).subs(
+            {costs.SYM["n_i"]: n_i, costs.SYM["n"]: n})
+        out[method] = np.broadcast_to(
+            sp.lambdify(costs.SYM["n_o"], expr, "numpy")(n_o), n_o.shape).astype(float)
+    return out
+
+
+def _crossover(n_o, gala, gazelle):
+    """The first ``n_o`` at which ``gala > gazelle`` and the ``n_o`` just before it (linear
+    interpolation of the difference in log2 n_o between them), or None."""
+    n_o, diff = np.asarray(n_o, float), np.asarray(gala, float) - np.asarray(gazelle, float)
+    above = np.flatnonzero(diff > 0)
+    if not above.size or above[0] == 0:
+        return None
+    j = above[0]
+    lo, hi = np.log2(n_o[j - 1]), np.log2(n_o[j])
+    t = -diff[j - 1] / (diff[j] - diff[j - 1])
+    return float(n_o[j]), float(2 ** (lo + t * (hi - lo)))
+
+
+def plot_matvec_crossover(sweep: pd.DataFrame, n_i: int, n: int):
+    """GALA against GAZELLE as ``n_o`` grows (a :func:`matvec_crossover` sweep, log2 x axis).
+    Left: Perms, the counts of running the kernels as points on Table II's closed forms
+    (:func:`matvec_perm_forms`) as lines, with the crossover marked where GALA's
+    ``n_i n_o / n - 1`` overtakes GAZELLE's ``log2(n / n_o)``. Right, if the sweep has
+    projected times: each method's projected server time (ms), GAZELLE twice (its hoisted
+    rotations at a Perm each, as on SEAL, and at one ScMult each, as GAZELLE models them),
+    with any crossover marked. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    from ... import plotting
+
+    plotting.setup()
+    timed = "GALA ms" in sweep
+    fig, axes = plt.subplots(1, 2 if timed else 1, figsize=(11 if timed else 5.6, 3.6),
+                             squeeze=False)
+    axes = axes[0]
+    n_o = sweep["n_o"].to_numpy()
+    grid = np.geomspace(max(n_o.min(), n / n_i), n_o.max(), 200)
+    forms = matvec_perm_forms(grid, n_i, n)
+    colors = {"GAZELLE": "tab:blue", "GALA": "tab:orange"}
+    label = {"GALA": "n_i n_o / n - 1", "GAZELLE": "log2(n / n_o)"}
+    left = axes[0]
+    for method, color in colors.items():
+        left.plot(grid, forms[method], color=color, lw=1.5,
+                  label=f"{method}: {label[method]} (Table II)")
+        left.plot(n_o, sweep[f"{method} Perm"], "o", color=color,
+                  label=f"{method}, counted")
+    cross = _crossover(n_o, sweep["GALA Perm"], sweep["GAZELLE Perm"])
+    if cross is not None:
+        first, at = cross
+        left.axvline(at, color="0.4", lw=0.9, ls="--")
+        left.annotate(f"GALA needs more Perms\nfrom n_o = {first:g}", (at, 0.97),
+                      xycoords=("data", "axes fraction"), xytext=(4, 0),
+                      textcoords="offset points", fontsize=8, va="top", color="0.3")
+    left.set_yscale("symlog", linthresh=1)
+    left.set(xscale="log", ylim=(0, 2 * max(1, sweep[["GALA Perm", "GAZELLE Perm"]].max().max())),
+             xlabel="output rows n_o", ylabel="Perms (unhoisted rotations)",
+             title=f"Perms of W x, n_i = {n_i}, n = {n} slots")
+    left.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    if timed:
+        right = axes[1]
+        for col, color, ls, name in (("GAZELLE ms", "tab:blue", "-", "GAZELLE (SEAL: a "
+                                      "hoisted rotation costs a Perm)"),
+                                     ("GAZELLE hoisted ms", "tab:blue", "--",
+                                      "GAZELLE (hoisted rotation = one ScMult)"),
+                                     ("GALA ms", "tab:orange", "-", "GALA")):
+            right.plot(n_o, sweep[col], marker="o", ms=3, color=color, ls=ls, label=name)
+        cross = _crossover(n_o, sweep["GALA ms"], sweep["GAZELLE hoisted ms"])
+        if cross is not None:
+            right.axvline(cross[1], color="0.4", lw=0.9, ls="--")
+            right.annotate(f"GALA slower than hoisted\nGAZELLE from n_o = {cross[0]:g}",
+                           (cross[1], 0.97), xycoords=("data", "axes fraction"),
+                           xytext=(4, 0), textcoords="offset points", fontsize=8, va="top",
+                           color="0.3")
+        right.set(xscale="log", yscale="log", xlabel="output rows n_o",
+                  ylabel="ms (projected, SEAL unit costs)",
+                  title="Projected server time of W x")
+        plotting.plain_log_ticks(right, "y")
+    for ax in axes:
+        ax.set_xticks(n_o, [f"{v:g}" for v in n_o], fontsize=7)
+        ax.xaxis.set_minor_locator(plt.NullLocator())
+        ax.legend(fontsize=7)
     fig.tight_layout()
     return fig

@@ -31,7 +31,8 @@ from ppnn.protocols.gala.runtime import (
 __all__ = ["MATVEC_DIMS", "TABLE1_DIMS", "CONV_DIMS", "NETWORKS", "mv_label", "conv_label",
            "matvec_kernel", "conv_kernel", "count_matvec", "count_conv", "IMAGENET_NETWORKS",
            "network_op_totals", "imagenet_op_totals", "measure_matvec",
-           "measure_conv", "noise_runs", "relu_unit_cost", "network_layers", "network_totals",
+           "measure_conv", "noise_runs", "relu_unit_cost", "FAMILIES", "QUICK_FAMILY_PARAMS",
+           "family_op_counts", "network_counter", "network_layers", "network_totals",
            "network_ops", "delphi_layer_comm_MB", "delphi_network_comm", "plaintext_shares",
            "tenseal_peer", "save_results"]
 
@@ -251,17 +252,64 @@ def relu_unit_cost(bits: int = 20, n: int = 2048, seed: int = 0) -> dict:
 
 
 # -- whole networks (Tables IX-XII, Fig. 9) ------------------------------------------------------
+#: the families whose ``ppnn.count`` gives each method's HE operations of a whole network
+FAMILIES = {"GAZELLE": "gazelle_gc", "GALA": "gala_gc"}
+#: quick mode counts a network with more weights than this on the kernels alone
+#: (:func:`network_counter`): compiling ResNet-152 (CIFAR-10) on a family peaks near 2 GB
+QUICK_FAMILY_PARAMS = 15_000_000
+
+
+def family_op_counts(name: str, n: int = 2048, seed: int = 0) -> pd.DataFrame:
+    """HE operations of every linear layer of zoo network ``name`` per method, from
+    ``ppnn.count`` of the network compiled on each method's family (:data:`FAMILIES`, ``n``
+    slots; seeded random weights and one all-zero calibration image: the counts depend on the
+    shapes only): the operations booked under ``"<layer>/eval"``, the layer's kernel (the
+    protocol's own Adds around it, masking and flooding, apart). Columns ``layer, method`` and
+    :data:`~ppnn.protocols.gala.costs.HE_OPS`, like
+    :func:`~ppnn.protocols.gala.costs.network_counts`."""
+    import ppnn
+    from ppnn import nn
+    from ppnn.nn import zoo
+
+    net = zoo.get(name)
+    frames = []
+    for meth, key in FAMILIES.items():
+        rng = np.random.default_rng(seed)
+        plan = ppnn.compile(key, net, nn.init_params(net, rng, np.float32),
+                            calib=np.zeros((1, *net.input_shape)), n=n)
+        ops = ppnn.count(plan).ops_frame()
+        del plan
+        ops = ops[ops["label"].str.endswith("/eval") & ops["op"].isin(costs.HE_OPS)]
+        tab = ops.groupby([ops["label"].str.removesuffix("/eval"), "op"])["n"].sum()
+        tab = tab.unstack(fill_value=0).reindex(columns=list(costs.HE_OPS), fill_value=0)
+        frames.append(tab.rename_axis(index="layer", columns=None).reset_index()
+                      .assign(method=meth))
+    return pd.concat(frames, ignore_index=True)[["layer", "method", *costs.HE_OPS]]
+
+
+def network_counter(name: str, quick: bool = False) -> str:
+    """How :func:`network_layers` counts ``name``: ``"family"`` (:func:`family_op_counts`),
+    or in quick mode, for a network above :data:`QUICK_FAMILY_PARAMS` weights, ``"kernels"``
+    (:func:`~ppnn.protocols.gala.costs.network_counts`, the same counts: tests)."""
+    from ppnn.nn import zoo
+
+    return "kernels" if quick and zoo.get(name).n_params > QUICK_FAMILY_PARAMS else "family"
+
+
 def network_layers(name: str, unit: pd.DataFrame, relu: dict, ct_bits: int,
-                   n: int = 2048) -> pd.DataFrame:
-    """Per layer (in network order): HE op counts from running the kernels on the counting
-    backend, projected compute (counts x measured unit costs), ciphertext traffic, and for
-    ReLU / max-pool layers the GC stand-in cost. Residual additions and mean-pooling are local.
+                   n: int = 2048, quick: bool = False) -> pd.DataFrame:
+    """Per layer (in network order): HE op counts (:func:`network_counter`: ``ppnn.count``
+    on the GAZELLE and GALA families, column ``counted_by``), projected compute (counts x
+    measured unit costs), ciphertext traffic, and for ReLU / max-pool layers the GC stand-in
+    cost. Residual additions and mean-pooling are local.
     """
     from ppnn.nn import zoo
     from ppnn.nn.layers import Conv2d, Dense, MaxPool, ReLU
 
     net = zoo.get(name)
-    counts = costs.network_counts(net, n_slots=n, run=True)
+    counter = network_counter(name, quick)
+    counts = (family_op_counts(name, n) if counter == "family"
+              else costs.network_counts(net, n_slots=n, run=True))
     rows = []
     for node in net.leaves():
         layer = node.layer
@@ -294,7 +342,7 @@ def network_layers(name: str, unit: pd.DataFrame, relu: dict, ct_bits: int,
                          "ct_up": 0, "ct_down": 0, "comm_bits": elems * relu["comm_bits"],
                          "rounds": relu["rounds"], "gc_elements": elems,
                          "GAZELLE_s": elems * relu["seconds"], "GALA_s": elems * relu["seconds"]})
-    df = pd.DataFrame(rows)
+    df = pd.DataFrame(rows).assign(counted_by=counter)
     for net_ in (GALA_LAN, GALA_WAN):
         tag = "lan" if net_ is GALA_LAN else "wan"
         comm = df["rounds"] * net_.latency_s + df["comm_bits"] / 8 / net_.bandwidth_Bps
@@ -318,7 +366,8 @@ def network_totals(layers: pd.DataFrame) -> dict:
            "ct_comm_bits": int(lin["comm_bits"].sum()),
            "gc_elements": int(nl["gc_elements"].sum()), "gc_s": float(nl["GAZELLE_s"].sum()),
            "gc_comm_bits": int(nl["comm_bits"].sum()), "rounds": int(layers["rounds"].sum()),
-           "gc_rounds": int(nl["rounds"].sum())}
+           "gc_rounds": int(nl["rounds"].sum()),
+           "counted_by": str(layers["counted_by"].iloc[0]) if "counted_by" in layers else ""}
     for tag in ("lan", "wan"):
         gz, ga = layers[f"GAZELLE_{tag}_s"].sum(), layers[f"GALA_{tag}_s"].sum()
         out |= {f"gazelle_{tag}_s": gz, f"gala_{tag}_s": ga, f"{tag}_speedup": gz / ga}

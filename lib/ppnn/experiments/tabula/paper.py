@@ -1,6 +1,8 @@
 """The paper's tables, recomputed: counted values from ledgers, measured ones from
 :mod:`.measure`, projected ones from the network time model, formula ones from
-:mod:`ppnn.protocols.tabula.costs`.
+:mod:`ppnn.protocols.tabula.costs`. A network's Tabula column is ``ppnn.count`` on the
+``delphi_tabula`` family (:func:`tabula_ledger`), its GC columns our b-bit GC ReLU's
+counter (:func:`scheme_ledger`).
 
 Each ``tableN(...)`` returns a frame with columns ``row, metric, value, kind, note`` keyed
 like ``data/paper/tabula_tableN.csv``, ready for :func:`ppnn.report.compare`. Units follow the
@@ -24,6 +26,7 @@ Fig. 9) -- each bit booked once.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -32,7 +35,7 @@ import pandas as pd
 from ppnn import report
 from ppnn.core import Z2_64, Ledger, Network, Ring, project, share_additive
 from ppnn.he import gc as gcmod
-from ppnn.nn import zoo
+from ppnn.nn import MaxPool, zoo
 from ppnn.protocols.tabula import costs
 from ppnn.protocols.tabula.network import count_network, network_counts
 from ppnn.protocols.tabula.online import tabula_online
@@ -44,6 +47,7 @@ from ..records import in_units as _in
 from ..records import record as _rec
 
 __all__ = ["NETWORKS", "PAPER_NETWORK", "UNSPECIFIED_NETWORKS", "per_call_costs", "network_costs",
+           "TABULA_FAMILY", "tabula_ledger", "scheme_ledger",
            "table1", "table2", "table4", "table5", "table6", "table7", "table8", "table9",
            "table10", "table10_rounding", "PREPROC_CHOICE", "CF2_ESTIMATE", "FIG5_CHOICE",
            "fig4", "fig5", "fig6", "fig8", "fig9", "storage_vs_bits", "preproc_vs_bits",
@@ -125,8 +129,49 @@ def per_call_costs(bits=(2, 4, 6, 8, 10, 12, 16), gc_bits=(8, 16, 32), n: int = 
     return out
 
 
+#: the family whose ``ppnn.count`` gives Tabula's column of every per-network table
+TABULA_FAMILY = "delphi_tabula"
+
+
+@functools.lru_cache(maxsize=64)
+def _family_ledger(name: str, bits: int, seed: int) -> Ledger:
+    import ppnn
+    from ppnn import nn
+
+    net = zoo.get(name)
+    rng = np.random.default_rng([seed, bits])
+    plan = ppnn.compile(TABULA_FAMILY, net, nn.init_params(net, rng),
+                        calib=rng.random((2, *net.input_shape)), bits=bits)
+    return ppnn.count(plan)
+
+
+def tabula_ledger(net, bits: int = 8, include_maxpool: bool = True, seed: int = 0) -> Ledger:
+    """``ppnn.count`` of one inference of zoo network ``net`` on the :data:`TABULA_FAMILY`
+    with ``bits``-bit tables (seeded random weights and calibration images: the bookings do
+    not depend on the values). ``include_maxpool=False`` drops the max-pool layers'
+    messages (the paper's per-network tables charge ReLUs only). Cached per network: do not
+    modify the ledger."""
+    led = _family_ledger(net.name, int(bits), seed)
+    if include_maxpool:
+        return led
+    pools = {n.name for n in net.leaves() if isinstance(n.layer, MaxPool)}
+    return led.subset(lambda m: m.label.split("/")[0] not in pools)
+
+
+def scheme_ledger(net, scheme: str, bits: int, include_maxpool: bool = True) -> Ledger:
+    """The counted ledger of one inference with ``scheme``: ``"tabula"`` from the family
+    (:func:`tabula_ledger`); ``"gc"`` from :func:`~ppnn.protocols.tabula.network.count_network`
+    (our ``bits``-bit GC ReLU beside 64-bit Delphi linear layers: the ``delphi_gc`` family
+    ties its GC to a ``Z_2^k`` ring of 16..64 bits, truncates inside the circuit and shares
+    the linear layers in the same ``k`` bits, so it has no 8-bit column)."""
+    if scheme == "tabula":
+        return tabula_ledger(net, bits, include_maxpool)
+    return count_network(net, scheme, bits, include_maxpool=include_maxpool)
+
+
 def network_costs(bits=8, gc_bits=GC_BITS, include_maxpool: bool = False) -> pd.DataFrame:
-    """Online bytes per inference (counted on ledgers) for the paper's networks.
+    """Online bytes per inference (counted on ledgers) for the paper's networks: Tabula's
+    column from ``ppnn.count`` on the :data:`TABULA_FAMILY` (:func:`scheme_ledger`).
 
     The paper's tables charge nonlinear cost per ReLU only; ``include_maxpool=True`` adds the
     max-pool comparisons our runner evaluates with the same tables (VGG-16, LeNet)."""
@@ -134,14 +179,14 @@ def network_costs(bits=8, gc_bits=GC_BITS, include_maxpool: bool = False) -> pd.
     for label, name in NETWORKS.items():
         net = zoo.get(name)
         c = network_counts(net)
-        tab = count_network(net, "tabula", bits, include_maxpool=include_maxpool)
+        tab = scheme_ledger(net, "tabula", bits, include_maxpool)
         calls = c["relus"] + (c["comparisons"] if include_maxpool else 0)
         rec = {"network": label, "zoo": name, **c, "calls": calls,
                "macs": net.n_macs, "tabula_B": tab.total_bytes("online"),
                "tabula_rounds": tab.rounds("online"),
                "linear_B": 8 * (c["linear_inputs"] + c["outputs"])}
         for g in gc_bits:
-            led = count_network(net, "gc", g, include_maxpool=include_maxpool)
+            led = scheme_ledger(net, "gc", g, include_maxpool)
             rec[f"gc{g}_B"] = led.total_bytes("online")
             rec[f"gc{g}_rounds"] = led.rounds("online")
         rows.append(rec)
@@ -232,7 +277,7 @@ def table4(nc: pd.DataFrame) -> pd.DataFrame:
         recs += [
             _rec(label, "relu_count", r["relus"] / scale, "counted", "zoo ReLU count"),
             _rec(label, "tabula_comm", _in("MB", r["tabula_B"]), "counted",
-                 "ledger of count_network: Delphi linear layers (64-bit) + 2 B per call"),
+                 "ppnn.count on delphi_tabula: Delphi linear layers (64-bit) + 2 B per call"),
             _rec(label, "cryptflow2_comm", _in("MB", cf2), "formula",
                  "our formula estimate: our Delphi linear layers + 96 B per call (Tabula "
                  "§4.1's CrypTFlow2 estimate); no CrypTFlow2 ran here",
@@ -381,14 +426,14 @@ def online_time(net, scheme: str, b: int, meas: dict, network=PAPER_NETWORK,
                 calls: float | None = None, include_maxpool: bool = True) -> OnlineTime:
     """The online time of ``net`` (a zoo network) with ``scheme`` (``"tabula"`` or ``"gc"``)
     at ``b`` bits: the measured MAC time x its MACs, ``calls`` (default: its ReLUs, plus its
-    max-pool comparisons with ``include_maxpool``, as :func:`count_network` books them) x the
+    max-pool comparisons with ``include_maxpool``, as :func:`scheme_ledger` books them) x the
     measured time per call (Tabula's online step; the GC's evaluation, :func:`_gc_time`, as
     Delphi garbles offline), and ``network`` on the ledger counted with
     ``include_maxpool``."""
     c = network_counts(net)
     if calls is None:
         calls = c["relus"] + (c["comparisons"] if include_maxpool else 0)
-    led = count_network(net, scheme, b, include_maxpool=include_maxpool)
+    led = scheme_ledger(net, scheme, b, include_maxpool)
     per_call = (meas["tabula_online_s"].get(b, meas["tabula_online_s"][8]) if scheme == "tabula"
                 else _gc_time(meas, b))
     pr = project(led, network, "online")
