@@ -267,17 +267,17 @@ def family_op_counts(name: str, n: int = 2048, seed: int = 0) -> pd.DataFrame:
     protocol's own Adds around it, masking and flooding, apart). Columns ``layer, method`` and
     :data:`~ppnn.protocols.gala.costs.HE_OPS`, like
     :func:`~ppnn.protocols.gala.costs.network_counts`."""
-    import ppnn
     from ppnn import nn
     from ppnn.nn import zoo
+    from ppnn.protocols import api
 
     net = zoo.get(name)
     frames = []
     for meth, key in FAMILIES.items():
         rng = np.random.default_rng(seed)
-        plan = ppnn.compile(key, net, nn.init_params(net, rng, np.float32),
+        plan = api.compile(key, net, nn.init_params(net, rng, np.float32),
                             calib=np.zeros((1, *net.input_shape)), n=n)
-        ops = ppnn.count(plan).ops_frame()
+        ops = api.count(plan).ops_frame()
         del plan
         ops = ops[ops["label"].str.endswith("/eval") & ops["op"].isin(costs.HE_OPS)]
         tab = ops.groupby([ops["label"].str.removesuffix("/eval"), "op"])["n"].sum()

@@ -135,14 +135,14 @@ TABULA_FAMILY = "delphi_tabula"
 
 @functools.lru_cache(maxsize=64)
 def _family_ledger(name: str, bits: int, seed: int) -> Ledger:
-    import ppnn
     from ppnn import nn
+    from ppnn.protocols import api
 
     net = zoo.get(name)
     rng = np.random.default_rng([seed, bits])
-    plan = ppnn.compile(TABULA_FAMILY, net, nn.init_params(net, rng),
+    plan = api.compile(TABULA_FAMILY, net, nn.init_params(net, rng),
                         calib=rng.random((2, *net.input_shape)), bits=bits)
-    return ppnn.count(plan)
+    return api.count(plan)
 
 
 def tabula_ledger(net, bits: int = 8, include_maxpool: bool = True, seed: int = 0) -> Ledger:
