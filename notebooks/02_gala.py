@@ -651,12 +651,14 @@ reproduced.table8(conv_runs, unit, he_flood.ciphertext_bits, quick=QUICK)
 # two-group convolutions counted as independent groups), VGG-16 and torchvision's ResNets; a
 # 56x56 or 224x224 channel does not fit n = 2048 slots, so it is tiled as in GAZELLE (tiles
 # with a halo of the kernel's reach, each packed like a small channel; `ConvLayout`).
-# Counting only, one run per distinct layer shape. A network is judged on that geometry only
+# The ResNets are counted with `ppnn.count` on gazelle_gc / gala_gc (quick mode: ResNet-50
+# and up on the kernels alone), AlexNet and VGG-16 (the families do not compile them) on the
+# kernels alone. A network is judged on that geometry only
 # where it gives the paper's ScMult; otherwise its rows say "network unspecified" and show
 # the ImageNet count, and the CIFAR-10 zoo's counts stay as "ours only" rows.
 
 # %%
-imagenet = ex.imagenet_op_totals(N_SLOTS)
+imagenet = ex.imagenet_op_totals(N_SLOTS, quick=QUICK)
 reproduced.table9(totals, imagenet)
 
 # %%

@@ -6,9 +6,10 @@ rotation-frugal ones): the client sends ``[x]_C``, the server evaluates the kern
 ciphertexts, sends back ``[y - r]_C`` and both hold shares mod the plaintext prime ``p``. The
 server adds its bias to its share. Then one garbled circuit per activation output
 (:mod:`.gc_act`, mod ``p``) reduces and centres the shares, takes the max-pool window's
-maximum, applies ReLU, the fixed-point rescale (``>> f_w``) and the public clip of GALA's
-fixed-point plan, and re-shares the result mod ``p``; all of it online (GAZELLE's flow, and
-what the GALA module's projections book).
+maximum (padding enters as shares of 0: exact, as the ReLU follows), applies ReLU, the
+fixed-point rescale (``>> f_w``) and the public clip of GALA's fixed-point plan, and
+re-shares the result mod ``p``; all of it online (GAZELLE's flow, and what the GALA
+module's projections book).
 
 Between layers nobody holds the activation: the garbled circuit leaves ``z`` with the client
 and ``r`` with the server (``z + r = y`` mod ``p``). The next layer runs GAZELLE's flow: the
@@ -244,8 +245,6 @@ class _ResidualPlan:
             elif isinstance(layer, ReLU):
                 pool = layers[i + 1] if i + 1 < len(layers) else None
                 pool = pool if isinstance(pool, MaxPool) else None
-                if pool is not None and pool.padding:
-                    raise ValueError(f"{names[i + 1]}: padded max-pool is not supported")
                 src = steps[-1].name if steps and steps[-1].kind == "linear" else (
                     f"{steps[-1].name}.add" if steps and steps[-1].kind == "residual" else None)
                 if src is None:
@@ -312,7 +311,7 @@ def _forward_int(steps, a: np.ndarray) -> np.ndarray:
                 a = ops.conv2d(a, q.W, st.layer.stride, st.layer.padding,
                                matmul=np.matmul)[0] + q.b.reshape(1, -1, 1, 1)
         elif st.kind == "act":
-            a = gc_act.plain_act(_windows(a, st.pool), st.spec)
+            a = gc_act.plain_act(_act_windows(a, st.pool, np.iinfo(np.int64).min), st.spec)
         elif st.kind == "meanpool":
             a = ops.pool_windows(a, st.layer.kernel, st.layer.step).sum(axis=-1) * st.mult
         elif st.kind == "residual":
@@ -321,6 +320,20 @@ def _forward_int(steps, a: np.ndarray) -> np.ndarray:
         else:
             a = a.reshape(a.shape[0], -1)
     return a
+
+
+def _act_windows(a: np.ndarray, pool: MaxPool | None, fill: int) -> np.ndarray:
+    """``(N, C, OH, OW, m)``: the inputs of every garbled activation of ``a`` (N, C, H, W),
+    ``m = k*k`` per max-pool window (1 without a pool), a padded window's padding set to
+    ``fill``. The oracle pads with the int64 minimum (the max over the real inputs only); the
+    protocol with shares of 0: the pool follows its ReLU, ``ReLU(max(S + {0})) = ReLU(max S)``,
+    so a zero equals the real-only max exactly, and every circuit keeps the full window's
+    ``k*k`` inputs (the size ``count`` books and :meth:`MaxPool.counts` gives)."""
+    if pool is None or not pool.padding:
+        return _windows(a, pool)
+    q = pool.padding
+    a = np.pad(a, ((0, 0), (0, 0), (q, q), (q, q)), constant_values=fill)
+    return ops.pool_windows(a, pool.kernel, pool.step)
 
 
 def secure_inference(plan: HEGCPlan, x: np.ndarray, he, method: str,
@@ -380,7 +393,8 @@ def _run_steps(steps, shares, plan: HEGCPlan, he, method: str, rng, ledger: Ledg
                     ledger.hold("server", "its share of the layer output (r + bias)", shares[1])
         elif st.kind == "act":
             with ledger.label(st.name):
-                cw, sw = (_windows(s[None], st.pool)[0] for s in shares)
+                # a padded window's padding enters the circuit as shares of 0 (see _act_windows)
+                cw, sw = (_act_windows(s[None], st.pool, 0)[0] for s in shares)
                 out_shape = cw.shape[:-1]
                 cw, sw = cw.reshape(-1, st.spec.m), sw.reshape(-1, st.spec.m)
                 if activation is not None:

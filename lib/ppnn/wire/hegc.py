@@ -39,7 +39,6 @@ from ppnn.he import gc as gcmod
 from ppnn.nn import Dense
 from ppnn.protocols import gc_act
 from ppnn.protocols import hegc as hg
-from ppnn.protocols.delphi_gc import _windows
 from ppnn.protocols.gala import centered
 from ppnn.protocols.gala.network import quantize_input
 from ppnn.protocols.gala.protocol import check_plain_modulus
@@ -319,7 +318,7 @@ def _inference(party: _Party, plan: hg.HEGCPlan, x, he, method, rng, led: Ledger
             shares = (np.mod(c_sh, p), np.mod(s_sh + bias, p))
         elif st.kind == "act":
             with led.label(st.name):
-                cw, sw = (_windows(s[None], st.pool)[0] for s in shares)
+                cw, sw = (hg._act_windows(s[None], st.pool, 0)[0] for s in shares)
                 out_shape = cw.shape[:-1]
                 z, r, tg = _activation(party, st.spec, cw.reshape(-1, st.spec.m),
                                        sw.reshape(-1, st.spec.m), led, acts)

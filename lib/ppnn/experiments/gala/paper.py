@@ -396,9 +396,9 @@ def table9(totals: dict[str, dict], imagenet: dict[str, dict] | None = None,
     ImageNet ScMult matches the paper's (:func:`geometry_check`) is compared on that
     geometry; otherwise its rows show the ImageNet count as 'not reproducible: network
     unspecified' (:func:`unspecified_reason`). Either way the CIFAR-10 counts stay as
-    'ours only' rows ``"<net> (ours: CIFAR-10 zoo)"``. The CIFAR-10 counts are ``ppnn.count``
-    on the families (:func:`~.runs.network_layers`); the ImageNet ones run the kernels
-    alone, as the families do not compile a padded max-pool (torchvision's stem)."""
+    'ours only' rows ``"<net> (ours: CIFAR-10 zoo)"``. Each total's ``counted_by`` says how
+    it was counted (:func:`~.runs.network_counter`): ``ppnn.count`` on the families or the
+    kernels alone."""
     imagenet = imagenet or {}
     recs = []
     ref = report.load_paper("gala", "table9")
@@ -408,9 +408,14 @@ def table9(totals: dict[str, dict], imagenet: dict[str, dict] | None = None,
                     "of every linear layer's kernel (CIFAR-10 zoo architecture)")
         return "counted by running every linear layer's kernel (CIFAR-10 zoo architecture)"
 
-    note_i = ("counted by running every linear layer's kernel on the ImageNet architecture "
-              "(channels larger than n tiled as in GAZELLE; grouped convolutions as "
-              "independent groups)")
+    def note_i(t: dict) -> str:
+        tiled = "channels larger than n tiled as in GAZELLE"
+        if t.get("counted_by") == "family":
+            return ("counted: ppnn.count on the gazelle_gc / gala_gc families, the operations "
+                    f"of every linear layer's kernel on the ImageNet architecture ({tiled})")
+        return ("counted by running every linear layer's kernel on the ImageNet architecture "
+                f"({tiled}; grouped convolutions as independent groups)")
+
     for r in ref.itertuples(index=False):
         t = totals.get(r.row)
         if t is None:
@@ -425,7 +430,8 @@ def table9(totals: dict[str, dict], imagenet: dict[str, dict] | None = None,
         ok, ratios = geometry_check(r.row, imagenet[r.row], rtol)
         why = "" if ok else unspecified_reason(r.row, t, imagenet[r.row]).split(": ", 1)[1]
         recs.append(record(r.row, r.metric, _op_value(imagenet[r.row], r.row, r.metric),
-                           "counted", f"{note_i}; ScMult ours / paper: {ratios}",
+                           "counted", f"{note_i(imagenet[r.row])}; ScMult ours / paper: "
+                           f"{ratios}",
                            unspecified=why))
         recs.append(record(f"{r.row} (ours: CIFAR-10 zoo)", r.metric,
                            _op_value(t, r.row, r.metric), "counted", note_c(t)))

@@ -32,7 +32,8 @@ __all__ = ["MATVEC_DIMS", "TABLE1_DIMS", "CONV_DIMS", "NETWORKS", "mv_label", "c
            "matvec_kernel", "conv_kernel", "count_matvec", "count_conv", "IMAGENET_NETWORKS",
            "network_op_totals", "imagenet_op_totals", "measure_matvec",
            "measure_conv", "noise_runs", "relu_unit_cost", "FAMILIES", "QUICK_FAMILY_PARAMS",
-           "family_op_counts", "network_counter", "network_layers", "network_totals",
+           "family_op_counts", "KERNELS_ONLY", "network_counter", "network_layers",
+           "network_totals",
            "network_ops", "delphi_layer_comm_MB", "delphi_network_comm", "plaintext_shares",
            "tenseal_peer", "save_results"]
 
@@ -287,12 +288,24 @@ def family_op_counts(name: str, n: int = 2048, seed: int = 0) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)[["layer", "method", *costs.HE_OPS]]
 
 
+#: zoo networks the families do not compile, counted on the kernels alone, and why
+KERNELS_ONLY = {
+    "alexnet_imagenet": "the families refuse its two-group convolutions",
+    "vgg16_imagenet": "a kernel of it leaves too little noise budget in the families' 174-bit "
+                      "q for the flooding (ppnn.count raises)",
+}
+
+
 def network_counter(name: str, quick: bool = False) -> str:
-    """How :func:`network_layers` counts ``name``: ``"family"`` (:func:`family_op_counts`),
-    or in quick mode, for a network above :data:`QUICK_FAMILY_PARAMS` weights, ``"kernels"``
-    (:func:`~ppnn.protocols.gala.costs.network_counts`, the same counts: tests)."""
+    """How :func:`network_layers` and :func:`imagenet_op_totals` count ``name``:
+    ``"family"`` (:func:`family_op_counts`), or ``"kernels"``
+    (:func:`~ppnn.protocols.gala.costs.network_counts`, the same counts: tests) for a network
+    of :data:`KERNELS_ONLY` and, in quick mode, one above :data:`QUICK_FAMILY_PARAMS`
+    weights."""
     from ppnn.nn import zoo
 
+    if name in KERNELS_ONLY:
+        return "kernels"
     return "kernels" if quick and zoo.get(name).n_params > QUICK_FAMILY_PARAMS else "family"
 
 
@@ -526,10 +539,21 @@ def tenseal_peer(dims=MATVEC_DIMS, repeats: int = 3, seed: int = 0, he=None) -> 
     return df
 
 
-def imagenet_op_totals(n: int) -> dict[str, dict]:
-    """:func:`network_op_totals` of Table IX's networks on the ImageNet geometry
-    (:data:`IMAGENET_NETWORKS`), by the paper's row label: Table IX's check of the dataset."""
-    return {label: network_op_totals(name, n=n) for label, name in IMAGENET_NETWORKS.items()}
+def imagenet_op_totals(n: int, quick: bool = False) -> dict[str, dict]:
+    """HE operation totals of Table IX's networks on the ImageNet geometry
+    (:data:`IMAGENET_NETWORKS`), by the paper's row label: Table IX's check of the dataset.
+    Keyed like :func:`network_op_totals`, plus ``"counted_by"`` (:func:`network_counter`):
+    ``ppnn.count`` on the families (:func:`family_op_counts`) or the kernels alone."""
+    out = {}
+    for label, name in IMAGENET_NETWORKS.items():
+        counter = network_counter(name, quick)
+        if counter == "kernels":
+            out[label] = network_op_totals(name, n=n) | {"counted_by": counter}
+            continue
+        tot = family_op_counts(name, n).groupby("method")[list(costs.HE_OPS)].sum()
+        out[label] = {f"{m}_{op}": int(tot.loc[m, op]) for m in ("GAZELLE", "GALA")
+                      for op in costs.HE_OPS} | {"counted_by": counter}
+    return out
 
 
 def counting_backend(n: int = 2048) -> BFVSim:
