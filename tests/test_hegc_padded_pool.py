@@ -13,6 +13,7 @@ import pytest
 
 import ppnn
 from ppnn import nn
+from ppnn.experiments.compare import resnet
 from ppnn.nn import BatchNorm, Conv2d, Dense, Flatten, MaxPool, Network, ReLU, Residual
 from ppnn.protocols import gc_act
 
@@ -38,16 +39,7 @@ def _stem_block() -> Network:
 
 
 def _params(net, seed: int):
-    rng = np.random.default_rng(seed)
-    params = nn.init_params(net, rng, np.float64)
-    for k, v in nn.flatten_params(params).items():
-        if k.endswith(("mean", "beta")):
-            v[...] = rng.normal(0, 0.1, v.shape)
-        elif k.endswith("gamma"):
-            v[...] = rng.uniform(0.5, 1.0, v.shape)
-        elif k.endswith("var"):
-            v[...] = rng.uniform(0.5, 1.5, v.shape)
-    return params
+    return resnet.random_params(net, np.random.default_rng(seed))
 
 
 def _ledger_key(led):

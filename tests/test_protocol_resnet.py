@@ -14,6 +14,7 @@ import pytest
 
 import ppnn
 from ppnn import nn
+from ppnn.experiments.compare import resnet
 from ppnn.protocols import api
 
 KEYS = list(api._REGISTRY)
@@ -30,16 +31,7 @@ def _ledger_key(led):
 
 def resnet_params(net, seed: int):
     """He-normal weights and non-trivial batch-norm statistics (folded by every family)."""
-    rng = np.random.default_rng(seed)
-    params = nn.init_params(net, rng, np.float64)
-    for k, v in nn.flatten_params(params).items():
-        if k.endswith(("mean", "beta")):
-            v[...] = rng.normal(0, 0.1, v.shape)
-        elif k.endswith("gamma"):
-            v[...] = rng.uniform(0.5, 1.0, v.shape)
-        elif k.endswith("var"):
-            v[...] = rng.uniform(0.5, 1.5, v.shape)
-    return params
+    return resnet.random_params(net, np.random.default_rng(seed))
 
 
 def _images(net, n: int, seed: int) -> np.ndarray:

@@ -43,9 +43,10 @@ def resnet_network(quick: bool) -> nn.Network:
     return nn.zoo.resnet_cifar(3, **REDUCED) if quick else nn.zoo.get("resnet20_cifar10")
 
 
-def random_params(net: nn.Network, seed: int) -> list:
-    """He-normal weights, non-trivial batch-norm statistics (every family folds them)."""
-    rng = np.random.default_rng([seed, 20])
+def random_params(net: nn.Network, seed: int | np.random.Generator) -> list:
+    """He-normal weights, non-trivial batch-norm statistics (every family folds them), drawn
+    from ``seed`` (an int, or a Generator to draw from as it stands)."""
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng([seed, 20])
     params = nn.init_params(net, rng, np.float64)
     for k, v in nn.flatten_params(params).items():
         if k.endswith(("mean", "beta")):
