@@ -394,23 +394,23 @@ def plot_comm_latency(df: pd.DataFrame):
     return fig
 
 
-def plot_breakdown(bd: pd.DataFrame):
-    """Share of communication and of projected online time by layer type, per family."""
+def _share_bars(df: pd.DataFrame, column: str, parts: list, colors: dict, height: float):
+    """Two panels of horizontal bars, one per family: the share of communication and of
+    projected online time by ``column`` (one bar segment per part), each total at the right."""
     import matplotlib.pyplot as plt
 
-    fams = list(dict.fromkeys(bd["family"]))
-    colors = {"linear": "#4c72b0", "nonlinear": "#dd8452", "input/output": "#8c8c8c"}
-    fig, axes = plt.subplots(1, 2, figsize=(11, 0.45 * len(fams) + 1.6), sharey=True)
+    fams = list(dict.fromkeys(df["family"]))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 0.45 * len(fams) + height), sharey=True)
     for ax, col, title in ((axes[0], "comm_MB", "communication (online + offline)"),
-                           (axes[1], "time_s", f"projected {bd.attrs.get('network', '')} "
+                           (axes[1], "time_s", f"projected {df.attrs.get('network', '')} "
                                                "online time")):
-        piv = bd.pivot_table(index="family", columns="class", values=col, aggfunc="sum",
-                             sort=False).reindex(index=fams, columns=list(CLASSES)).fillna(0)
+        piv = df.pivot_table(index="family", columns=column, values=col, aggfunc="sum",
+                             sort=False).reindex(index=fams, columns=parts).fillna(0)
         tot = piv.sum(axis=1)
         frac = piv.div(tot.where(tot > 0, 1), axis=0)
         left = np.zeros(len(fams))
         y = np.arange(len(fams))
-        for c in CLASSES:
+        for c in parts:
             ax.barh(y, frac[c].values, left=left, color=colors[c], label=c)
             left += frac[c].values
         unit = "MB" if col == "comm_MB" else "s"
@@ -422,6 +422,13 @@ def plot_breakdown(bd: pd.DataFrame):
         ax.set_xlabel("share of the family's total (total at the right)")
     axes[0].set_yticks(np.arange(len(fams)), fams, fontsize=8)
     axes[0].invert_yaxis()
+    return fig, axes
+
+
+def plot_breakdown(bd: pd.DataFrame):
+    """Share of communication and of projected online time by layer type, per family."""
+    colors = {"linear": "#4c72b0", "nonlinear": "#dd8452", "input/output": "#8c8c8c"}
+    fig, axes = _share_bars(bd, "class", list(CLASSES), colors, 1.6)
     axes[1].legend(loc="lower center", bbox_to_anchor=(0.5, 1.08), ncol=3, fontsize=8)
     if "she" in set(bd["key"]):
         fig.text(0.01, 0.005, "SHE: the ReLU units are fused into the linear layers' gate "
@@ -434,34 +441,10 @@ def plot_breakdown(bd: pd.DataFrame):
 def plot_layer_kinds(kf: pd.DataFrame):
     """Which layers dominate each family's cost: the share of communication and of projected
     online time by layer kind, per family (from :func:`layer_kind_frame`)."""
-    import matplotlib.pyplot as plt
-
-    fams = list(dict.fromkeys(kf["family"]))
     kinds = [k for k in KINDS if kf.loc[kf["kind"] == k, ["comm_MB", "time_s"]].to_numpy().any()]
     colors = dict(zip(KINDS, ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3",
                               "#937860", "#da8bc3", "#ccb974", "#8c8c8c")))
-    fig, axes = plt.subplots(1, 2, figsize=(11, 0.45 * len(fams) + 1.8), sharey=True)
-    for ax, col, title in ((axes[0], "comm_MB", "communication (online + offline)"),
-                           (axes[1], "time_s", f"projected {kf.attrs.get('network', '')} "
-                                               "online time")):
-        piv = kf.pivot_table(index="family", columns="kind", values=col, aggfunc="sum",
-                             sort=False).reindex(index=fams, columns=kinds).fillna(0)
-        tot = piv.sum(axis=1)
-        frac = piv.div(tot.where(tot > 0, 1), axis=0)
-        left = np.zeros(len(fams))
-        y = np.arange(len(fams))
-        for k in kinds:
-            ax.barh(y, frac[k].values, left=left, color=colors[k], label=k)
-            left += frac[k].values
-        unit = "MB" if col == "comm_MB" else "s"
-        for yi, t in zip(y, tot.values):
-            ax.text(1.01, yi, _fmt(float(t), unit), va="center", fontsize=7,
-                    transform=ax.get_yaxis_transform())
-        ax.set_xlim(0, 1)
-        ax.set_title(title, fontsize=9)
-        ax.set_xlabel("share of the family's total (total at the right)")
-    axes[0].set_yticks(np.arange(len(fams)), fams, fontsize=8)
-    axes[0].invert_yaxis()
+    fig, axes = _share_bars(kf, "kind", kinds, colors, 1.8)
     handles, labels = axes[1].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", ncol=len(kinds), fontsize=8,
                frameon=False)
