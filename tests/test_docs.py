@@ -90,7 +90,7 @@ def offending_lines(files: list[str], root: Path = ROOT) -> list[str]:
 
 def test_the_path_patterns_find_what_they_should_and_nothing_else(tmp_path):
     lines = {"bad1": "(`../shared/papers/falcon.txt`)", "bad2": "see shared/papers",
-             "bad3": "cd /work/main && make", "bad4": "open /root/notes.md",
+             "bad3": "cd /work/lab && make", "bad4": "open /root/notes.md",
              "bad5": "/home/someone/lab/x.py", "bad6": r"C:\Users\me\lab",
              "ok1": "only the outputs are reshared/truncated", "ok2": "https://example.com/home/",
              "ok3": "~/.cache/ppnn-lab/cargo-target", "ok4": "a homework/ folder"}
