@@ -19,14 +19,6 @@ from ppnn.protocols.gala import costs
 
 
 @pytest.fixture
-def figures(tmp_path, monkeypatch):
-    monkeypatch.setenv("PPNN_FIGURES", str(tmp_path / "figures"))
-    monkeypatch.setattr(pvo, "show", lambda *a, **k: None)
-    monkeypatch.setattr(pvo, "COMPARED", {})
-    return tmp_path
-
-
-@pytest.fixture
 def nets():
     return _nets()
 

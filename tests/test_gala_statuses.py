@@ -13,14 +13,6 @@ from ppnn.experiments import paper_vs_ours as pvo
 from ppnn.experiments.gala import paper, runs
 
 
-@pytest.fixture
-def figures(tmp_path, monkeypatch):
-    monkeypatch.setenv("PPNN_FIGURES", str(tmp_path / "figures"))
-    monkeypatch.setattr(pvo, "show", lambda *a, **k: None)
-    monkeypatch.setattr(pvo, "COMPARED", {})
-    return tmp_path
-
-
 def test_d14_delphi_communication_and_the_plaintext_split_are_computed(figures):
     layers, totals = nets()
     compare_all(mv_runs(), conv_runs(), layers, totals)

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import tabulacheck
 from ppnn import report
 from ppnn.experiments import ladder as lad
 from ppnn.experiments.tabula import ladders
@@ -28,16 +29,13 @@ T6 = "Single ReLU (Tabula 8-bit activations)"
 
 @pytest.fixture(scope="module")
 def pc():
-    return ex.per_call_costs(bits=(2, 4, 8, 10), gc_bits=(8, 16, 32), n=16)
+    return tabulacheck.per_call()
 
 
 @pytest.fixture(scope="module")
 def meas():
     # synthetic unit costs: the ladders must not care where they come from
-    return {"tabula_online_s": {b: 1e-7 for b in (2, 4, 8, 10)}, "gather_s": {8: 5e-8},
-            "gc_s": {b: {"garble_s": b * 1e-6, "evaluate_s": b * 5e-7, "total_s": b * 1.5e-6}
-                     for b in (8, 16, 32)},
-            "pre_published_s": {8: 0.1}, "pre_ours_s": {8: 0.001}, "mac_s": 1e-9}
+    return tabulacheck.synthetic_units()
 
 
 @pytest.fixture(scope="module")

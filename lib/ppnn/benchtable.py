@@ -283,11 +283,7 @@ def generated_readme(root: Path | None = None, figures: Path | None = None) -> s
 
 
 def update_readme(root: Path | None = None, figures: Path | None = None) -> Path:
-    readme = _readme(root)
-    new = generated_readme(root, figures)
-    if new != readme.read_text(encoding="utf-8"):
-        paths.atomic_write(readme, new)
-    return readme
+    return paths.write_if_changed(_readme(root), generated_readme(root, figures))
 
 
 if __name__ == "__main__":

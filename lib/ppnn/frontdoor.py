@@ -150,11 +150,7 @@ def generated_readme() -> str:
 
 
 def update_readme() -> Path:
-    readme = paths.root() / "README.md"
-    new = generated_readme()
-    if new != readme.read_text(encoding="utf-8"):
-        paths.atomic_write(readme, new)
-    return readme
+    return paths.write_if_changed(paths.root() / "README.md", generated_readme())
 
 
 if __name__ == "__main__":

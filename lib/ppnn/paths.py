@@ -161,3 +161,11 @@ def atomic_write(path: str | Path, data: str | bytes) -> Path:
         else:
             tmp.write_text(data, encoding="utf-8")
     return path
+
+
+def write_if_changed(path: str | Path, text: str) -> Path:
+    """:func:`atomic_write` ``text`` to ``path`` unless the file already holds it."""
+    path = Path(path)
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        atomic_write(path, text)
+    return path
