@@ -202,20 +202,25 @@ def _online_by_layer(led):
 
 @pytest.mark.parametrize("label", ["ResNet-32", "ResNet-34", "VGG-16"])
 @pytest.mark.parametrize("include_maxpool", [False, True])
+@pytest.mark.parametrize(("scheme", "bits"), [("tabula", 8), ("gc", 32), ("gc", 8)])
 def test_family_count_of_the_papers_networks_equals_the_closed_form_counter(label,
-                                                                            include_maxpool):
-    """Tabula's column is ``ppnn.count`` on delphi_tabula; it books, layer by layer, what
-    count_network's closed form books online (Delphi's 64-bit shares, 2 b bits per table
-    call, one round per table layer), the max-pool's messages dropped when the paper's
-    tables charge ReLUs only."""
+                                                                            include_maxpool,
+                                                                            scheme, bits):
+    """Every column of the per-network tables is ``ppnn.count`` on delphi_tabula: Tabula's
+    with tables, the GC baseline's with the same plan garbled (``nonlinear="gc"``). Each
+    books, layer by layer, what count_network's closed form books online (Delphi's 64-bit
+    shares; 2 b bits per table call, or the b labels of the server's share per garbled ReLU;
+    one round per table layer), the max-pool's messages dropped when the paper's tables
+    charge ReLUs only."""
     from ppnn.nn import zoo
     from ppnn.protocols.tabula.network import count_network
 
     net = zoo.get(ex.NETWORKS[label])
-    fam = ex.tabula_ledger(net, 8, include_maxpool)
-    old = count_network(net, "tabula", 8, include_maxpool=include_maxpool)
+    fam = ex.scheme_ledger(net, scheme, bits, include_maxpool)
+    old = count_network(net, scheme, bits, include_maxpool=include_maxpool)
     assert fam.total_bits("online") == old.total_bits("online")
     assert fam.rounds("online") == old.rounds("online")
     pd.testing.assert_series_equal(_online_by_layer(fam), _online_by_layer(old))
     row = ex.network_costs(include_maxpool=include_maxpool).set_index("network").loc[label]
-    assert row["tabula_B"] == old.total_bytes("online")
+    col = "tabula_B" if scheme == "tabula" else f"gc{bits}_B"
+    assert row[col] == old.total_bytes("online")

@@ -138,3 +138,81 @@ def test_bad_networks_and_modes_raise():
         tn.TabulaConfig(bits=17)
     with pytest.raises(ValueError, match="scheme"):
         tn.count_network(net, "fss", 8)
+
+
+# -- the GC baseline: the same plan with each table garbled (nonlinear="gc") --------------
+@pytest.mark.parametrize(("b", "t"), [(4, 0), (4, 2), (5, -1), (5, -2), (5, -4), (6, -3)])
+def test_garbled_quantized_relu_equals_the_table_it_replaces(b, t):
+    """quant_relu_circuit on every pair of b-bit shares gives rint(ReLU(q) 2^t) - r mod 2^64,
+    the value of the ReLU table Tabula would look up (ties rounded to even), with the AND
+    gates of its closed form."""
+    from ppnn.core import Z2_64
+    from ppnn.he.gc_circuits import quant_relu_circuit
+    from ppnn.protocols.tabula.tables import relu
+
+    c, s = np.meshgrid(np.arange(2**b, dtype=np.uint64), np.arange(2**b, dtype=np.uint64))
+    c, s = c.reshape(-1), s.reshape(-1)
+    r = np.random.default_rng(b).integers(0, 2**63, c.size, dtype=np.uint64) * np.uint64(2)
+    circ = quant_relu_circuit(b, 64, t)
+    out, _ = gc.garble_and_evaluate(circ, np.concatenate([gc.bits_of(s, b), gc.bits_of(r, 64)]),
+                                    gc.bits_of(c, b))
+    table = tn.encode_table(relu, b, 2.0**t, 1.0, Z2_64)  # in_step / out_step = 2^t
+    np.testing.assert_array_equal(gc.from_bits(out) + r, table[(c + s) % 2**b])
+    assert circ.n_and == 2 * (b - 1) + 63 + (0 if t >= 0 else b - 1 - (t == -(b - 1)))
+
+
+@pytest.mark.parametrize("pool", ["max", "mean"])
+def test_garbled_plan_is_exact_without_truncation_and_counts_its_run(pool):
+    """With every shift d = 0 the garbled plan equals the oracle bit for bit; its count (a dry
+    run booking without garbling) equals the run's ledger in both phases, and online it books
+    what count_network's GC scheme books."""
+    from ppnn.protocols import api
+    from ppnn.runner import run
+
+    net, params, x = _tiny(pool)
+    opts = dict(bits=16, act_frac_bits=3, weight_frac_bits=3, nonlinear="gc")
+    plan = api.compile("delphi_tabula", net, params, calib=x, **opts)
+    assert all(s.d == 0 for s in plan.impl.table_layers())
+    res = run(plan, x[:3], seed=1)
+    np.testing.assert_array_equal(res.logits, plan.oracle(x[:3]))
+    led = api.count(plan, batch=3)
+    for phase in ("online", "offline"):
+        assert led.total_bits(phase) == res.ledger.total_bits(phase)
+        assert led.rounds(phase) == res.ledger.rounds(phase)
+    assert led.op_count("garble") == res.ledger.op_count("garble") > 0
+    closed = tn.count_network(net, "gc", 16)
+    assert api.count(plan).total_bits("online") == closed.total_bits("online")
+    # the tables' plan on the same calibration: the same oracle
+    tab = api.compile("delphi_tabula", net, params, calib=x, **{**opts, "nonlinear": "table"})
+    np.testing.assert_array_equal(tab.oracle(x), plan.oracle(x))
+
+
+def test_garbled_plan_with_truncation_predicts_like_the_oracle():
+    net, params, x = _tiny()
+    plan = tn.build_plan(net, params, x, tn.TabulaConfig(bits=8, nonlinear="gc"))
+    assert any(s.d > 0 for s in plan.table_layers())
+    got = tn.secure_inference(plan, x, np.random.default_rng(2), tables="gc")
+    want = tn.plain_inference(plan, x)
+    assert (got.argmax(1) == want.argmax(1)).mean() >= 0.9
+    assert np.abs(got - want).max() < 0.5 * np.abs(want).max()
+
+
+def test_garbled_plan_refuses_what_it_cannot_do():
+    from ppnn.nn import Square
+
+    net, params, x = _tiny()
+    with pytest.raises(ValueError, match="nonlinear must be one of"):
+        tn.TabulaConfig(nonlinear="fss")
+    with pytest.raises(ValueError, match=r"bits must be an int in 2\.\.32"):
+        tn.TabulaConfig(bits=33, nonlinear="gc")
+    sq = Network("sq", (1, 4, 4), [Conv2d(2, 3, 1, 1), Square(), Flatten(), Dense(2)])
+    with pytest.raises(ValueError, match="garbles ReLU only"):
+        tn.build_plan(sq, init_params(sq, np.random.default_rng(0)),
+                      np.random.default_rng(1).random((2, 1, 4, 4)),
+                      tn.TabulaConfig(nonlinear="gc"))
+    plan = tn.build_plan(net, params, x, tn.TabulaConfig(bits=8, nonlinear="gc"))
+    with pytest.raises(ValueError, match="nonlinear='gc'"):
+        tn.secure_inference(plan, x[:1], np.random.default_rng(0), tables="lazy")
+    tab = tn.build_plan(net, params, x, tn.TabulaConfig(bits=8))
+    with pytest.raises(ValueError, match="nonlinear='table'"):
+        tn.secure_inference(tab, x[:1], np.random.default_rng(0), tables="gc")

@@ -30,7 +30,7 @@ import numpy as np
 
 __all__ = ["XOR", "AND", "NOT", "Circuit", "CircuitBuilder", "add", "sub", "max_", "mux",
            "const", "ActSpec", "act_circuit", "act_and_gates", "plain_act", "relu_circuit",
-           "relu_and_gates"]
+           "relu_and_gates", "quant_relu_circuit", "plain_quant_relu"]
 
 XOR, AND, NOT = 0, 1, 2
 
@@ -283,3 +283,59 @@ def _check_bits(b) -> int:
     if not 2 <= int(b) <= 64:
         raise ValueError(f"GC input bits b must be in 2..64, got b={b}")
     return int(b)
+
+
+def _or(cb, a: int, b: int) -> int:
+    """a OR b = NOT (NOT a AND NOT b): one AND."""
+    return cb.not_(cb.and_(cb.not_(a), cb.not_(b)))
+
+
+@functools.cache
+def quant_relu_circuit(b: int, k: int, t: int = 0) -> Circuit:
+    """``z = rint(ReLU(c + s mod 2^b) * 2^t) - r mod 2^k``: a ReLU on b-bit quantized inputs
+    whose output is re-shared in the ``2^k`` ring of the linear layers.
+
+    The garbled counterpart of one Tabula ReLU table (``encode_table(relu, b, ...)`` with an
+    output step ``2^-t`` times the input step): the same inputs, the same function, the
+    same output. Evaluator (client) input ``c`` (b wires); garbler (server) ``s`` (b) then
+    its mask ``r`` (k); output ``z`` (k wires, to the client), LSB first. ``t < 0`` rounds
+    half to even, as ``numpy.rint`` does. AND gates: ``2 (b - 1) + (k - 1)``, plus
+    ``b - 1`` for the rounding when ``t < 0`` (``b - 2`` at ``t = -(b - 1)``)."""
+    b, k = _check_bits(b), _check_bits(k)
+    if b > k:
+        raise ValueError(f"input bits b must be <= ring bits k = {k}, got b={b}")
+    if isinstance(t, bool) or not isinstance(t, int | np.integer) or not -(b - 1) <= t <= k - b:
+        raise ValueError(f"output shift t must be an int in {-(b - 1)}..{k - b} for b={b}, "
+                         f"k={k}, got {t!r}")
+    cb = CircuitBuilder()
+    c, s, r = cb.inputs(b), cb.inputs(b), cb.inputs(k)
+    zero = cb.xor(c[0], c[0])
+    v = add(cb, c, s)
+    keep = cb.not_(v[b - 1])  # NOT sign
+    y = [cb.and_(v[j], keep) for j in range(b - 1)]  # ReLU(v): b - 1 bits, non-negative
+    if t >= 0:
+        y = [zero] * t + y
+    else:
+        low, high = y[:-t], y[-t:]
+        ties = low[:-1] + high[:1]  # round up past half, or at half to an even result
+        up = zero
+        if ties:
+            acc = ties[0]
+            for w in ties[1:]:
+                acc = _or(cb, acc, w)
+            up = cb.and_(low[-1], acc)
+        y = []
+        for w in high:  # high + up (the carry out stays below 2^(b - 1 + t))
+            y.append(cb.xor(w, up))
+            up = cb.and_(w, up)
+        y.append(up)
+    y = (y + [zero] * k)[:k]
+    return cb.build(s + r, c, sub(cb, y, r))
+
+
+def plain_quant_relu(c: np.ndarray, s: np.ndarray, b: int, t: int) -> np.ndarray:
+    """The oracle of :func:`quant_relu_circuit` before the mask: ``rint(ReLU(q) 2^t)`` for
+    the signed b-bit ``q = c + s mod 2^b``, as int64."""
+    q = (np.asarray(c, np.uint64) + np.asarray(s, np.uint64)) & np.uint64((1 << b) - 1)
+    q = q.astype(np.int64) - ((q >> np.uint64(b - 1)).astype(np.int64) << b)
+    return np.rint(np.maximum(q, 0) * 2.0 ** t).astype(np.int64)

@@ -34,6 +34,7 @@ import dataclasses
 import numpy as np
 
 from ppnn.core import Ledger
+from ppnn.errors import InvalidArgument
 from ppnn.protocols import delphi as dl
 from ppnn.protocols.tabula import network as tn
 from ppnn.protocols.tabula.tables import LazyTables, TabulaTables, _book_dealer
@@ -331,6 +332,10 @@ def run_plan(plan, x, seed=0, *, timeout: float = 30.0, deadline: float | None =
     :func:`~ppnn.wire.summary.wire_summary`. ``broken``: the parties run
     :func:`delphi_online_reading_client_share` (the garbage test's negative control)."""
     x = checked_images(plan, x, DELPHI_FAMILIES)
+    if plan.impl.cfg.nonlinear != "table":
+        raise InvalidArgument(f"transport='tcp' runs Delphi + Tabula with tables; this plan "
+                              f"was compiled with nonlinear={plan.impl.cfg.nonlinear!r}: use "
+                              "the simulator (transport='sim')")
     g = np.random.default_rng(np.random.SeedSequence())
     tasks = {"P0": {"plan": _garbage_plan(plan.impl, g), "x": x, "broken": bool(broken)},
              "P1": {"plan": plan.impl, "x_shape": x.shape, "broken": bool(broken)},

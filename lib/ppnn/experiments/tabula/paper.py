@@ -37,7 +37,7 @@ from ppnn.core import Z2_64, Ledger, Network, Ring, project, share_additive
 from ppnn.he import gc as gcmod
 from ppnn.nn import MaxPool, zoo
 from ppnn.protocols.tabula import costs
-from ppnn.protocols.tabula.network import count_network, network_counts
+from ppnn.protocols.tabula.network import network_counts
 from ppnn.protocols.tabula.online import tabula_online
 from ppnn.protocols.tabula.preprocessing import OURS, PUBLISHED, preprocess
 from ppnn.protocols.tabula.tables import dealer_tables, function_table, relu
@@ -134,24 +134,25 @@ TABULA_FAMILY = "delphi_tabula"
 
 
 @functools.lru_cache(maxsize=64)
-def _family_ledger(name: str, bits: int, seed: int) -> Ledger:
+def _family_ledger(name: str, bits: int, seed: int, nonlinear: str = "table") -> Ledger:
     from ppnn import nn
     from ppnn.protocols import api
 
     net = zoo.get(name)
     rng = np.random.default_rng([seed, bits])
     plan = api.compile(TABULA_FAMILY, net, nn.init_params(net, rng),
-                        calib=rng.random((2, *net.input_shape)), bits=bits)
+                        calib=rng.random((2, *net.input_shape)), bits=bits, nonlinear=nonlinear)
     return api.count(plan)
 
 
-def tabula_ledger(net, bits: int = 8, include_maxpool: bool = True, seed: int = 0) -> Ledger:
+def tabula_ledger(net, bits: int = 8, include_maxpool: bool = True, seed: int = 0,
+                  nonlinear: str = "table") -> Ledger:
     """``ppnn.count`` of one inference of zoo network ``net`` on the :data:`TABULA_FAMILY`
     with ``bits``-bit tables (seeded random weights and calibration images: the bookings do
-    not depend on the values). ``include_maxpool=False`` drops the max-pool layers'
-    messages (the paper's per-network tables charge ReLUs only). Cached per network: do not
-    modify the ledger."""
-    led = _family_ledger(net.name, int(bits), seed)
+    not depend on the values); ``nonlinear="gc"`` garbles each table instead (the paper's
+    baseline). ``include_maxpool=False`` drops the max-pool layers' messages (the paper's
+    per-network tables charge ReLUs only). Cached per network: do not modify the ledger."""
+    led = _family_ledger(net.name, int(bits), seed, nonlinear)
     if include_maxpool:
         return led
     pools = {n.name for n in net.leaves() if isinstance(n.layer, MaxPool)}
@@ -159,14 +160,15 @@ def tabula_ledger(net, bits: int = 8, include_maxpool: bool = True, seed: int = 
 
 
 def scheme_ledger(net, scheme: str, bits: int, include_maxpool: bool = True) -> Ledger:
-    """The counted ledger of one inference with ``scheme``: ``"tabula"`` from the family
-    (:func:`tabula_ledger`); ``"gc"`` from :func:`~ppnn.protocols.tabula.network.count_network`
-    (our ``bits``-bit GC ReLU beside 64-bit Delphi linear layers: the ``delphi_gc`` family
-    ties its GC to a ``Z_2^k`` ring of 16..64 bits, truncates inside the circuit and shares
-    the linear layers in the same ``k`` bits, so it has no 8-bit column)."""
-    if scheme == "tabula":
-        return tabula_ledger(net, bits, include_maxpool)
-    return count_network(net, scheme, bits, include_maxpool=include_maxpool)
+    """The counted ledger of one inference with ``scheme``, both from ``ppnn.count`` on the
+    :data:`TABULA_FAMILY`: ``"tabula"`` with ``bits``-bit tables, ``"gc"`` with the same
+    plan garbled (``nonlinear="gc"``: each ReLU a garbled circuit on the same ``bits``-bit
+    inputs, re-shared in Z_2^64, booked as Delphi books its ReLU) -- Tabula §4's "garbled
+    circuits with quantized inputs", which "compute the same result"."""
+    if scheme not in ("tabula", "gc"):
+        raise ValueError(f"scheme must be 'tabula' or 'gc', got {scheme!r}")
+    return tabula_ledger(net, bits, include_maxpool,
+                         nonlinear="table" if scheme == "tabula" else "gc")
 
 
 def network_costs(bits=8, gc_bits=GC_BITS, include_maxpool: bool = False) -> pd.DataFrame:

@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 
 from ppnn.core import Ledger
+from ppnn.he import gc as gcmod
+from ppnn.he.gc_circuits import quant_relu_circuit
 
 from .. import delphi
 from ..api import Costs, Family, FamilySpec, Plan, offline_received
@@ -48,17 +50,32 @@ class DelphiTabula(Family):
         plan = tn.build_plan(net, params, np.asarray(calib), tn.TabulaConfig(**options))
         return plan, {"input_bits": [s.input_bits for s in plan.table_layers()]}
 
-    def _run(self, plan: Plan, x, rng, backend):
+    def _run(self, plan: Plan, x, rng, backend, tables: str | None = None):
         led = Ledger(tn.PARTIES)
         tm: dict = {}
-        out = tn.secure_inference(plan.impl, x, rng, led, linear="delphi", tables="lazy",
-                                  timings=tm)
+        gc = plan.impl.cfg.nonlinear == "gc"
+        out = tn.secure_inference(plan.impl, x, rng, led, linear="delphi",
+                                  tables=tables or ("gc" if gc else "lazy"), timings=tm)
         times = [("online", k, v) for k, v in tm.items()]
-        prov = {"communication": "counted: ledger of this run; tables from the ideal dealer "
-                "(booked offline); Delphi's HE preprocessing from its closed form",
-                "compute": "measured: the simulator's whole run (Delphi masks in the clear, "
-                "online linear layers, table lookups)"}
+        if gc:
+            prov = {"communication": "counted: ledger of this run; garbled circuits booked as "
+                    "Delphi's ReLU (tables, OT, labels of r offline; labels of the server's "
+                    "share online); Delphi's HE preprocessing from its closed form",
+                    "compute": "measured: the simulator's whole run (Delphi masks in the "
+                    "clear, online linear layers, garbling and evaluation)"}
+        else:
+            prov = {"communication": "counted: ledger of this run; tables from the ideal "
+                    "dealer (booked offline); Delphi's HE preprocessing from its closed form",
+                    "compute": "measured: the simulator's whole run (Delphi masks in the "
+                    "clear, online linear layers, table lookups)"}
         return out, led, times, prov
+
+    def _count(self, plan: Plan, batch: int) -> Ledger:
+        """A dry run on a zero input; garbled layers are booked without garbling."""
+        x = np.zeros((batch, *plan.net.input_shape))
+        gc = plan.impl.cfg.nonlinear == "gc"
+        return self._run(plan, x, np.random.default_rng(0), "sim",
+                         tables="gc-count" if gc else None)[1]
 
     def oracle(self, plan: Plan, x):
         return tn.plain_inference(plan.impl, x)
@@ -67,6 +84,8 @@ class DelphiTabula(Family):
         return pd.DataFrame(plan.impl.summary())
 
     def accuracy_predictions(self, plan: Plan, x, rng):
+        if plan.impl.cfg.nonlinear == "gc":
+            return super().accuracy_predictions(plan, x, rng)
         preds = np.concatenate([
             tn.secure_inference(plan.impl, x[j:j + 250], rng, Ledger(tn.PARTIES),
                                 linear="ideal", tables="lazy").argmax(axis=1)
@@ -75,6 +94,8 @@ class DelphiTabula(Family):
 
     def costs(self, plan: Plan, results, units) -> Costs:
         bits = plan.impl.cfg.bits
+        if plan.impl.cfg.nonlinear == "gc":
+            return self._gc_costs(plan, results)
         tables = offline_received(results[0].ledger, Ledger.DEALER).get("client", 0.0)
         t = pd.concat([r.timings for r in results]).groupby("layer")["seconds"].sum() \
             / len(results)
@@ -95,3 +116,28 @@ class DelphiTabula(Family):
             {"bits": bits})
 
 
+
+    def _gc_costs(self, plan: Plan, results) -> Costs:
+        cfg, led = plan.impl.cfg, results[0].ledger
+        stored = 0
+        for st in plan.impl.table_layers():
+            c = quant_relu_circuit(st.info["gc_bits"], cfg.ring.k, st.info["gc_shift"])
+            n = led.op_count("garble", label=st.name) // c.n_and
+            stored += n * gcmod.gc_cost(c).evaluator_storage_delphi_relu
+        t = pd.concat([r.timings for r in results]).groupby("layer")["seconds"].sum() \
+            / len(results)
+        mean = {k: float(t.get(k, 0.0)) for k in ("linear", "nonlinear", "local")}
+        return Costs(
+            sum(mean.values()), "measured",
+            f"the simulator's whole run, mean of {len(results)} image(s): Delphi masks (in the "
+            "clear) and online linear layers, garbling and evaluation",
+            {"linear": mean["linear"] + mean["local"], "nonlinear": mean["nonlinear"]},
+            (stored + delphi.mask_bits(plan.net, 64)) / 8,
+            "client: garbled tables, its input labels, the labels of the server's mask r and "
+            "decoding bits per ReLU, Delphi masks",
+            "the integer oracle (Tabula's plan without tables), predictions compared",
+            f"{cfg.bits}-bit garbled ReLU inputs, per-layer static shifts (calibrated), Z_2^64, "
+            "f = 12; local truncation (+-1 ulp, rare wrap errors)",
+            "ledger of a real run, GC sizes exact; Delphi's HE preprocessing from its closed "
+            "form",
+            {"bits": cfg.bits})

@@ -31,7 +31,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ppnn.core import Z2_64, AdditiveShares, Ledger, Ring
+from ppnn.core.randomness import mask_source
+from ppnn.core.truncation import local_truncate
 from ppnn.he import gc as gcmod
+from ppnn.he.gc_circuits import plain_quant_relu, quant_relu_circuit
 from ppnn.nn import (
     BatchNorm,
     Conv2d,
@@ -58,6 +61,8 @@ __all__ = ["TabulaConfig", "Plan", "build_plan", "secure_inference", "plain_infe
            "count_network", "network_counts", "encode_table"]
 
 PARTIES = ("client", "server")
+NONLINEAR = ("table", "gc")
+MAX_GC_BITS = 32  # the GC baseline's widest input (Tabula §4: 32-, 16- and 8-bit inputs)
 
 
 @dataclass(frozen=True)
@@ -69,9 +74,20 @@ class TabulaConfig:
     weight_frac_bits: int = 12
     ring: Ring = Z2_64
     margin: float = 1.0
+    #: ``"table"`` (Tabula) or ``"gc"``: the same plan with each ReLU table garbled instead
+    #: (:func:`~ppnn.he.gc_circuits.quant_relu_circuit`, Delphi's split) -- Tabula §4's
+    #: baseline, "garbled circuits with quantized inputs": same inputs, same result
+    nonlinear: str = "table"
 
     def __post_init__(self) -> None:
-        check_table_bits(self.bits)
+        if self.nonlinear not in NONLINEAR:
+            raise ValueError(f"nonlinear must be one of {NONLINEAR}, got {self.nonlinear!r}")
+        if self.nonlinear == "table":
+            check_table_bits(self.bits)
+        elif (isinstance(self.bits, bool) or not isinstance(self.bits, int)
+              or not 2 <= self.bits <= MAX_GC_BITS):
+            raise ValueError(f"bits must be an int in 2..{MAX_GC_BITS} for nonlinear='gc', "
+                             f"got {self.bits!r}")
         for name in ("act_frac_bits", "weight_frac_bits"):
             v = getattr(self, name)
             if not isinstance(v, int) or not 0 <= v <= 24:
@@ -212,6 +228,7 @@ def build_plan(net: Network, params, x_calib: np.ndarray | None, cfg: TabulaConf
     is multiplied by it on both shares (local, exact) and the two are added -- the next
     table's shift ``d`` absorbs the extra bits, as after any linear layer."""
     ring, b = cfg.ring, cfg.bits
+    gc = cfg.nonlinear == "gc"
     calib = input_bits is None
     given = list(input_bits or [])
     x = np.asarray(x_calib if calib else np.zeros((0, *net.input_shape)), np.float64)
@@ -267,10 +284,17 @@ def build_plan(net: Network, params, x_calib: np.ndarray | None, cfg: TabulaConf
                 F = _activation(layer)
                 l_bits, d = shift_for(float(np.abs(x).max(initial=0)), step)
                 in_step = step * 2.0**d
-                F_table = encode_table(F, b, in_step, act_step, ring)
+                info = {"tables_per_output": 1}
+                if gc:
+                    if not isinstance(layer, ReLU):
+                        raise ValueError(f"{net.name}: layer {name} ({layer.kind}): "
+                                         "nonlinear='gc' garbles ReLU only")
+                    F_table, info = None, _gc_info(name, b, in_step / act_step, ring)
+                else:
+                    F_table = encode_table(F, b, in_step, act_step, ring)
                 steps.append(Step("table", name, layer, F=F, F_table=F_table, d=d,
                                   input_bits=l_bits, in_step=in_step, step_out=act_step,
-                                  info={"tables_per_output": 1}))
+                                  info=info))
                 if calib:
                     q = np.floor(x / in_step)
                     q = (q + 2 ** (b - 1)) % 2**b - 2 ** (b - 1)  # the b-bit input the table sees
@@ -281,10 +305,15 @@ def build_plan(net: Network, params, x_calib: np.ndarray | None, cfg: TabulaConf
                 spread = float(np.abs(x).max(initial=0)) * (1 if x.min(initial=0) >= 0 else 2)
                 l_bits, d = shift_for(spread, step)
                 in_step = step * 2.0**d
-                F_table = encode_table(relu, b, in_step, step, ring)
+                info = {"tables_per_output": layer.kernel**2 - 1}
+                if gc:
+                    F_table = None
+                    info = {**info, **_gc_info(name, b, in_step / step, ring)}
+                else:
+                    F_table = encode_table(relu, b, in_step, step, ring)
                 steps.append(Step("maxpool", name, layer, F=relu, F_table=F_table, d=d,
                                   input_bits=l_bits, in_step=in_step, step_out=step,
-                                  info={"tables_per_output": layer.kernel**2 - 1}))
+                                  info=info))
                 if calib:
                     x = win.max(axis=-1)
             elif isinstance(layer, MeanPool):
@@ -320,7 +349,23 @@ def _find_blocks(layers, prefix: str, out: dict) -> None:
             _find_blocks(layer.shortcut, f"{prefix}{name}.shortcut.", out)
 
 
+def _gc_info(name: str, b: int, ratio: float, ring: Ring) -> dict:
+    """The garbled table's output shift ``t`` (output step = input step / 2^t)."""
+    t = round(math.log2(ratio))
+    if 2.0**t != ratio:
+        raise ValueError(f"layer {name}: the output step is not a power of two times the "
+                         f"input step (ratio {ratio:g}), which nonlinear='gc' needs")
+    if not -(b - 1) <= t <= ring.k - b - 2:
+        raise ValueError(f"layer {name}: output shift 2^{t} is outside 2^-{b - 1}.."
+                         f"2^{ring.k - b - 2} for b={b} in Z_2^{ring.k}")
+    return {"tables_per_output": 1, "gc_bits": b, "gc_shift": t}
+
+
 # -- execution ---------------------------------------------------------------------------
+#: the ``tables`` modes of a plan compiled with ``nonlinear="gc"``: garbled, or booked only
+GC_MODES = ("gc", "gc-count")
+
+
 def _make_tables(F_table, n, rng, ring, ledger, mode):
     if mode == "lazy":
         return LazyTables(F_table, n, rng, ring, ledger)
@@ -334,8 +379,49 @@ def _make_tables(F_table, n, rng, ring, ledger, mode):
 
 
 def _table_layer(X: AdditiveShares, st: Step, rng, ledger, mode, check) -> AdditiveShares:
+    if mode in GC_MODES:
+        return _garbled_layer(X, st, rng, ledger, book_only=mode == "gc-count")
+    if st.F_table is None:
+        raise ValueError(f"layer {st.name} was compiled with nonlinear='gc': run it with "
+                         f"tables in {GC_MODES}")
     T = _make_tables(st.F_table, int(np.prod(X.shape)), rng, X.ring, ledger, mode)
     return tabula_online(X, T, st.d, ledger, input_bits=st.input_bits if check else None)
+
+
+def _garbled_layer(X: AdditiveShares, st: Step, rng, ledger: Ledger, book_only: bool,
+                   chunk: int = 2048) -> AdditiveShares:
+    """One table layer garbled: the same local truncation by ``d`` and reduction mod ``2^b``
+    as :func:`~.online.tabula_online`, then :func:`~ppnn.he.gc_circuits.quant_relu_circuit`
+    per element, booked as Delphi books its ReLU (:func:`ppnn.he.gc.book_delphi_split`).
+    The server's mask ``r`` comes from the OS CSPRNG; ``book_only`` books without garbling
+    (the bookings do not depend on the values) and returns shares of zero."""
+    if st.F_table is not None:
+        raise ValueError(f"layer {st.name} was compiled with nonlinear='table': run it with "
+                         "tables='lazy', 'dealer' or 'protocol'")
+    ring, b, t = X.ring, st.info["gc_bits"], st.info["gc_shift"]
+    circuit = quant_relu_circuit(b, ring.k, t)
+    n = int(np.prod(X.shape, dtype=np.int64))
+    if book_only:
+        gcmod.book_delphi_split(ledger, n, circuit, PARTIES)
+        return AdditiveShares(np.zeros((2, *X.shape), np.uint64), ring)
+    xt = local_truncate(X, int(st.d)) if st.d > 0 else X
+    m = np.uint64((1 << b) - 1)
+    xc, xs = xt.shares[0].reshape(-1) & m, xt.shares[1].reshape(-1) & m
+    ledger.hold(PARTIES[0], "x_trunc_0 mod 2^b", xc)
+    ledger.hold(PARTIES[1], "x_trunc_1 mod 2^b", xs)
+    # the server's output share hides ReLU(x) in a real garbled circuit: OS CSPRNG
+    r = mask_source(rng, real=True).integers(0, np.iinfo(np.uint64).max, size=n,
+                                             dtype=np.uint64, endpoint=True) & ring.mask
+    keep = ledger.records_values
+    out, info = gcmod.garble_and_evaluate(
+        circuit, np.concatenate([gcmod.bits_of(xs, b), gcmod.bits_of(r, ring.k)]),
+        gcmod.bits_of(xc, b), None, chunk, keep=keep)
+    z = gcmod.from_bits(out) & ring.mask
+    gcmod.book_delphi_split(ledger, n, circuit, PARTIES,
+                            gcmod.GCWire(**info["sent"]) if keep else None)
+    ledger.hold(PARTIES[0], "z = F(x_trunc) - r", z)
+    ledger.hold(PARTIES[1], "r", r)
+    return AdditiveShares(np.stack([z, r]).reshape(2, *X.shape), ring)
 
 
 def _maxpool(X: AdditiveShares, st: Step, rng, ledger, mode, check) -> AdditiveShares:
@@ -453,13 +539,12 @@ def _plain_steps(steps, v: np.ndarray, cfg: TabulaConfig) -> np.ndarray:
             if st.bias is not None:
                 v = v + ring.to_signed(st.bias)
         elif st.kind == "table":
-            v = ring.to_signed(st.F_table[(v >> st.d) & m])
+            v = _lookup(st, (v >> st.d) & m, ring)
         elif st.kind == "maxpool":
             cur = _window_slices(v, st.layer)
             while len(cur) > 1:
                 a, bb = cur[0::2], cur[1::2]
-                nxt = [y + ring.to_signed(st.F_table[((z - y) >> st.d) & m])
-                       for z, y in zip(a, bb)]
+                nxt = [y + _lookup(st, ((z - y) >> st.d) & m, ring) for z, y in zip(a, bb)]
                 cur = nxt + a[len(bb):]
             v = cur[0]
         elif st.kind == "meanpool":
@@ -467,6 +552,14 @@ def _plain_steps(steps, v: np.ndarray, cfg: TabulaConfig) -> np.ndarray:
         elif st.kind == "flatten":
             v = v.reshape(v.shape[0], -1)
     return v
+
+
+def _lookup(st: Step, u: np.ndarray, ring: Ring) -> np.ndarray:
+    """The signed table value at index ``u`` (the garbled circuit's function without a table
+    when the plan has none)."""
+    if st.F_table is not None:
+        return ring.to_signed(st.F_table[u])
+    return plain_quant_relu(u, np.zeros_like(u), st.info["gc_bits"], st.info["gc_shift"])
 
 
 # -- counting without computing (any zoo network) ----------------------------------------
