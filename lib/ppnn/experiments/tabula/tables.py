@@ -62,7 +62,9 @@ R_STORAGE = (R_ERRATUM + "the paper's 16 KB 'storage' is its preprocessing commu
 R_GC_NET = ("ppnn.count on delphi_tabula with nonlinear='gc': Tabula's plan with each ReLU table "
             "garbled on the same b-bit inputs (2(b-1) + 63 ANDs, re-shared in Z_2^64), booked "
             "as Delphi books its ReLU: online the b labels of the server's share per call; "
-            "tables, OT, decoding bits and the mask's labels preprocessed")
+            "tables, OT, decoding bits and the mask's labels preprocessed; the paper uses "
+            "Delphi's circuit and numbers (Table 6's reason itemises our online messages "
+            "against its 2.17 KB)")
 R_LENET_GC = (R_ERRATUM + "the LeNet row implies 2.18 KiB of 32-bit GC traffic per ReLU, the "
               "other rows 1.04-1.06 KiB")
 R_CAPTION = "the caption's 16 B contradicts Tables 1/2/6"
