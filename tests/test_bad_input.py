@@ -526,6 +526,12 @@ def _parameter_cases() -> list[Case]:
         comp("gala_gc", InsecureParameters, r"kappa = 1 < 40.*2\^-1, not the claimed 2\^-40",
              kappa=1),
         comp("gazelle_gc", InsecureParameters, r"kappa = 39 < 40", kappa=39),
+        # a session so long (2^40 queries per key pair) that the flooding cannot decrypt
+        comp("gala_gc", ppnn.protocols.api.UnsupportedNetwork,
+             r"cannot flood tiny at n = 4096 slots: layer conv1 \(Conv2d 1 -> 2 channels.*"
+             r"takes 35\.6 bits of noise budget; flooding them with lambda_s = 94 bits.*"
+             r"-1\.8 bits left.*"
+             r"What fits.*queries=137438953472.*gala_gc_noflood", queries=1 << 40),
         Case("parameter-swann-small-given-keys", "parameter", lambda c: c.compile(
             "swann_cs", keys=_keys(256)), InsecureParameters,
              r"the given keys' Paillier modulus = 256 < 2048"),

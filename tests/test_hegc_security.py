@@ -8,6 +8,9 @@
 * On real SEAL, with the families' own parameters and flooding bits, the key holder's view of
   the returned noise does not tell two weight matrices apart (two-sample KS test), while
   without flooding it does; and MiniONN's layers still decrypt exactly after flooding.
+* A network whose flooded noise would not decrypt is refused by ``compile`` (not by ``count``
+  or ``run``), naming the layer, its noise, lambda_s and the budget, and what fits instead,
+  each of which compiles and counts; the budget ``compile`` checks is the one a run leaves.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from ppnn.he.bfv.security import (
     max_q_bits_128,
     session_log2_distance,
 )
+from ppnn.he.bfv.sim import BFVSim
 from ppnn.protocols import api, hegc
 from viewcheck import minionn
 
@@ -176,3 +180,80 @@ def test_on_real_seal_minionn_layers_flood_and_decrypt_exactly(key, plans,
             want = ops.conv2d(x[None], st.q.W, st.layer.stride, st.layer.padding,
                               matmul=np.matmul)[0][0]
         assert np.array_equal(got, np.asarray(want)), st.name
+
+
+def _wide():
+    """A small network that hits VGG-16 ImageNet's limit at ``n = 2048`` (GAZELLE's fc1,
+    25088 -> 4096: 41.5 bits of noise, lambda_s = 86 for 8005 returned ciphertexts, 0.3 bits
+    left): a Dense of 65536 inputs (GAZELLE: 42.1 bits) after a convolution whose 65536
+    outputs make 5633 returned ciphertexts at ``n = 32`` (lambda_s = 86)."""
+    from ppnn.nn import Conv2d, Dense, Flatten, Network, ReLU, init_params
+
+    net = Network("wide", (1, 64, 64), [Conv2d(16, 3, 1, 1), ReLU(), Flatten(), Dense(2)])
+    g = np.random.default_rng(1)
+    return net, init_params(net, np.random.default_rng(0)), g.random((2, 1, 64, 64))
+
+
+def test_a_network_the_flooding_cannot_decrypt_is_refused_at_compile():
+    net, params, calib = _wide()
+    with pytest.raises(api.UnsupportedNetwork) as info:
+        ppnn.compile("gazelle_gc", net, params, calib=calib, n=32)
+    msg = str(info.value)
+    for part in ("cannot flood wide at n = 32 slots: layer fc1 (Dense 65536 -> 2, GAZELLE's "
+                 "kernel) returns ciphertexts whose noise takes 42.1 bits of noise budget",
+                 "lambda_s = 86 bits (kappa = 40 over 1048576 queries x 5633 returned "
+                 "ciphertexts x N = 8192 coefficients) and the 8-bit margin takes 136.1 bits in "
+                 "all, of the 135.8 bits a fresh ciphertext has (N = 8192, 174-bit q): -0.3 "
+                 "bits left, and decryption needs at least 1 (1 of its 2 linear layers falls "
+                 "short, fc1 by the most)",
+                 "What fits (checked on the same noise model): gala_gc (GALA's kernels: "
+                 "lambda_s = 86, 4.3 bits left); n=64 (lambda_s = 84, 1.7 bits left); "
+                 "queries=381232, a new key pair after 381232 queries instead of 1048576 "
+                 "(lambda_s = 84, 1.7 bits left); gazelle_gc_noflood, the papers' setting "
+                 "without circuit privacy"):
+        assert part in msg, msg
+    # what compile refuses is what count would have raised on: flooding fc1 at n = 32
+    plan = ppnn.compile("gazelle_gc", net, params, calib=calib, n=64).impl["plan"]
+    st, shape = list(hegc.linear_inputs(plan))[-1]
+    he = BFVSim(**{**hegc.HE_PARAMS["secure"], "n": 32}, values=False, flood_bits=86)
+    kern = hegc._kernel("GAZELLE", st, shape, 32)
+    he.keygen(kern.rotation_steps())
+    out = kern.evaluate(he, he.encrypt(kern.pack_input(np.zeros(shape, np.int64))), None)
+    with pytest.raises(ValueError, match=r"lambda_s=86 bits leaves -0\.3 bits.*would fail"):
+        he.flood(out)
+
+
+@pytest.mark.parametrize("key, options", [("gala_gc", {"n": 32}), ("gazelle_gc", {"n": 64}),
+                                          ("gazelle_gc", {"n": 32, "queries": 381232}),
+                                          ("gazelle_gc_noflood", {})])
+def test_what_the_refusal_says_fits_compiles_and_counts(key, options):
+    net, params, calib = _wide()
+    plan = ppnn.compile(key, net, params, calib=calib, **options)
+    ses = plan.impl["session"]
+    if api.family(key).circuit_privacy:
+        assert ses["budget_left"] >= 1 and ses["tightest_layer"] == "fc1"
+    led = ppnn.count(plan)
+    assert led.op_counts().get("Flood", 0) == (ses["ciphertexts"] or 0)
+
+
+@pytest.mark.parametrize("key", SECURE)
+def test_a_network_that_compiles_still_compiles_with_the_budget_a_run_leaves(key, plans):
+    """MiniONN compiles as before; the smallest budget after flooding that ``compile`` found
+    is the one the run's returned ciphertexts carry (the simulator's noise model, layer by
+    layer), and the wide network compiles at its default ``n``."""
+    from ppnn.protocols.gala import run_linear
+
+    plan = plans[0][key]
+    ses, hp = plan.impl["session"], plan.impl["plan"]
+    he = api.family(key).he_backend(plan)
+    rng, got = np.random.default_rng(0), {}
+    for st, shape in hegc.linear_inputs(hp):
+        kern = hegc._kernel(api.family(key).method, st, shape, he.n)
+        x = rng.integers(-st.q.x_bound, st.q.x_bound + 1, shape)
+        res = run_linear(kern, he, st.q.W, x, rng, x_bound=st.q.x_bound)
+        got[st.name] = float(np.min(he.model_budget(res.returned)))
+    tight = min(got, key=got.get)
+    assert (ses["tightest_layer"], ses["budget_left"]) == (tight, got[tight])
+    assert 1 <= ses["budget_left"] < 20
+    net, params, calib = _wide()
+    assert ppnn.compile(key, net, params, calib=calib).impl["session"]["budget_left"] >= 1

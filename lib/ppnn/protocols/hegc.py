@@ -64,12 +64,12 @@ from ppnn.protocols.gala.network import (
 from ppnn.protocols.gazelle import GazelleConv, GazelleMatVec
 
 from . import gc_act
-from .api import Costs, Family, FamilySpec, Plan, split_one_time
+from .api import Costs, Family, FamilySpec, Plan, UnsupportedNetwork, split_one_time
 from .delphi_gc import _windows
 
 __all__ = ["KERNELS", "HEGCPlan", "secure_inference", "PARTIES", "GazelleGC", "GalaGC",
            "GazelleGCNoFlood", "GalaGCNoFlood", "HE_PARAMS", "linear_inputs",
-           "returned_ciphertexts"]
+           "returned_ciphertexts", "Returned", "returned_noise"]
 
 PARTIES = ("client", "server")
 KERNELS = {"GAZELLE": (GazelleMatVec, GazelleConv), "GALA": (GalaMatVec, GalaConv)}
@@ -454,19 +454,44 @@ def linear_inputs(plan: HEGCPlan):
             yield st, (int(np.prod(shape)),) if isinstance(st.layer, Dense) else tuple(shape)
 
 
+@dataclass(frozen=True)
+class Returned:
+    """What the server returns for one linear step, ``[y - r]_C`` before flooding: how many
+    ciphertexts and the largest model noise among them (in units of a fresh ciphertext's)."""
+
+    step: str
+    layer: str  # e.g. "Dense 25088 -> 4096"
+    ciphertexts: int
+    noise: float
+
+
+def returned_noise(plan: HEGCPlan, method: str, he_args: dict) -> list[Returned]:
+    """Every linear step's returned ciphertexts and their noise, from running the step's
+    kernel on the counting backend with the HE parameters ``he_args`` (shapes and the
+    simulator's noise model only, no values: the noise depends on the public shapes and
+    operations alone, as :meth:`~ppnn.he.bfv.base.PackedBackend.flood_log2_bound` says)."""
+    from ppnn.he.bfv.sim import BFVSim
+
+    out = []
+    for st, shape in linear_inputs(plan):
+        kern = _kernel(method, st, shape, he_args["n"])
+        he = BFVSim(**he_args, values=False)
+        he.keygen(kern.rotation_steps())
+        ct = kern.evaluate(he, he.encrypt(kern.pack_input(np.zeros(shape, np.int64))), None)
+        if isinstance(st.layer, Dense):
+            what = f"Dense {shape[0]} -> {st.layer.out_features}"
+        else:
+            k = st.layer.kernel
+            what = (f"Conv2d {shape[0]} -> {st.layer.out_channels} channels, {k}x{k} on "
+                    f"{shape[1]}x{shape[2]}")
+        out.append(Returned(st.name, what, ct.size, float(np.max(ct.noise))))
+    return out
+
+
 def returned_ciphertexts(plan: HEGCPlan, method: str, n: int) -> int:
     """Ciphertexts the server returns per query (``[y - r]_C`` of every linear layer), counted
     by running each layer's kernel on the counting backend (shapes only, no values)."""
-    from ppnn.he.bfv.sim import BFVSim
-
-    total = 0
-    for st, shape in linear_inputs(plan):
-        kern = _kernel(method, st, shape, n)
-        he = BFVSim(n=n, values=False)
-        he.keygen(kern.rotation_steps())
-        ct = he.encrypt(kern.pack_input(np.zeros(shape, np.int64)))
-        total += kern.evaluate(he, ct, None).size
-    return total
+    return sum(r.ciphertexts for r in returned_noise(plan, method, {"n": n}))
 
 
 # -- the family interface ------------------------------------------------------------------
@@ -488,7 +513,10 @@ class _HEGC(Family):
     ciphertext; default that of the family's parameter set), ``f_x`` (input fraction bits, 6),
     ``kappa`` and ``queries`` (the flooding's session: statistical distance at most
     ``2^-kappa`` over ``queries`` queries under one key pair; see
-    :mod:`ppnn.he.bfv.security`)."""
+    :mod:`ppnn.he.bfv.security`). With circuit privacy, ``compile`` refuses
+    (:class:`~.api.UnsupportedNetwork`) a network whose flooded noise would not decrypt: the
+    test :meth:`~ppnn.he.bfv.base.PackedBackend.flood` makes, on every layer's returned
+    ciphertexts (:func:`returned_noise`), before anything runs."""
 
     method: str
     params_name = "secure"
@@ -526,15 +554,47 @@ class _HEGC(Family):
         session = {"kappa": None, "queries": None, "ciphertexts": None, "flood_bits": 0,
                    "log2_distance": 0.0}
         if self.circuit_privacy:
-            cts = returned_ciphertexts(plan, self.method, he_args["n"])
+            returned = returned_noise(plan, self.method, he_args)
+            cts = sum(r.ciphertexts for r in returned)
             bits = flood_bits_for_session(kappa, N, cts, queries)
+            he = BFVSim(**he_args, flood_bits=bits)  # raises now if q has no room for it
+            # the test flood() makes on every returned batch, made here on every layer's:
+            # a network the flooding cannot decrypt is refused now, not by count or run
+            left = [he.flooded_budget(r.noise) for r in returned]
+            worst = int(np.argmin(left))
+            if left[worst] < 1:
+                raise UnsupportedNetwork(self._flood_refusal(
+                    net, plan, he_args, he, returned, left, kappa, queries))
             session = {"kappa": kappa, "queries": queries, "ciphertexts": cts,
                        "flood_bits": bits,
-                       "log2_distance": session_log2_distance(bits, N, cts, queries)}
-            BFVSim(**he_args, flood_bits=bits)  # raises now if q has no room for the flooding
+                       "log2_distance": session_log2_distance(bits, N, cts, queries),
+                       "budget_left": left[worst], "tightest_layer": returned[worst].step}
         return ({"plan": plan, "he": he_args, "session": session},
                 {"p": p, "rewrites": rewrites, "N": N, "log2_q": he_args["q_bits"],
                  "flood_bits": session["flood_bits"]})
+
+    def _flood_refusal(self, net, plan: HEGCPlan, he_args: dict, he, returned: list[Returned],
+                       left: list[float], kappa: int, queries: int) -> str:
+        """Why the flooding of ``net`` cannot decrypt (the tightest layer: its noise, lambda_s,
+        the budget) and what fits instead (:func:`_what_fits`)."""
+        N, n, lam = he.poly_degree, he.n, he.flood_bits
+        fresh = he.noise_model.fresh_bits
+        cts = sum(r.ciphertexts for r in returned)
+        worst = int(np.argmin(left))
+        r, bad = returned[worst], sum(v < 1 for v in left)
+        noise_bits = fresh - float(he.noise_model.budget(r.noise))
+        others = (f"{bad} of its {len(returned)} linear layers fall{'s' * (bad == 1)} short, "
+                  f"{r.step} by the most")
+        fits = _what_fits(self, plan, he_args, he, returned, kappa, queries)
+        return (f"{self.spec.name} cannot flood {net.name} at n = {n} slots: layer {r.step} "
+                f"({r.layer}, {self.method}'s kernel) returns ciphertexts whose noise takes "
+                f"{noise_bits:.1f} bits of noise budget; flooding them with lambda_s = {lam} "
+                f"bits (kappa = {kappa} over {queries} queries x {cts} returned ciphertexts x "
+                f"N = {N} coefficients) and the {he.flood_margin_bits}-bit margin takes "
+                f"{fresh - left[worst]:.1f} bits in all, of the {fresh:.1f} bits a fresh "
+                f"ciphertext has (N = {N}, {he.q_bits}-bit q): {left[worst]:.1f} bits left, and "
+                f"decryption needs at least 1 ({others}). What fits (checked on the same noise "
+                "model): " + "; ".join(fits))
 
     def he_backend(self, plan: Plan):
         """The slot simulator with the plan's parameters (flooding on unless the variant has
@@ -667,6 +727,55 @@ class _HEGC(Family):
             {"he_s": lin, "gc_s": gc_s})
 
 
+def _flood_left(method: str, plan: HEGCPlan, he_args: dict, kappa: int, queries: int):
+    """``(lambda_s, smallest budget left after flooding)`` of ``plan`` with ``method``'s
+    kernels on the parameters ``he_args``: the test ``compile`` makes."""
+    returned = returned_noise(plan, method, he_args)
+    bits = flood_bits_for_session(kappa, he_args["poly_degree"],
+                                  sum(r.ciphertexts for r in returned), queries)
+    he = BFVSim(**he_args)
+    return bits, min(he.flooded_budget(r.noise, bits) for r in returned)
+
+
+def _what_fits(fam: _HEGC, plan: HEGCPlan, he_args: dict, he, returned: list[Returned],
+               kappa: int, queries: int) -> list[str]:
+    """The single changes under which ``plan``'s flooding decrypts (see
+    :meth:`_HEGC._flood_refusal`), each checked as ``compile`` checks: the other kernels at
+    the same ``n``; the smallest larger ``n`` (fewer returned ciphertexts, so a smaller
+    lambda_s); the most queries per key pair for which every layer fits (lambda_s =
+    kappa + ceil(log2(N C Q)) shrinks with Q); the labelled variant without circuit privacy
+    (no flooding, and the same plaintext prime, so the same plan)."""
+    N, fits = he.poly_degree, []
+    other = next(m for m in KERNELS if m != fam.method)
+    bits, left = _flood_left(other, plan, he_args, kappa, queries)
+    if left >= 1:
+        fits.append(f"{_SECURE_KEYS[other]} ({other}'s kernels: lambda_s = {bits}, "
+                    f"{left:.1f} bits left)")
+    n, top = he.n * 2, (N // 2 if N > HE_PARAMS[fam.params_name]["n"] else N)
+    while n <= top:
+        bits, left = _flood_left(fam.method, plan, {**he_args, "n": n}, kappa, queries)
+        if left >= 1:
+            fits.append(f"n={n} (lambda_s = {bits}, {left:.1f} bits left)")
+            break
+        n *= 2
+    cts = sum(r.ciphertexts for r in returned)
+    lam = he.flood_bits - 1
+    while lam > kappa and min(he.flooded_budget(r.noise, lam) for r in returned) < 1:
+        lam -= 1
+    q = (1 << (lam - kappa)) // (N * cts) if lam > kappa else 0
+    if q >= 1:
+        bits = flood_bits_for_session(kappa, N, cts, q)
+        left = min(he.flooded_budget(r.noise, bits) for r in returned)
+        if left >= 1:
+            fits.append(f"queries={q}, a new key pair after {q} queries instead of {queries} "
+                        f"(lambda_s = {bits}, {left:.1f} bits left)")
+    fits.append(f"{_NO_FLOOD_KEYS[fam.method]}, the papers' setting without circuit privacy "
+                f"(N = {_PAPER['poly_degree']}, a {_PAPER['q_bits']}-bit q above the 128-bit "
+                "bound, no flooding: the key-holding client can read the weights from the "
+                "returned noise)")
+    return fits
+
+
 class _CountingBFV(BFVSim):
     """The slot simulator's counting mode (``values=False``: shapes, noise and operation
     counts only) that decrypts to zeros, so a whole inference books its ledger without
@@ -714,6 +823,11 @@ _VARIANT_NOTE = (
 _NO_PRIVACY = "2PC, semi-honest, no circuit privacy"
 _ENCODING = ("a pixel is round(x 2^f_x) in [0, 2^f_x], the bound the weights' bits and the "
              "plaintext prime are sized for")
+
+
+#: the families with circuit privacy and their labelled variants without, per kernel method
+_SECURE_KEYS = {"GAZELLE": "gazelle_gc", "GALA": "gala_gc"}
+_NO_FLOOD_KEYS = {"GAZELLE": "gazelle_gc_noflood", "GALA": "gala_gc_noflood"}
 
 
 class GazelleGC(_HEGC):

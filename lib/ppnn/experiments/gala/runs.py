@@ -291,8 +291,9 @@ def family_op_counts(name: str, n: int = 2048, seed: int = 0) -> pd.DataFrame:
 #: zoo networks the families do not compile, counted on the kernels alone, and why
 KERNELS_ONLY = {
     "alexnet_imagenet": "the families refuse its two-group convolutions",
-    "vgg16_imagenet": "a kernel of it leaves too little noise budget in the families' 174-bit "
-                      "q for the flooding (ppnn.count raises)",
+    "vgg16_imagenet": "at n = 2048 GAZELLE's kernel of its fc1 (25088 -> 4096) leaves too "
+                      "little noise budget in the families' 174-bit q for the flooding "
+                      "(ppnn.compile refuses it on gazelle_gc)",
 }
 
 

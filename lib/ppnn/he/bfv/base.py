@@ -461,7 +461,26 @@ class PackedBackend:
         most ``N p / 2``, the calibrated typical growth is about ``sqrt(N) p / 2``), times
         ``2^lambda_s``: the statistical distance between the flooded noise of two weight
         matrices is at most ``N * 2^-lambda_s`` per ciphertext."""
-        return float(np.log2(np.max(ct.noise))) + self.flood_margin_bits + self.flood_bits
+        return self._flood_log2_bound(ct.noise, self.flood_bits)
+
+    def _flood_log2_bound(self, noise, bits: int) -> float:
+        return float(np.log2(np.max(noise))) + self.flood_margin_bits + bits
+
+    def _flooded_noise(self, noise, bits: int) -> tuple[float, np.ndarray]:
+        """``(log2 B, noise after flooding)`` of ciphertexts of model noise ``noise`` flooded
+        with ``bits`` (lambda_s): the model :meth:`flood` applies."""
+        log2_b = self._flood_log2_bound(noise, bits)
+        return log2_b, noise + 2.0 ** log2_b + self.noise_model.eta0
+
+    def flooded_budget(self, noise, bits: int | None = None) -> float:
+        """Bits of noise budget left after flooding ciphertexts of model noise ``noise`` (an
+        array: one batch of returned ciphertexts, or its largest entry) with ``bits`` of
+        statistical security (default: the backend's ``flood_bits``): the smallest over the
+        batch. :meth:`flood` refuses a batch for which this is below 1 bit; the noise depends on
+        the public shapes and operations only, so a protocol can check it before it runs."""
+        bits = self.flood_bits if bits is None else int(bits)
+        _, noise = self._flooded_noise(np.asarray(noise, dtype=float), bits)
+        return float(np.min(self.noise_model.budget(noise)))
 
     def flood(self, ct: Ct) -> Ct:
         """Server: sanitize ciphertexts before they leave (noise flooding, circuit privacy).
@@ -476,8 +495,7 @@ class PackedBackend:
         self._check_ct(ct, "flood(ct)")
         if not self.flood_bits:
             raise ValueError("flooding is off: call set_flooding(bits) first")
-        log2_b = self.flood_log2_bound(ct)
-        noise = ct.noise + 2.0 ** log2_b + self.noise_model.eta0
+        log2_b, noise = self._flooded_noise(ct.noise, self.flood_bits)
         left = float(np.min(self.noise_model.budget(noise)))
         if left < 1:
             raise ValueError(
