@@ -115,8 +115,6 @@ def _compile(layers, params, names, cfg: DelphiGCConfig, e: int) -> tuple[list, 
                               lift=(top - eb, top - es)))
             e = top
         elif isinstance(layer, Conv2d | Dense):
-            if isinstance(layer, Conv2d) and layer.groups != 1:
-                raise ValueError(f"{name}: grouped convolutions are not supported")
             W = fixed_weights(p["W"], cfg.weight_frac_bits)
             b = fixed_bias(layer, p["b"] if layer.bias else None, e + cfg.weight_frac_bits)
             steps.append(Step("linear", name, layer, W, b))

@@ -55,6 +55,7 @@ from ppnn.nn.integer import fixed_weights, mean_factor, to_fixed
 from ppnn.nn.network import _auto_names
 from ppnn.protocols.checks import check_int
 from ppnn.protocols.gala import GalaConv, GalaMatVec, centered, run_linear
+from ppnn.protocols.gala.conv import GroupedConv
 from ppnn.protocols.gala.network import (
     LayerQ,
     fixed_point_plan,
@@ -230,8 +231,6 @@ class _ResidualPlan:
                 st, e, B = self.block(layer, p, name, shape, e, B)
                 steps.append(st)
             elif isinstance(layer, Conv2d | Dense):
-                if isinstance(layer, Conv2d) and layer.groups != 1:
-                    raise ValueError(f"{name}: grouped convolutions are not supported")
                 forced = last_fw if i == len(layers) - 1 else None
                 got = self.linear(layer, p, name, shape, e, B, forced)
                 if got is None:
@@ -308,7 +307,7 @@ def _forward_int(steps, a: np.ndarray) -> np.ndarray:
             if isinstance(st.layer, Dense):
                 a = a.reshape(a.shape[0], -1) @ q.W.T + q.b
             else:
-                a = ops.conv2d(a, q.W, st.layer.stride, st.layer.padding,
+                a = ops.conv2d(a, q.W, st.layer.stride, st.layer.padding, st.layer.groups,
                                matmul=np.matmul)[0] + q.b.reshape(1, -1, 1, 1)
         elif st.kind == "act":
             a = gc_act.plain_act(_act_windows(a, st.pool, np.iinfo(np.int64).min), st.spec)
@@ -440,8 +439,10 @@ def _kernel(method: str, st: Step, shape: tuple, n: int):
     if isinstance(st.layer, Dense):
         return matvec(st.q.W.shape[0], st.q.W.shape[1], n)
     c, h, w = shape
-    return conv(c, st.layer.out_channels, h, w, st.layer.kernel, n, st.layer.padding,
-                st.layer.stride)
+    g = st.layer.groups  # g independent convolutions on channel slices
+    kern = conv(c // g, st.layer.out_channels // g, h, w, st.layer.kernel, n,
+                st.layer.padding, st.layer.stride)
+    return kern if g == 1 else GroupedConv(kern, g)
 
 
 def linear_inputs(plan: HEGCPlan):

@@ -409,12 +409,19 @@ def table9(totals: dict[str, dict], imagenet: dict[str, dict] | None = None,
         return "counted by running every linear layer's kernel (CIFAR-10 zoo architecture)"
 
     def note_i(t: dict) -> str:
-        tiled = "channels larger than n tiled as in GAZELLE"
+        tiled = ("channels larger than n tiled as in GAZELLE; grouped convolutions as "
+                 "independent groups")
         if t.get("counted_by") == "family":
             return ("counted: ppnn.count on the gazelle_gc / gala_gc families, the operations "
                     f"of every linear layer's kernel on the ImageNet architecture ({tiled})")
+        if t.get("counted_by") == "family without flooding":
+            return ("counted: ppnn.count on the families' variants without circuit privacy "
+                    "(gazelle_gc_noflood / gala_gc_noflood: the same plan and kernels; at "
+                    "n = 2048 the flooding of 2^20 queries does not fit GAZELLE's fc1 noise "
+                    "budget and gazelle_gc refuses to compile), the operations of every "
+                    f"linear layer's kernel on the ImageNet architecture ({tiled})")
         return ("counted by running every linear layer's kernel on the ImageNet architecture "
-                f"({tiled}; grouped convolutions as independent groups)")
+                f"({tiled})")
 
     for r in ref.itertuples(index=False):
         t = totals.get(r.row)

@@ -32,7 +32,8 @@ __all__ = ["MATVEC_DIMS", "TABLE1_DIMS", "CONV_DIMS", "NETWORKS", "mv_label", "c
            "matvec_kernel", "conv_kernel", "count_matvec", "count_conv", "IMAGENET_NETWORKS",
            "network_op_totals", "imagenet_op_totals", "measure_matvec",
            "measure_conv", "noise_runs", "relu_unit_cost", "FAMILIES", "QUICK_FAMILY_PARAMS",
-           "family_op_counts", "KERNELS_ONLY", "network_counter", "network_layers",
+           "family_op_counts", "KERNELS_ONLY", "FLOODING_REFUSED", "NO_FLOOD_FAMILIES",
+           "network_counter", "network_layers",
            "network_totals",
            "network_ops", "delphi_layer_comm_MB", "delphi_network_comm", "plaintext_shares",
            "tenseal_peer", "save_results"]
@@ -262,10 +263,11 @@ QUICK_FAMILY_PARAMS = 15_000_000
 
 def family_op_counts(name: str, n: int = 2048, seed: int = 0) -> pd.DataFrame:
     """HE operations of every linear layer of zoo network ``name`` per method, from
-    ``ppnn.count`` of the network compiled on each method's family (:data:`FAMILIES`, ``n``
-    slots; seeded random weights and one all-zero calibration image: the counts depend on the
-    shapes only): the operations booked under ``"<layer>/eval"``, the layer's kernel (the
-    protocol's own Adds around it, masking and flooding, apart). Columns ``layer, method`` and
+    ``ppnn.count`` of the network compiled on each method's family (:data:`FAMILIES`, or
+    :data:`NO_FLOOD_FAMILIES` for a network of :data:`FLOODING_REFUSED`; ``n`` slots; seeded
+    random weights and one all-zero calibration image: the counts depend on the shapes only):
+    the operations booked under ``"<layer>/eval"``, the layer's kernel (the protocol's own
+    Adds around it, masking and flooding, apart). Columns ``layer, method`` and
     :data:`~ppnn.protocols.gala.costs.HE_OPS`, like
     :func:`~ppnn.protocols.gala.costs.network_counts`."""
     from ppnn import nn
@@ -274,7 +276,8 @@ def family_op_counts(name: str, n: int = 2048, seed: int = 0) -> pd.DataFrame:
 
     net = zoo.get(name)
     frames = []
-    for meth, key in FAMILIES.items():
+    keys = NO_FLOOD_FAMILIES if name in FLOODING_REFUSED else FAMILIES
+    for meth, key in keys.items():
         rng = np.random.default_rng(seed)
         plan = api.compile(key, net, nn.init_params(net, rng, np.float32),
                             calib=np.zeros((1, *net.input_shape)), n=n)
@@ -288,26 +291,32 @@ def family_op_counts(name: str, n: int = 2048, seed: int = 0) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)[["layer", "method", *costs.HE_OPS]]
 
 
-#: zoo networks the families do not compile, counted on the kernels alone, and why
-KERNELS_ONLY = {
-    "alexnet_imagenet": "the families refuse its two-group convolutions",
+#: the families' variants without circuit privacy: the same plan and kernels, no flooding
+NO_FLOOD_FAMILIES = {"GAZELLE": "gazelle_gc_noflood", "GALA": "gala_gc_noflood"}
+#: zoo networks whose flooding ``compile`` refuses at Table IX's ``n = 2048``, and why: their
+#: kernels' operations are counted on :data:`NO_FLOOD_FAMILIES` (the kernels do not depend
+#: on the flooding, which is booked apart under ``"<layer>/flood"``)
+FLOODING_REFUSED = {
     "vgg16_imagenet": "at n = 2048 GAZELLE's kernel of its fc1 (25088 -> 4096) leaves too "
-                      "little noise budget in the families' 174-bit q for the flooding "
-                      "(ppnn.compile refuses it on gazelle_gc)",
+                      "little noise budget in the families' 174-bit q for the flooding of "
+                      "2^20 queries (ppnn.compile refuses it on gazelle_gc)",
 }
+#: zoo networks the families do not compile, counted on the kernels alone, and why
+KERNELS_ONLY: dict[str, str] = {}
 
 
 def network_counter(name: str, quick: bool = False) -> str:
     """How :func:`network_layers` and :func:`imagenet_op_totals` count ``name``:
-    ``"family"`` (:func:`family_op_counts`), or ``"kernels"``
+    ``"family"`` (:func:`family_op_counts`; ``"family without flooding"`` for a network of
+    :data:`FLOODING_REFUSED`), or ``"kernels"``
     (:func:`~ppnn.protocols.gala.costs.network_counts`, the same counts: tests) for a network
     of :data:`KERNELS_ONLY` and, in quick mode, one above :data:`QUICK_FAMILY_PARAMS`
     weights."""
     from ppnn.nn import zoo
 
-    if name in KERNELS_ONLY:
+    if name in KERNELS_ONLY or quick and zoo.get(name).n_params > QUICK_FAMILY_PARAMS:
         return "kernels"
-    return "kernels" if quick and zoo.get(name).n_params > QUICK_FAMILY_PARAMS else "family"
+    return "family without flooding" if name in FLOODING_REFUSED else "family"
 
 
 def network_layers(name: str, unit: pd.DataFrame, relu: dict, ct_bits: int,
@@ -322,7 +331,7 @@ def network_layers(name: str, unit: pd.DataFrame, relu: dict, ct_bits: int,
 
     net = zoo.get(name)
     counter = network_counter(name, quick)
-    counts = (family_op_counts(name, n) if counter == "family"
+    counts = (family_op_counts(name, n) if counter != "kernels"
               else costs.network_counts(net, n_slots=n, run=True))
     rows = []
     for node in net.leaves():

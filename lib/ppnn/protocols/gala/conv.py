@@ -26,7 +26,7 @@ from ppnn.he.bfv.base import Ct, PackedBackend
 from .layout import ConvLayout
 from .protocol import LinearKernel
 
-__all__ = ["ConvKernel", "GalaConv"]
+__all__ = ["ConvKernel", "GalaConv", "GroupedConv"]
 
 
 class ConvKernel(LinearKernel):
@@ -129,3 +129,61 @@ class GalaConv(ConvKernel):
             # (c) ... second Perm: bring kernel order d home, then sum
             outs.append(he.sum(he.rotate(z, kernel_order)))
         return he.stack(outs)
+
+
+class GroupedConv(LinearKernel):
+    """A grouped convolution (``groups = g``) as ``g`` independent convolutions of ``c_i / g``
+    to ``c_o / g`` channels, each by ``kernel`` (a :class:`ConvKernel` of one group's shape):
+    the client packs each group's channels on their own ciphertexts, one batch for all
+    groups, and the server evaluates the groups one after another -- ``g`` times one group's
+    operations, as :func:`~ppnn.protocols.gala.costs.network_counts` counts them (GALA
+    Table IX, AlexNet). One message each way, like any linear layer."""
+
+    def __init__(self, kernel: ConvKernel, groups: int):
+        if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
+            raise ValueError(f"groups must be an int >= 1, got {groups!r}")
+        self.kernel, self.g = kernel, groups
+        self.layout = kernel.layout  # one group's
+        self.name, self.reference = kernel.name, kernel.reference
+
+    def _split(self, K) -> list:
+        if K is None:  # the counting backend: shapes only
+            return [None] * self.g
+        K = np.asarray(K)
+        L = self.layout
+        if K.shape != (self.g * L.c_o, L.c_i, L.k, L.k):
+            raise ValueError(f"kernels must have shape (g c_o, c_i, k, k) = ({self.g * L.c_o}, "
+                             f"{L.c_i}, {L.k}, {L.k}), got {K.shape}")
+        return np.split(K, self.g)
+
+    def rotation_steps(self) -> list[int]:
+        return self.kernel.rotation_steps()
+
+    def pack_input(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x)
+        if x.shape[0] != self.g * self.layout.c_i:
+            raise ValueError(f"input must have {self.g * self.layout.c_i} channels, got "
+                             f"{x.shape}")
+        return np.concatenate([self.kernel.pack_input(xg) for xg in np.split(x, self.g)])
+
+    def evaluate(self, he: PackedBackend, ct_x: Ct, K) -> Ct:
+        m = self.layout.ct_in
+        outs = [self.kernel.evaluate(he, ct_x[j * m:(j + 1) * m], Kg)
+                for j, Kg in enumerate(self._split(K))]
+        return he.stack(outs).reshape(-1)
+
+    def read_out(self, slots: np.ndarray, p: int, ledger: Ledger | None, party: str):
+        m = self.layout.ct_out
+        return np.concatenate([self.kernel.read_out(slots[j * m:(j + 1) * m], p, ledger, party)
+                               for j in range(self.g)])
+
+    def output_bound(self, K, x_bound: int) -> int:
+        return max(self.kernel.output_bound(Kg, x_bound) for Kg in self._split(K))
+
+    def plaintext(self, K, x) -> np.ndarray:
+        xs = np.split(np.asarray(x), self.g)
+        return np.concatenate([self.kernel.plaintext(Kg, xg)
+                               for Kg, xg in zip(self._split(K), xs)])
+
+    def __repr__(self) -> str:
+        return f"GroupedConv({self.g} x {self.kernel!r})"

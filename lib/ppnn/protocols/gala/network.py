@@ -49,8 +49,6 @@ def _check_layers(net) -> None:
         if not isinstance(layer, Conv2d | Dense | Flatten | ReLU | MaxPool | MeanPool):
             raise ValueError(f"{net.name}: layer {layer.kind} is not supported by the GALA "
                              "fixed-point pipeline (Flatten/Dense/Conv2d/ReLU/pools only)")
-        if isinstance(layer, Conv2d) and layer.groups != 1:
-            raise ValueError(f"{net.name}: grouped convolutions are not supported")
 
 
 def fixed_point_plan(net, params, x_calib: np.ndarray, p: int, f_x: int = 6,
@@ -128,7 +126,8 @@ def integer_forward(net, plan: list[LayerQ], x_int: np.ndarray) -> np.ndarray:
             if isinstance(layer, Dense):
                 y = a @ q.W.T + q.b
             else:
-                y, _ = ops.conv2d(a, q.W, layer.stride, layer.padding, matmul=np.matmul)
+                y, _ = ops.conv2d(a, q.W, layer.stride, layer.padding, layer.groups,
+                                  matmul=np.matmul)
                 y = y + q.b.reshape(1, -1, 1, 1)
             a = _rescale(y, q) if q.clip is not None else y
         else:
@@ -153,6 +152,9 @@ def he_forward(net, plan: list[LayerQ], x_int: np.ndarray, he, rng: np.random.Ge
                                  x_bound=q.x_bound)
                 y = res.reveal() + q.b
             else:
+                if layer.groups != 1:
+                    raise ValueError(f"layer {i}: he_forward runs ungrouped convolutions; "
+                                     "the gala_gc family runs grouped ones")
                 c, h, w = a.shape[1:]
                 k = GalaConv(c, layer.out_channels, h, w, layer.kernel, he.n, layer.padding,
                              layer.stride)
