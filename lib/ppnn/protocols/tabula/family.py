@@ -93,51 +93,34 @@ class DelphiTabula(Family):
         return preds, "the protocol on every accuracy image (ideal linear layers, lazy tables)"
 
     def costs(self, plan: Plan, results, units) -> Costs:
-        bits = plan.impl.cfg.bits
-        if plan.impl.cfg.nonlinear == "gc":
-            return self._gc_costs(plan, results)
-        tables = offline_received(results[0].ledger, Ledger.DEALER).get("client", 0.0)
+        cfg = plan.impl.cfg
         t = pd.concat([r.timings for r in results]).groupby("layer")["seconds"].sum() \
             / len(results)
         mean = {k: float(t.get(k, 0.0)) for k in ("linear", "nonlinear", "local")}
+        if cfg.nonlinear == "gc":
+            led, stored = results[0].ledger, 0
+            for st in plan.impl.table_layers():
+                c = quant_relu_circuit(st.info["gc_bits"], cfg.ring.k, st.info["gc_shift"])
+                n = led.op_count("garble", label=st.name) // c.n_and
+                stored += n * gcmod.gc_cost(c).evaluator_storage_delphi_relu / 8
+            what = ("garbling and evaluation", "garbled tables, its input labels, the labels of "
+                    "the server's mask r and decoding bits per ReLU",
+                    "the integer oracle (Tabula's plan without tables), predictions compared",
+                    f"{cfg.bits}-bit garbled ReLU inputs", "GC sizes exact")
+        else:
+            stored = offline_received(results[0].ledger, Ledger.DEALER).get("client", 0.0)
+            what = ("table lookups; tables drawn lazily (ideal dealer)",
+                    f"one {cfg.bits}-bit table of 2^{cfg.bits} ring elements per activation",
+                    "the protocol on every accuracy image (ideal linear layers, lazy tables)",
+                    f"{cfg.bits}-bit tables", "tables from the ideal dealer (booked offline)")
         return Costs(
             sum(mean.values()), "measured",
             f"the simulator's whole run, mean of {len(results)} image(s): Delphi masks (in the "
-            "clear) and online linear layers, table lookups; tables drawn lazily (ideal dealer)",
+            f"clear) and online linear layers, {what[0]}",
             {"linear": mean["linear"] + mean["local"], "nonlinear": mean["nonlinear"]},
-            tables + delphi.mask_bits(plan.net, 64) / 8,
-            f"client: one {bits}-bit table of 2^{bits} ring elements per activation, Delphi "
-            "masks",
-            "the protocol on every accuracy image (ideal linear layers, lazy tables)",
-            f"{bits}-bit tables, per-layer static shifts (calibrated), Z_2^64, f = 12; local "
+            stored + delphi.mask_bits(plan.net, 64) / 8,
+            f"client: {what[1]}, Delphi masks", what[2],
+            f"{what[3]}, per-layer static shifts (calibrated), Z_2^64, f = 12; local "
             "truncation (+-1 ulp, rare wrap errors)",
-            "ledger of a real run; tables from the ideal dealer (booked offline); Delphi's HE "
-            "preprocessing from its closed form",
-            {"bits": bits})
-
-
-
-    def _gc_costs(self, plan: Plan, results) -> Costs:
-        cfg, led = plan.impl.cfg, results[0].ledger
-        stored = 0
-        for st in plan.impl.table_layers():
-            c = quant_relu_circuit(st.info["gc_bits"], cfg.ring.k, st.info["gc_shift"])
-            n = led.op_count("garble", label=st.name) // c.n_and
-            stored += n * gcmod.gc_cost(c).evaluator_storage_delphi_relu
-        t = pd.concat([r.timings for r in results]).groupby("layer")["seconds"].sum() \
-            / len(results)
-        mean = {k: float(t.get(k, 0.0)) for k in ("linear", "nonlinear", "local")}
-        return Costs(
-            sum(mean.values()), "measured",
-            f"the simulator's whole run, mean of {len(results)} image(s): Delphi masks (in the "
-            "clear) and online linear layers, garbling and evaluation",
-            {"linear": mean["linear"] + mean["local"], "nonlinear": mean["nonlinear"]},
-            (stored + delphi.mask_bits(plan.net, 64)) / 8,
-            "client: garbled tables, its input labels, the labels of the server's mask r and "
-            "decoding bits per ReLU, Delphi masks",
-            "the integer oracle (Tabula's plan without tables), predictions compared",
-            f"{cfg.bits}-bit garbled ReLU inputs, per-layer static shifts (calibrated), Z_2^64, "
-            "f = 12; local truncation (+-1 ulp, rare wrap errors)",
-            "ledger of a real run, GC sizes exact; Delphi's HE preprocessing from its closed "
-            "form",
+            f"ledger of a real run; {what[4]}; Delphi's HE preprocessing from its closed form",
             {"bits": cfg.bits})
