@@ -87,3 +87,16 @@ def test_delphi_gc_runs_a_grouped_conv_equal_to_its_oracle():
     res = ppnn.run(plan, x, seed=2)
     assert np.array_equal(np.asarray(res.logits), np.asarray(plan.oracle(x)))
     assert _ledger_key(ppnn.count(plan, batch=len(x))) == _ledger_key(res.ledger)
+
+
+@pytest.mark.parametrize("key", (*FAMILIES, "delphi_gc"))
+def test_grouped_conv_on_the_wire_equals_in_process(key):
+    net = _chain()
+    rng = np.random.default_rng(0)
+    opts = {"n": 256} if key in FAMILIES else {}
+    plan = ppnn.compile(key, net, resnet.random_params(net, rng),
+                        calib=rng.random((8, *net.input_shape)), **opts)
+    x = rng.random((1, *net.input_shape))
+    ref, got = ppnn.run(plan, x, 3), ppnn.run(plan, x, 3, transport="tcp")
+    assert np.array_equal(got.logits, ref.logits)
+    assert got.ledger.total_bits() == ref.ledger.total_bits()

@@ -161,3 +161,21 @@ def test_cli_runs_gala_gc_on_the_wire(capsys):
     out = capsys.readouterr().out
     assert "the client and the server as processes" in out
     assert "logits and ledger equal the in-process run: yes" in out
+
+
+@pytest.mark.parametrize("fam", FAMILIES)
+def test_a_network_ending_in_relu_gets_the_in_process_logits(fam):
+    """falcon_lenet ends in Dense -> ReLU: the logits are the last garbled activation's
+    shares, on the wire as in process."""
+    from ppnn.experiments.compare import resnet
+    from ppnn.nn import Conv2d, Dense, Flatten, Network, ReLU
+
+    net = Network("ends_in_relu", (1, 6, 6), (Conv2d(3, 3, 1, 1), ReLU(), Flatten(),
+                                               Dense(4), ReLU()))
+    rng = np.random.default_rng(0)
+    plan = ppnn.compile(fam, net, resnet.random_params(net, rng),
+                        calib=rng.random((8, 1, 6, 6)), n=64)
+    x = rng.random((1, 1, 6, 6))
+    ref = ppnn.run(plan, x, SEED)
+    assert np.asarray(ref.logits).min() >= 0
+    assert np.array_equal(ppnn.run(plan, x, SEED, transport="tcp").logits, ref.logits)

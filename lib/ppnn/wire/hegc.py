@@ -326,6 +326,7 @@ def _inference(party: _Party, plan: hg.HEGCPlan, x, he, method, rng, led: Ledger
             t = {k: v + tg[k] for k, v in t.items()}
             a = (z.astype(np.int64) % p).reshape(out_shape)
             a_srv = (r.astype(np.int64) % p).reshape(out_shape)
+            shares = (a, a_srv)  # a network may end in a ReLU: its output is the logits'
         else:
             a = a.reshape(-1)
             a_srv = None if a_srv is None else a_srv.reshape(-1)
