@@ -6,7 +6,9 @@ Z_2^64, each activation is one Tabula table layer (truncation by a per-layer sta
 ``d`` chosen from calibration data, b-bit tables), each max-pool a tree of
 ``max(a, b) = b + ReLU(a - b)`` table layers, each residual Add a local sum of the two
 branches' shares (the coarser branch first multiplied by the integer that aligns the
-steps), and the server finally sends its share of the logits to the client.
+steps), and the server finally sends its share of the logits to the client. With
+``TabulaConfig(nonlinear="gc")`` each ReLU table is garbled instead (Tabula §4's baseline:
+the same b-bit inputs, the same result, booked as Delphi books its garbled ReLU).
 
 Scales: the image and every table output are fixed point with ``act_frac_bits``; weights
 with ``weight_frac_bits``; a linear output has step ``2^-(act + weight)`` (batch-norm is
@@ -289,7 +291,8 @@ def build_plan(net: Network, params, x_calib: np.ndarray | None, cfg: TabulaConf
                     if not isinstance(layer, ReLU):
                         raise ValueError(f"{net.name}: layer {name} ({layer.kind}): "
                                          "nonlinear='gc' garbles ReLU only")
-                    F_table, info = None, _gc_info(name, b, in_step / act_step, ring)
+                    F_table = None
+                    info = {**info, **_gc_info(name, b, in_step / act_step, ring)}
                 else:
                     F_table = encode_table(F, b, in_step, act_step, ring)
                 steps.append(Step("table", name, layer, F=F, F_table=F_table, d=d,
@@ -358,7 +361,7 @@ def _gc_info(name: str, b: int, ratio: float, ring: Ring) -> dict:
     if not -(b - 1) <= t <= ring.k - b - 2:
         raise ValueError(f"layer {name}: output shift 2^{t} is outside 2^-{b - 1}.."
                          f"2^{ring.k - b - 2} for b={b} in Z_2^{ring.k}")
-    return {"tables_per_output": 1, "gc_bits": b, "gc_shift": t}
+    return {"gc_bits": b, "gc_shift": t}
 
 
 # -- execution ---------------------------------------------------------------------------
