@@ -446,6 +446,18 @@ def test_the_claim_rule_is_the_same_in_both_directions():
             assert status in short, (paper, ours, status)
 
 
+def test_a_factor_below_one_is_judged_the_same_under_any_zone_names():
+    """Tabula's ".25x as much storage" met by 0.471x is short of the paper's magnitude (0.53
+    of it), whether the zones are named for speed or for a ratio of storage; 0.26x holds."""
+    words = ("above 1x", "about 1x", "below 1x")
+    for paper, ours, status in (("0.25", 0.471, "direction holds, magnitude not reached"),
+                                ("0.25", 0.26, "claim holds"), ("0.25", 1.5, "claim fails")):
+        assert report._claim("speedup", "x", paper, ours)[2] == status
+        assert report._claim("speedup", "x", paper, ours, words)[2] == status
+    assert "0.53 of the paper's magnitude" in report._claim("speedup", "x", "0.25", 0.471,
+                                                            words)[1]
+
+
 @pytest.mark.parametrize("paper,ours,status", [
     ("98", 74.0, "direction holds, magnitude not reached"), ("98", 97.8, "claim holds"),
     ("98.5", 98.0, "claim holds"), ("60", 58.0, "claim holds"), ("98", 50.0, "claim fails"),

@@ -189,7 +189,7 @@ def _claim(metric: str, unit, paper_s: str, ours, words: tuple[str, str, str] | 
             return None
         names = words or ("faster", "about as fast", "slower")
         said, got = (_zone(v, CLAIM_PARITY, names) for v in (p, o))
-        q = p / o if said == "slower" else o / p
+        q = p / o if said == names[2] else o / p  # the low zone by its own name
         close = all(1 / CLAIM_CLEAR < v < CLAIM_CLEAR for v in (p, o))
         sign, extra = "x", ""
     elif base == "%" and TIME_SHARE.search(m) and not _is_accuracy(metric, unit):
