@@ -413,8 +413,7 @@ def _garbled_layer(X: AdditiveShares, st: Step, rng, ledger: Ledger, book_only: 
     ledger.hold(PARTIES[0], "x_trunc_0 mod 2^b", xc)
     ledger.hold(PARTIES[1], "x_trunc_1 mod 2^b", xs)
     # the server's output share hides ReLU(x) in a real garbled circuit: OS CSPRNG
-    r = mask_source(rng, real=True).integers(0, np.iinfo(np.uint64).max, size=n,
-                                             dtype=np.uint64, endpoint=True) & ring.mask
+    r = ring.random(mask_source(rng, real=True), (n,))
     keep = ledger.records_values
     out, info = gcmod.garble_and_evaluate(
         circuit, np.concatenate([gcmod.bits_of(xs, b), gcmod.bits_of(r, ring.k)]),
